@@ -1,0 +1,67 @@
+/* CSV reading (libcsv underneath) as a pull reader of records and as header-mapped typed
+ * columns, and an atomic writer that quotes correctly. */
+#ifndef ASCOPE_CSV_H
+#define ASCOPE_CSV_H
+
+#include <stdio.h>
+
+#include "ascope/column.h"
+#include "ascope/error.h"
+#include "ascope/strtab.h"
+
+typedef struct asc_csv_reader asc_csv_reader;
+
+typedef struct asc_csv_record {
+  size_t nfields;
+  const char *const *fields; /* valid until the next call */
+  const size_t *lens;
+  long line; /* physical line where the record starts */
+} asc_csv_record;
+
+int asc_csv_open(const char *path, asc_csv_reader **out, asc_error *err);
+/* 1 with a record, 0 at the end, -1 on error. A leading UTF-8 BOM is dropped; empty lines are
+ * skipped; quoted fields may hold commas, quotes and newlines. */
+int asc_csv_next(asc_csv_reader *r, asc_csv_record *rec, asc_error *err);
+long long asc_csv_bytes_read(const asc_csv_reader *r);
+long long asc_csv_size(const asc_csv_reader *r);
+void asc_csv_close(asc_csv_reader *r);
+
+typedef enum { ASC_CT_STRING, ASC_CT_INTEGER, ASC_CT_NUMBER, ASC_CT_US } asc_ctype;
+
+typedef struct asc_csv_colspec {
+  const char *name; /* header text, compared after trimming spaces, tabs and a BOM */
+  asc_ctype type;
+  int optional; /* a missing optional column gives an all-null column */
+} asc_csv_colspec;
+
+typedef struct asc_csv_spec {
+  const asc_csv_colspec *cols;
+  size_t ncols;
+  int bad_as_null; /* unconvertible numbers become null (counted) instead of an error */
+  asc_strtab *strings;
+  int (*progress)(void *ud, long long done, long long total);
+  void *progress_ud;
+} asc_csv_spec;
+
+typedef struct asc_csv_result {
+  asc_col *cols;   /* ncols */
+  int *present;    /* ncols: was the column in the header */
+  size_t nrows;
+  long long bad_cells;
+  char first_bad[512]; /* where the first bad cell was, when bad_as_null */
+} asc_csv_result;
+
+int asc_csv_read(const char *path, const asc_csv_spec *spec, asc_csv_result *res, asc_error *err);
+void asc_csv_result_free(asc_csv_result *res, size_t ncols);
+
+typedef struct asc_csv_writer asc_csv_writer;
+/* Writes to a temporary file beside `path`; close renames it into place. */
+int asc_csv_writer_open(const char *path, int bom, asc_csv_writer **out, asc_error *err);
+int asc_csv_write_field(asc_csv_writer *w, const char *s, size_t n);
+int asc_csv_end_row(asc_csv_writer *w);
+/* 0 on success; on failure the temporary file is removed and nothing replaces `path`. */
+int asc_csv_writer_close(asc_csv_writer *w, asc_error *err);
+/* Drop the temporary file without touching `path`. */
+void asc_csv_writer_abort(asc_csv_writer *w);
+
+#endif

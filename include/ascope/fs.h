@@ -1,0 +1,31 @@
+/* File-system helpers: atomic file output, directory walking, CPU count. */
+#ifndef ASCOPE_FS_H
+#define ASCOPE_FS_H
+
+#include <stdio.h>
+
+#include "ascope/error.h"
+
+typedef struct asc_atomic {
+  FILE *f;
+  char path[4096];
+  char tmp[4096];
+} asc_atomic;
+
+/* Open a temporary file in the target's folder (created when missing). */
+int asc_atomic_open(asc_atomic *a, const char *path, asc_error *err);
+/* Flush, close and rename over the target. On failure the temporary file is removed. */
+int asc_atomic_commit(asc_atomic *a, asc_error *err);
+void asc_atomic_abort(asc_atomic *a);
+
+/* mkdir -p */
+int asc_mkdirs(const char *path, asc_error *err);
+
+/* Calls fn for every regular file below root (sorted by name within each folder, depth first,
+ * not following links to folders). fn returns non-zero to stop. */
+int asc_walk(const char *root, int (*fn)(void *ud, const char *path, int is_dir), void *ud,
+             asc_error *err);
+
+int asc_cpu_count(void);
+
+#endif

@@ -1,0 +1,21 @@
+/* Run per-item work in forked worker processes, at most `jobs` at a time, and collect each
+ * worker's output bytes. A worker that crashes or exits badly is reported for its item; the
+ * other items' results are unaffected. */
+#ifndef ASCOPE_PAR_H
+#define ASCOPE_PAR_H
+
+#include <stddef.h>
+
+/* In the child: do item i and write its result to fd. Return the exit status (0 = success). */
+typedef int (*asc_par_work)(void *ud, size_t i, int fd);
+/* In the parent: item i finished. status is 0 on a clean exit with code 0; otherwise a message
+ * such as "exited with code 3" or "killed by signal 11" is given in why. data holds all bytes
+ * the worker wrote (it is freed after the call). */
+typedef void (*asc_par_done)(void *ud, size_t i, const char *data, size_t len, int status,
+                             const char *why);
+
+/* 0 when every worker could be started; -1 if fork/pipe failed (the items not started are
+ * reported through done with status -1). */
+int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, void *ud);
+
+#endif

@@ -1,0 +1,21 @@
+/* String interning: every distinct string is stored once and named by a 32-bit id.
+ * Id 0 is reserved for "no value". Ids from one table are comparable across every column that
+ * interned through it, which is what lets a CSV's names be matched against a trace's. */
+#ifndef ASCOPE_STRTAB_H
+#define ASCOPE_STRTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct asc_strtab asc_strtab;
+
+asc_strtab *asc_strtab_new(void);
+void asc_strtab_free(asc_strtab *t);
+/* 0 on success with *id set (never 0), -1 when out of memory. */
+int asc_strtab_intern(asc_strtab *t, const char *s, size_t n, uint32_t *id);
+/* NULL for id 0 or an unknown id. */
+const char *asc_strtab_get(const asc_strtab *t, uint32_t id, size_t *n);
+uint32_t asc_strtab_count(const asc_strtab *t);
+size_t asc_strtab_bytes(const asc_strtab *t);
+
+#endif

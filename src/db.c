@@ -1,0 +1,151 @@
+/* SQLite, opened read-only and immutable so a profiling folder is never touched. */
+#include "ascope/db.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct asc_db {
+  sqlite3 *h;
+  char path[1024];
+};
+
+int asc_db_open(const char *path, asc_db **out, asc_error *err) {
+  *out = NULL;
+  FILE *probe = fopen(path, "rb");
+  if (!probe) return asc_fail(err, path, -1, 0, 0, "cannot open");
+  char magic[16] = {0};
+  size_t got = fread(magic, 1, 16, probe);
+  fclose(probe);
+  if (got < 16 || memcmp(magic, "SQLite format 3", 16) != 0)
+    return asc_fail(err, path, 0, 0, 0, "not an SQLite database");
+  asc_db *db = calloc(1, sizeof *db);
+  if (!db) return asc_fail(err, path, -1, 0, 0, "out of memory");
+  snprintf(db->path, sizeof db->path, "%s", path);
+  char uri[1100];
+  snprintf(uri, sizeof uri, "file:%s?mode=ro&immutable=1", path);
+  int rc = sqlite3_open_v2(uri, &db->h, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+  if (rc != SQLITE_OK) {
+    asc_fail(err, path, -1, 0, 0, "cannot open database: %s",
+             db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc));
+    sqlite3_close(db->h);
+    free(db);
+    return -1;
+  }
+  *out = db;
+  return 0;
+}
+
+void asc_db_close(asc_db *db) {
+  if (!db) return;
+  sqlite3_close(db->h);
+  free(db);
+}
+
+void asc_db_result_free(asc_db_result *res) {
+  for (size_t i = 0; i < res->ncols; i++) {
+    if (res->names) free(res->names[i]);
+    if (res->cols) asc_col_free(&res->cols[i]);
+  }
+  free(res->names);
+  free(res->cols);
+  memset(res, 0, sizeof *res);
+}
+
+static int kind_from_decl(const char *decl, asc_kind *k) {
+  if (!decl || !*decl) return 0;
+  char up[64];
+  size_t i = 0;
+  for (; decl[i] && i < sizeof up - 1; i++) up[i] = (char)(decl[i] >= 'a' && decl[i] <= 'z' ? decl[i] - 32 : decl[i]);
+  up[i] = '\0';
+  if (strstr(up, "INT")) *k = ASC_I64;
+  else if (strstr(up, "REAL") || strstr(up, "FLOA") || strstr(up, "DOUB") || strstr(up, "NUMERIC"))
+    *k = ASC_F64;
+  else *k = ASC_STR;
+  return 1;
+}
+
+int asc_db_query(asc_db *db, const char *sql, const char *const *params, size_t nparams,
+                 asc_strtab *strings, asc_db_result *res, asc_error *err) {
+  memset(res, 0, sizeof *res);
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
+    return asc_fail(err, db->path, -1, 0, 0, "query failed: %s", sqlite3_errmsg(db->h));
+  for (size_t i = 0; i < nparams; i++)
+    if (params[i]) sqlite3_bind_text(st, (int)i + 1, params[i], -1, SQLITE_STATIC);
+  size_t nc = (size_t)sqlite3_column_count(st);
+  res->ncols = nc;
+  res->names = calloc(nc + 1, sizeof *res->names);
+  res->cols = calloc(nc + 1, sizeof *res->cols);
+  int *decided = calloc(nc + 1, sizeof *decided);
+  int rc = 0;
+  if (!res->names || !res->cols || !decided) {
+    rc = asc_fail(err, db->path, -1, 0, 0, "out of memory");
+    goto done;
+  }
+  for (size_t j = 0; j < nc; j++) {
+    res->names[j] = strdup(sqlite3_column_name(st, (int)j));
+    asc_kind k = ASC_STR;
+    decided[j] = kind_from_decl(sqlite3_column_decltype(st, (int)j), &k);
+    asc_col_init(&res->cols[j], k);
+  }
+  int step;
+  while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+    for (size_t j = 0; j < nc; j++) {
+      asc_col *c = &res->cols[j];
+      int t = sqlite3_column_type(st, (int)j);
+      if (!decided[j] && t != SQLITE_NULL) {
+        /* no declared type: the first value decides; earlier rows were all null */
+        asc_kind k = t == SQLITE_INTEGER ? ASC_I64 : t == SQLITE_FLOAT ? ASC_F64 : ASC_STR;
+        if (k != c->kind) {
+          size_t n = c->n;
+          asc_col_free(c);
+          asc_col_init(c, k);
+          for (size_t r = 0; r < n; r++)
+            if (asc_col_push_null(c)) goto oom;
+        }
+        decided[j] = 1;
+      }
+      int r;
+      if (t == SQLITE_NULL) {
+        r = asc_col_push_null(c);
+      } else if (c->kind == ASC_I64) {
+        r = t == SQLITE_TEXT && sqlite3_column_bytes(st, (int)j) == 0
+                ? asc_col_push_null(c)
+                : asc_col_push_i64(c, sqlite3_column_int64(st, (int)j));
+      } else if (c->kind == ASC_F64) {
+        r = asc_col_push_f64(c, sqlite3_column_double(st, (int)j));
+      } else {
+        const char *s = (const char *)sqlite3_column_text(st, (int)j);
+        uint32_t id = 0;
+        r = s && asc_strtab_intern(strings, s, (size_t)sqlite3_column_bytes(st, (int)j), &id);
+        r = r || asc_col_push_str(c, id);
+      }
+      if (r) goto oom;
+    }
+    res->nrows++;
+  }
+  if (step != SQLITE_DONE) rc = asc_fail(err, db->path, -1, 0, 0, "query failed: %s", sqlite3_errmsg(db->h));
+  goto done;
+oom:
+  rc = asc_fail(err, db->path, -1, 0, 0, "out of memory");
+done:
+  sqlite3_finalize(st);
+  free(decided);
+  if (rc) asc_db_result_free(res);
+  return rc;
+}
+
+int asc_db_has_table(asc_db *db, const char *name) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db->h, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?",
+                         -1, &st, NULL) != SQLITE_OK)
+    return 0;
+  sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+  int has = sqlite3_step(st) == SQLITE_ROW;
+  sqlite3_finalize(st);
+  return has;
+}

@@ -1,0 +1,133 @@
+/* Digit-by-digit decimal conversion, so sixteen-digit microsecond stamps keep every digit. */
+#include "ascope/decimal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+size_t asc_trim(const char **s, size_t n) {
+  const char *p = *s;
+  while (n && is_space(p[0])) p++, n--;
+  while (n && is_space(p[n - 1])) n--;
+  *s = p;
+  return n;
+}
+
+int asc_is_na(const char *s, size_t n) {
+  n = asc_trim(&s, n);
+  if (n == 0) return 1;
+  static const char *na[] = {"N/A", "NA", "NaN", "null", "None", "nan", "-"};
+  for (size_t i = 0; i < sizeof na / sizeof *na; i++)
+    if (strlen(na[i]) == n && strncasecmp(na[i], s, n) == 0) return 1;
+  return 0;
+}
+
+int asc_decimal_scaled(const char *s, size_t n, int scale, int64_t *out) {
+  n = asc_trim(&s, n);
+  if (n >= 2 && s[0] == '"' && s[n - 1] == '"') s++, n -= 2, n = asc_trim(&s, n);
+  size_t i = 0;
+  int neg = 0;
+  if (i < n && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
+  /* Keep up to 19 significant digits (an int64 ns stamp has at most 19); remember the first
+   * dropped digit for rounding. */
+  unsigned long long mant = 0;
+  int exp10 = 0, ndig = 0, seen = 0, dropped = -1;
+  for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, seen = 1) {
+    if (ndig < 19) {
+      if (mant || s[i] != '0') ndig++;
+      mant = mant * 10 + (unsigned)(s[i] - '0');
+    } else {
+      if (dropped < 0) dropped = s[i] - '0';
+      exp10++;
+    }
+  }
+  if (i < n && s[i] == '.') {
+    for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, seen = 1) {
+      if (ndig < 19) {
+        if (mant || s[i] != '0') ndig++;
+        mant = mant * 10 + (unsigned)(s[i] - '0');
+        exp10--;
+      } else if (dropped < 0) {
+        dropped = s[i] - '0';
+      }
+    }
+  }
+  if (!seen) return -1;
+  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    i++;
+    int eneg = 0, e = 0, edig = 0;
+    if (i < n && (s[i] == '-' || s[i] == '+')) eneg = s[i++] == '-';
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, edig++)
+      if (e < 10000) e = e * 10 + (s[i] - '0');
+    if (!edig) return -1;
+    exp10 += eneg ? -e : e;
+  }
+  if (i != n) return -1;
+  exp10 += scale;
+  if (mant == 0) {
+    *out = 0;
+    return 0;
+  }
+  int round_up = 0;
+  if (exp10 > 0) {
+    for (; exp10 > 0; exp10--) {
+      if (mant > (unsigned long long)INT64_MAX / 10) return -1;
+      mant *= 10;
+    }
+  } else if (exp10 == 0) {
+    round_up = dropped >= 5;
+  } else {
+    int last = 0;
+    for (; exp10 < 0 && mant; exp10++) {
+      last = (int)(mant % 10);
+      mant /= 10;
+    }
+    round_up = exp10 == 0 && last >= 5; /* digits still to drop: the value is below half a unit */
+  }
+  if (round_up) mant++;
+  if (mant > (unsigned long long)INT64_MAX) return -1;
+  *out = neg ? -(int64_t)mant : (int64_t)mant;
+  return 0;
+}
+
+int asc_decimal_i64(const char *s, size_t n, int64_t *out) {
+  const char *t = s;
+  size_t m = asc_trim(&t, n);
+  for (size_t i = 0; i < m; i++)
+    if (t[i] == '.') {
+      for (size_t j = i + 1; j < m; j++)
+        if (t[j] != '0') return -1;
+      break;
+    }
+  return asc_decimal_scaled(s, n, 0, out);
+}
+
+int asc_decimal_f64(const char *s, size_t n, double *out) {
+  n = asc_trim(&s, n);
+  if (n >= 2 && s[0] == '"' && s[n - 1] == '"') s++, n -= 2, n = asc_trim(&s, n);
+  if (n == 0 || n >= 64) return -1;
+  char buf[64];
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  char *end;
+  errno = 0;
+  double d = strtod(buf, &end);
+  if (end != buf + n || errno == ERANGE) return -1;
+  *out = d;
+  return 0;
+}
+
+size_t asc_format_double(double x, char *buf) {
+  buf[0] = '\0';
+  if (!isfinite(x)) return 0;
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(buf, 32, "%.*g", prec, x);
+    if (strtod(buf, NULL) == x) break;
+  }
+  return strlen(buf);
+}

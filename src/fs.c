@@ -1,0 +1,149 @@
+/* Atomic output files and a sorted, depth-first directory walk. */
+#include "ascope/fs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int asc_mkdirs(const char *path, asc_error *err) {
+  char buf[4096];
+  size_t n = strlen(path);
+  if (n == 0) return 0;
+  if (n >= sizeof buf) return asc_fail(err, path, -1, 0, 0, "path too long");
+  memcpy(buf, path, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    if (buf[i] == '/' || buf[i] == '\0') {
+      char c = buf[i];
+      buf[i] = '\0';
+      if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return asc_fail(err, buf, -1, 0, 0, "cannot create folder: %s", strerror(errno));
+      buf[i] = c;
+    }
+  }
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+    return asc_fail(err, path, -1, 0, 0, "not a folder");
+  return 0;
+}
+
+int asc_atomic_open(asc_atomic *a, const char *path, asc_error *err) {
+  a->f = NULL;
+  if (snprintf(a->path, sizeof a->path, "%s", path) >= (int)sizeof a->path ||
+      snprintf(a->tmp, sizeof a->tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof a->tmp)
+    return asc_fail(err, path, -1, 0, 0, "path too long");
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash && slash != dir) {
+    *slash = '\0';
+    if (asc_mkdirs(dir, err)) return -1;
+  }
+  int fd = mkstemp(a->tmp);
+  if (fd < 0) return asc_fail(err, path, -1, 0, 0, "cannot create: %s", strerror(errno));
+  fchmod(fd, 0644);
+  a->f = fdopen(fd, "wb");
+  if (!a->f) {
+    close(fd);
+    unlink(a->tmp);
+    return asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(errno));
+  }
+  setvbuf(a->f, NULL, _IOFBF, 1 << 20);
+  return 0;
+}
+
+int asc_atomic_commit(asc_atomic *a, asc_error *err) {
+  if (!a->f) return asc_fail(err, a->path, -1, 0, 0, "not open");
+  int bad = ferror(a->f);
+  if (fclose(a->f) != 0) bad = 1;
+  a->f = NULL;
+  if (bad) {
+    int e = errno;
+    unlink(a->tmp);
+    return asc_fail(err, a->path, -1, 0, 0, "write failed: %s", strerror(e));
+  }
+  if (rename(a->tmp, a->path) != 0) {
+    int e = errno;
+    unlink(a->tmp);
+    return asc_fail(err, a->path, -1, 0, 0, "cannot rename into place: %s", strerror(e));
+  }
+  return 0;
+}
+
+void asc_atomic_abort(asc_atomic *a) {
+  if (a->f) {
+    fclose(a->f);
+    a->f = NULL;
+    unlink(a->tmp);
+  }
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int walk(char *path, size_t len, int (*fn)(void *, const char *, int), void *ud,
+                asc_error *err, int depth) {
+  if (depth > 64) return 0;
+  DIR *d = opendir(path);
+  if (!d) return asc_fail(err, path, -1, 0, 0, "cannot read folder: %s", strerror(errno));
+  char **names = NULL;
+  size_t n = 0, cap = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
+    if (n == cap) {
+      cap = cap ? cap * 2 : 32;
+      char **nn = realloc(names, cap * sizeof *nn);
+      if (!nn) break;
+      names = nn;
+    }
+    if (!(names[n] = strdup(de->d_name))) break;
+    n++;
+  }
+  closedir(d);
+  qsort(names, n, sizeof *names, by_name);
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    size_t nl = strlen(names[i]);
+    if (len + 1 + nl + 1 > 4096) continue;
+    path[len] = '/';
+    memcpy(path + len + 1, names[i], nl + 1);
+    struct stat st;
+    if (lstat(path, &st) != 0) continue;
+    if (S_ISLNK(st.st_mode) && stat(path, &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      int is_link = 0;
+      struct stat lst;
+      if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) is_link = 1;
+      rc = fn(ud, path, 1);
+      if (rc == 0 && !is_link) rc = walk(path, len + 1 + nl, fn, ud, err, depth + 1);
+      if (rc < 0) rc = 0; /* a folder that could not be read is skipped */
+    } else if (S_ISREG(st.st_mode)) {
+      rc = fn(ud, path, 0);
+    }
+    path[len] = '\0';
+  }
+  for (size_t i = 0; i < n; i++) free(names[i]);
+  free(names);
+  return rc;
+}
+
+int asc_walk(const char *root, int (*fn)(void *, const char *, int), void *ud, asc_error *err) {
+  char path[4096];
+  size_t len = strlen(root);
+  if (len >= sizeof path) return asc_fail(err, root, -1, 0, 0, "path too long");
+  memcpy(path, root, len + 1);
+  while (len > 1 && path[len - 1] == '/') path[--len] = '\0';
+  struct stat st;
+  if (stat(path, &st) != 0) return asc_fail(err, root, -1, 0, 0, "%s", strerror(errno));
+  if (!S_ISDIR(st.st_mode)) return fn(ud, path, 0);
+  return walk(path, len, fn, ud, err, 0);
+}
+
+int asc_cpu_count(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}

@@ -1,0 +1,133 @@
+/* Interval algebra by sorting and sweeping. */
+#include "ascope/interval.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ascope/column.h"
+
+void asc_iset_free(asc_iset *a) {
+  free(a->v);
+  a->v = NULL;
+  a->n = 0;
+}
+
+static int cmp_ival(const void *x, const void *y) {
+  const asc_ival *a = x, *b = y;
+  if (a->s != b->s) return a->s < b->s ? -1 : 1;
+  return a->e < b->e ? -1 : a->e > b->e;
+}
+
+static size_t merge_sorted(asc_ival *v, size_t n) {
+  size_t w = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (w > 0 && v[i].s <= v[w - 1].e) {
+      if (v[i].e > v[w - 1].e) v[w - 1].e = v[i].e;
+    } else {
+      v[w++] = v[i];
+    }
+  }
+  return w;
+}
+
+int asc_iset_union(const int64_t *starts, const int64_t *ends, size_t n, asc_iset *out) {
+  out->n = 0;
+  out->v = malloc((n ? n : 1) * sizeof *out->v);
+  if (!out->v) return -1;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (starts[i] == ASC_NULL_I64 || ends[i] == ASC_NULL_I64 || ends[i] <= starts[i]) continue;
+    out->v[k++] = (asc_ival){starts[i], ends[i]};
+  }
+  qsort(out->v, k, sizeof *out->v, cmp_ival);
+  out->n = merge_sorted(out->v, k);
+  return 0;
+}
+
+int asc_iset_union2(const asc_iset *a, const asc_iset *b, asc_iset *out) {
+  size_t n = a->n + b->n;
+  out->v = malloc((n ? n : 1) * sizeof *out->v);
+  if (!out->v) return -1;
+  size_t i = 0, j = 0, k = 0;
+  while (i < a->n || j < b->n) {
+    if (j >= b->n || (i < a->n && a->v[i].s <= b->v[j].s)) out->v[k++] = a->v[i++];
+    else out->v[k++] = b->v[j++];
+  }
+  out->n = merge_sorted(out->v, k);
+  return 0;
+}
+
+int asc_iset_intersect(const asc_iset *a, const asc_iset *b, asc_iset *out) {
+  size_t cap = a->n + b->n;
+  out->v = malloc((cap ? cap : 1) * sizeof *out->v);
+  if (!out->v) return -1;
+  size_t i = 0, j = 0, k = 0;
+  while (i < a->n && j < b->n) {
+    int64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
+    int64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
+    if (s < e) out->v[k++] = (asc_ival){s, e};
+    if (a->v[i].e < b->v[j].e) i++;
+    else j++;
+  }
+  out->n = k;
+  return 0;
+}
+
+int asc_iset_subtract(const asc_iset *a, const asc_iset *b, asc_iset *out) {
+  size_t cap = a->n + b->n + 1;
+  out->v = malloc(cap * sizeof *out->v);
+  if (!out->v) return -1;
+  size_t j = 0, k = 0;
+  for (size_t i = 0; i < a->n; i++) {
+    int64_t s = a->v[i].s, e = a->v[i].e;
+    while (j < b->n && b->v[j].e <= s) j++;
+    size_t jj = j;
+    while (jj < b->n && b->v[jj].s < e) {
+      if (b->v[jj].s > s) out->v[k++] = (asc_ival){s, b->v[jj].s};
+      if (b->v[jj].e > s) s = b->v[jj].e;
+      if (s >= e) break;
+      jj++;
+    }
+    if (s < e) out->v[k++] = (asc_ival){s, e};
+  }
+  out->n = k;
+  return 0;
+}
+
+int asc_iset_clip(const asc_iset *a, int64_t lo, int64_t hi, asc_iset *out) {
+  asc_iset w = {&(asc_ival){lo, hi}, lo < hi ? 1 : 0};
+  return asc_iset_intersect(a, &w, out);
+}
+
+int asc_iset_gaps(const asc_iset *a, int64_t lo, int64_t hi, asc_iset *out) {
+  asc_iset w = {&(asc_ival){lo, hi}, lo < hi ? 1 : 0};
+  return asc_iset_subtract(&w, a, out);
+}
+
+int64_t asc_iset_total(const asc_iset *a) {
+  int64_t t = 0;
+  for (size_t i = 0; i < a->n; i++) t += a->v[i].e - a->v[i].s;
+  return t;
+}
+
+static int cmp_i64(const void *x, const void *y) {
+  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+double asc_iset_length_percentile(const asc_iset *a, double p) {
+  if (a->n == 0) return 0;
+  int64_t *len = malloc(a->n * sizeof *len);
+  if (!len) return -1;
+  for (size_t i = 0; i < a->n; i++) len[i] = a->v[i].e - a->v[i].s;
+  qsort(len, a->n, sizeof *len, cmp_i64);
+  if (p < 0) p = 0;
+  if (p > 100) p = 100;
+  double pos = p / 100.0 * (double)(a->n - 1);
+  size_t lo = (size_t)pos;
+  double frac = pos - (double)lo;
+  double r = (double)len[lo];
+  if (lo + 1 < a->n) r += frac * (double)(len[lo + 1] - len[lo]);
+  free(len);
+  return r;
+}

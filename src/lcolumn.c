@@ -1,0 +1,445 @@
+/* Lua handle for columns: a userdata holding the C array, read through __index/__len, never
+ * copied into Lua tables unless a script asks for it (totable). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbind.h"
+
+typedef struct {
+  asc_strtab *t;
+} strings_ud;
+
+static int strings_gc(lua_State *L) {
+  strings_ud *u = luaL_checkudata(L, 1, ASC_STRINGS_MT);
+  asc_strtab_free(u->t);
+  u->t = NULL;
+  return 0;
+}
+
+asc_strtab *lasc_checkstrings(lua_State *L, int idx) {
+  return ((strings_ud *)luaL_checkudata(L, idx, ASC_STRINGS_MT))->t;
+}
+
+static const char STRINGS_KEY = 's';
+
+asc_strtab *lasc_pushstrings(lua_State *L) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &STRINGS_KEY) == LUA_TUSERDATA)
+    return lasc_checkstrings(L, -1);
+  lua_pop(L, 1);
+  strings_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
+  u->t = NULL;
+  luaL_setmetatable(L, ASC_STRINGS_MT);
+  if (!(u->t = asc_strtab_new())) luaL_error(L, "out of memory");
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &STRINGS_KEY);
+  return u->t;
+}
+
+static int strings_info(lua_State *L) {
+  asc_strtab *t = lasc_checkstrings(L, 1);
+  lua_pushinteger(L, asc_strtab_count(t));
+  lua_pushinteger(L, (lua_Integer)asc_strtab_bytes(t));
+  return 2;
+}
+
+static int strings_intern(lua_State *L) {
+  asc_strtab *t = lasc_checkstrings(L, 1);
+  size_t n;
+  const char *s = luaL_checklstring(L, 2, &n);
+  uint32_t id;
+  if (asc_strtab_intern(t, s, n, &id)) return luaL_error(L, "out of memory");
+  lua_pushinteger(L, id);
+  return 1;
+}
+
+static int strings_get(lua_State *L) {
+  asc_strtab *t = lasc_checkstrings(L, 1);
+  size_t n;
+  const char *s = asc_strtab_get(t, (uint32_t)luaL_checkinteger(L, 2), &n);
+  if (s) lua_pushlstring(L, s, n);
+  else lua_pushnil(L);
+  return 1;
+}
+
+/* ---- columns ---- */
+
+typedef struct {
+  asc_col c;
+} column_ud;
+
+asc_col *lasc_checkcolumn(lua_State *L, int idx) {
+  return &((column_ud *)luaL_checkudata(L, idx, ASC_COLUMN_MT))->c;
+}
+
+asc_col *lasc_pushcolumn(lua_State *L, asc_col *moved, int strings_idx) {
+  if (strings_idx) strings_idx = lua_absindex(L, strings_idx);
+  column_ud *u = lua_newuserdatauv(L, sizeof *u, 1);
+  u->c = *moved;
+  asc_col_init(moved, moved->kind);
+  luaL_setmetatable(L, ASC_COLUMN_MT);
+  if (u->c.kind == ASC_STR) {
+    if (strings_idx) lua_pushvalue(L, strings_idx);
+    else lasc_pushstrings(L);
+    lua_setiuservalue(L, -2, 1);
+  }
+  return &u->c;
+}
+
+asc_strtab *lasc_column_strings(lua_State *L, int idx) {
+  asc_strtab *t = NULL;
+  if (lua_getiuservalue(L, idx, 1) == LUA_TUSERDATA) t = lasc_checkstrings(L, -1);
+  lua_pop(L, 1);
+  return t;
+}
+
+void lasc_pushcell(lua_State *L, const asc_col *c, const asc_strtab *st, size_t i) {
+  switch (c->kind) {
+  case ASC_I64:
+    if (c->v.i[i] == ASC_NULL_I64) lua_pushnil(L);
+    else lua_pushinteger(L, c->v.i[i]);
+    break;
+  case ASC_F64:
+    if (isnan(c->v.f[i])) lua_pushnil(L);
+    else lua_pushnumber(L, c->v.f[i]);
+    break;
+  case ASC_STR: {
+    size_t n;
+    const char *s = st ? asc_strtab_get(st, c->v.s[i], &n) : NULL;
+    if (s) lua_pushlstring(L, s, n);
+    else lua_pushnil(L);
+    break;
+  }
+  }
+}
+
+static size_t check_row(lua_State *L, const asc_col *c, int idx) {
+  lua_Integer i = luaL_checkinteger(L, idx);
+  luaL_argcheck(L, i >= 1 && (size_t)i <= c->n, idx, "row out of range");
+  return (size_t)i - 1;
+}
+
+static int col_get(lua_State *L) {
+  asc_col *c = lasc_checkcolumn(L, 1);
+  lasc_pushcell(L, c, c->kind == ASC_STR ? lasc_column_strings(L, 1) : NULL, check_row(L, c, 2));
+  return 1;
+}
+
+static int col_id(lua_State *L) {
+  asc_col *c = lasc_checkcolumn(L, 1);
+  luaL_argcheck(L, c->kind == ASC_STR, 1, "not a string column");
+  lua_pushinteger(L, c->v.s[check_row(L, c, 2)]);
+  return 1;
+}
+
+static int col_len(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)lasc_checkcolumn(L, 1)->n);
+  return 1;
+}
+
+static int col_kind(lua_State *L) {
+  lua_pushstring(L, asc_kind_name(lasc_checkcolumn(L, 1)->kind));
+  return 1;
+}
+
+static int col_totable(lua_State *L) {
+  asc_col *c = lasc_checkcolumn(L, 1);
+  asc_strtab *st = c->kind == ASC_STR ? lasc_column_strings(L, 1) : NULL;
+  lua_createtable(L, (int)c->n, 0);
+  for (size_t i = 0; i < c->n; i++) {
+    lasc_pushcell(L, c, st, i);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
+static int is_null(const asc_col *c, size_t i) {
+  return c->kind == ASC_I64 ? c->v.i[i] == ASC_NULL_I64
+         : c->kind == ASC_F64 ? isnan(c->v.f[i])
+                              : c->v.s[i] == 0;
+}
+
+/* count of non-null, sum, min, max over numeric columns */
+static int col_stats(lua_State *L) {
+  asc_col *c = lasc_checkcolumn(L, 1);
+  luaL_argcheck(L, c->kind != ASC_STR, 1, "not a numeric column");
+  size_t k = 0;
+  if (c->kind == ASC_I64) {
+    int64_t sum = 0, mn = INT64_MAX, mx = INT64_MIN;
+    for (size_t i = 0; i < c->n; i++) {
+      int64_t x = c->v.i[i];
+      if (x == ASC_NULL_I64) continue;
+      k++, sum += x;
+      if (x < mn) mn = x;
+      if (x > mx) mx = x;
+    }
+    lua_pushinteger(L, (lua_Integer)k);
+    lua_pushinteger(L, sum);
+    if (k) lua_pushinteger(L, mn), lua_pushinteger(L, mx);
+    else lua_pushnil(L), lua_pushnil(L);
+  } else {
+    double sum = 0, mn = INFINITY, mx = -INFINITY;
+    for (size_t i = 0; i < c->n; i++) {
+      double x = c->v.f[i];
+      if (isnan(x)) continue;
+      k++, sum += x;
+      if (x < mn) mn = x;
+      if (x > mx) mx = x;
+    }
+    lua_pushinteger(L, (lua_Integer)k);
+    lua_pushnumber(L, sum);
+    if (k) lua_pushnumber(L, mn), lua_pushnumber(L, mx);
+    else lua_pushnil(L), lua_pushnil(L);
+  }
+  return 4;
+}
+
+/* Stable ascending order of rows as a column of 1-based row numbers; nulls last. */
+static int cmp_rows(const void *a, const void *b, void *ud) {
+  const asc_col *sort_col = ud;
+  int64_t i = *(const int64_t *)a - 1, j = *(const int64_t *)b - 1;
+  int ni = is_null(sort_col, (size_t)i), nj = is_null(sort_col, (size_t)j);
+  if (ni != nj) return ni - nj;
+  if (!ni) {
+    if (sort_col->kind == ASC_I64) {
+      int64_t x = sort_col->v.i[i], y = sort_col->v.i[j];
+      if (x != y) return x < y ? -1 : 1;
+    } else if (sort_col->kind == ASC_F64) {
+      double x = sort_col->v.f[i], y = sort_col->v.f[j];
+      if (x != y) return x < y ? -1 : 1;
+    } else {
+      uint32_t x = sort_col->v.s[i], y = sort_col->v.s[j];
+      if (x != y) return x < y ? -1 : 1;
+    }
+  }
+  return i < j ? -1 : i > j;
+}
+
+static int col_order(lua_State *L) {
+  asc_col *c = lasc_checkcolumn(L, 1);
+  asc_col out;
+  asc_col_init(&out, ASC_I64);
+  if (asc_col_reserve(&out, c->n ? c->n : 1)) return luaL_error(L, "out of memory");
+  for (size_t i = 0; i < c->n; i++) out.v.i[i] = (int64_t)i + 1;
+  out.n = c->n;
+  qsort_r(out.v.i, out.n, sizeof(int64_t), cmp_rows, c);
+  lasc_pushcolumn(L, &out, 0);
+  return 1;
+}
+
+/* A new column with the rows named by a column or table of 1-based row numbers. */
+static int col_take(lua_State *L) {
+  asc_col *c = lasc_checkcolumn(L, 1);
+  size_t n;
+  int owned;
+  int64_t *rows = lasc_toint64s(L, 2, &n, &owned);
+  asc_col out;
+  asc_col_init(&out, c->kind);
+  if (asc_col_reserve(&out, n ? n : 1)) {
+    if (owned) free(rows);
+    return luaL_error(L, "out of memory");
+  }
+  size_t w = asc_kind_size(c->kind);
+  for (size_t k = 0; k < n; k++) {
+    int64_t r = rows[k];
+    if (r < 1 || (size_t)r > c->n) {
+      if (owned) free(rows);
+      asc_col_free(&out);
+      return luaL_error(L, "take: row %d out of range", (int)r);
+    }
+    memcpy((char *)out.v.p + k * w, (char *)c->v.p + (size_t)(r - 1) * w, w);
+  }
+  out.n = n;
+  if (owned) free(rows);
+  lua_getiuservalue(L, 1, 1);
+  lasc_pushcolumn(L, &out, lua_isnil(L, -1) ? 0 : -1);
+  return 1;
+}
+
+static int col_push(lua_State *L) {
+  asc_col *c = lasc_checkcolumn(L, 1);
+  int r;
+  if (lua_isnoneornil(L, 2)) {
+    r = asc_col_push_null(c);
+  } else if (c->kind == ASC_I64) {
+    r = asc_col_push_i64(c, luaL_checkinteger(L, 2));
+  } else if (c->kind == ASC_F64) {
+    r = asc_col_push_f64(c, luaL_checknumber(L, 2));
+  } else {
+    size_t n;
+    const char *s = luaL_checklstring(L, 2, &n);
+    asc_strtab *st = lasc_column_strings(L, 1);
+    uint32_t id;
+    r = asc_strtab_intern(st, s, n, &id) || asc_col_push_str(c, id);
+  }
+  if (r) return luaL_error(L, "out of memory");
+  return 0;
+}
+
+static int col_gc(lua_State *L) {
+  asc_col_free(lasc_checkcolumn(L, 1));
+  return 0;
+}
+
+static int col_tostring(lua_State *L) {
+  asc_col *c = lasc_checkcolumn(L, 1);
+  lua_pushfstring(L, "column<%s>(%d rows)", asc_kind_name(c->kind), (int)c->n);
+  return 1;
+}
+
+static int col_index(lua_State *L) {
+  if (lua_type(L, 2) == LUA_TNUMBER) {
+    asc_col *c = lasc_checkcolumn(L, 1);
+    lua_Integer i = lua_tointeger(L, 2);
+    if (i < 1 || (size_t)i > c->n) return lua_pushnil(L), 1;
+    lasc_pushcell(L, c, c->kind == ASC_STR ? lasc_column_strings(L, 1) : NULL, (size_t)i - 1);
+    return 1;
+  }
+  luaL_getmetatable(L, ASC_COLUMN_MT);
+  lua_getfield(L, -1, "methods");
+  lua_pushvalue(L, 2);
+  lua_rawget(L, -2);
+  return 1;
+}
+
+int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n, int *owned) {
+  asc_col *c = luaL_testudata(L, idx, ASC_COLUMN_MT);
+  if (c) {
+    if (c->kind == ASC_I64) {
+      *n = c->n;
+      *owned = 0;
+      return c->v.i;
+    }
+    int64_t *out = malloc((c->n ? c->n : 1) * sizeof *out);
+    if (!out) luaL_error(L, "out of memory");
+    for (size_t i = 0; i < c->n; i++)
+      out[i] = c->kind == ASC_F64 ? (isnan(c->v.f[i]) ? ASC_NULL_I64 : (int64_t)c->v.f[i])
+                                  : (int64_t)c->v.s[i];
+    *n = c->n;
+    *owned = 1;
+    return out;
+  }
+  luaL_checktype(L, idx, LUA_TTABLE);
+  size_t m = (size_t)lua_rawlen(L, idx);
+  int64_t *out = malloc((m ? m : 1) * sizeof *out);
+  if (!out) luaL_error(L, "out of memory");
+  for (size_t i = 0; i < m; i++) {
+    lua_rawgeti(L, idx, (lua_Integer)i + 1);
+    int isint;
+    lua_Integer v = lua_tointegerx(L, -1, &isint);
+    if (!isint) {
+      if (lua_isnil(L, -1)) v = ASC_NULL_I64;
+      else if (lua_type(L, -1) == LUA_TNUMBER) v = (lua_Integer)lua_tonumber(L, -1);
+      else {
+        free(out);
+        luaL_error(L, "bad argument #%d: element %d is not a number", idx, (int)i + 1);
+      }
+    }
+    out[i] = v;
+    lua_pop(L, 1);
+  }
+  *n = m;
+  *owned = 1;
+  return out;
+}
+
+static int buf_gc(lua_State *L) {
+  lasc_buf *b = lua_touserdata(L, 1);
+  free(b->p);
+  b->p = NULL;
+  b->n = b->cap = 0;
+  return 0;
+}
+
+lasc_buf *lasc_newbuf(lua_State *L) {
+  lasc_buf *b = lua_newuserdatauv(L, sizeof *b, 0);
+  b->p = NULL;
+  b->n = b->cap = 0;
+  if (luaL_newmetatable(L, "ascope.buf")) {
+    lua_pushcfunction(L, buf_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  return b;
+}
+
+void lasc_addl(lua_State *L, lasc_buf *b, const char *s, size_t n) {
+  if (b->n + n > b->cap) {
+    size_t nc = b->cap ? b->cap : 256;
+    while (b->n + n > nc) nc *= 2;
+    char *p = realloc(b->p, nc);
+    if (!p) luaL_error(L, "out of memory");
+    b->p = p;
+    b->cap = nc;
+  }
+  memcpy(b->p + b->n, s, n);
+  b->n += n;
+}
+
+void lasc_adds(lua_State *L, lasc_buf *b, const char *s) { lasc_addl(L, b, s, strlen(s)); }
+
+void lasc_addc(lua_State *L, lasc_buf *b, char c) { lasc_addl(L, b, &c, 1); }
+
+int lasc_pusherror(lua_State *L, const asc_error *err) {
+  char buf[1400];
+  asc_error_format(err, buf, sizeof buf);
+  lua_pushnil(L);
+  lua_pushstring(L, buf);
+  return 2;
+}
+
+/* column.new(kind [, values]) */
+static int column_new(lua_State *L) {
+  static const char *const kinds[] = {"integer", "number", "string", NULL};
+  asc_col c;
+  asc_col_init(&c, (asc_kind)luaL_checkoption(L, 1, NULL, kinds));
+  asc_col *col = lasc_pushcolumn(L, &c, 0);
+  if (lua_istable(L, 2)) {
+    lua_Integer n = (lua_Integer)lua_rawlen(L, 2);
+    for (lua_Integer i = 1; i <= n; i++) {
+      lua_pushcfunction(L, col_push);
+      lua_pushvalue(L, -2);
+      lua_rawgeti(L, 2, i);
+      lua_call(L, 2, 0);
+    }
+  }
+  (void)col;
+  return 1;
+}
+
+static int column_strings(lua_State *L) {
+  lasc_pushstrings(L);
+  return 1;
+}
+
+void lasc_register_column(lua_State *L) {
+  static const luaL_Reg strings_meta[] = {{"__gc", strings_gc}, {NULL, NULL}};
+  static const luaL_Reg strings_methods[] = {
+      {"info", strings_info}, {"intern", strings_intern}, {"get", strings_get}, {NULL, NULL}};
+  static const luaL_Reg col_meta[] = {{"__gc", col_gc},         {"__len", col_len},
+                                      {"__index", col_index},   {"__tostring", col_tostring},
+                                      {NULL, NULL}};
+  static const luaL_Reg col_methods[] = {
+      {"get", col_get},     {"id", col_id},       {"kind", col_kind}, {"totable", col_totable},
+      {"stats", col_stats}, {"order", col_order}, {"take", col_take}, {"push", col_push},
+      {NULL, NULL}};
+  if (luaL_newmetatable(L, ASC_STRINGS_MT)) {
+    luaL_setfuncs(L, strings_meta, 0);
+    luaL_newlib(L, strings_methods);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+  if (luaL_newmetatable(L, ASC_COLUMN_MT)) {
+    luaL_setfuncs(L, col_meta, 0);
+    luaL_newlib(L, col_methods);
+    lua_setfield(L, -2, "methods");
+  }
+  lua_pop(L, 1);
+}
+
+int lasc_open_column(lua_State *L) {
+  static const luaL_Reg fns[] = {{"new", column_new}, {"strings", column_strings}, {NULL, NULL}};
+  lasc_register_column(L);
+  luaL_newlib(L, fns);
+  return 1;
+}

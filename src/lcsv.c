@@ -1,0 +1,269 @@
+/* Lua binding of the CSV primitive: csv.read (typed columns), csv.open/csv.rows (records),
+ * csv.header, and csv.writer. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ascope/csv.h"
+#include "ascope/decimal.h"
+#include "lbind.h"
+
+#define READER_MT "ascope.csv.reader"
+#define WRITER_MT "ascope.csv.writer"
+
+typedef struct {
+  lua_State *L;
+  int fn;
+} progress_ctx;
+
+static int call_progress(void *ud, long long done, long long total) {
+  progress_ctx *p = ud;
+  lua_pushvalue(p->L, p->fn);
+  lua_pushinteger(p->L, done);
+  lua_pushinteger(p->L, total);
+  lua_call(p->L, 2, 0);
+  return 0;
+}
+
+/* csv.read(path, {columns = {["Name"] = "string", ["Size(KB)"] = "number", ...},
+ *                 optional = {["X"] = true}, bad = "error"|"null", progress = fn}) */
+static int l_read(lua_State *L) {
+  static const char *const types[] = {"string", "integer", "number", "us", NULL};
+  const char *path = luaL_checkstring(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_settop(L, 2);
+  lasc_pushstrings(L);             /* 3 */
+  lua_getfield(L, 2, "columns");   /* 4 */
+  luaL_argcheck(L, lua_istable(L, 4), 2, "columns: a table of header name -> type");
+  lua_getfield(L, 2, "optional");  /* 5 */
+  size_t nc = 0;
+  for (lua_pushnil(L); lua_next(L, 4); lua_pop(L, 1)) nc++;
+  asc_csv_colspec *cols = lua_newuserdatauv(L, (nc + 1) * sizeof *cols, 0); /* 6 */
+  lua_newtable(L);                                                          /* 7: names */
+  size_t k = 0;
+  for (lua_pushnil(L); lua_next(L, 4); lua_pop(L, 1)) {
+    luaL_argcheck(L, lua_type(L, -2) == LUA_TSTRING, 2, "columns: keys must be header names");
+    cols[k].name = lua_tostring(L, -2);
+    lua_pushvalue(L, -2);
+    lua_rawseti(L, 7, (lua_Integer)k + 1);
+    const char *t = luaL_checkstring(L, -1);
+    cols[k].optional = t[0] == '?';
+    lua_pushstring(L, t + (t[0] == '?'));
+    cols[k].type = (asc_ctype)luaL_checkoption(L, -1, NULL, types);
+    lua_pop(L, 1);
+    if (lua_istable(L, 5)) {
+      lua_pushvalue(L, -2);
+      cols[k].optional |= lua_gettable(L, 5) != LUA_TNIL && lua_toboolean(L, -1);
+      lua_pop(L, 1);
+    }
+    k++;
+  }
+  asc_csv_spec spec;
+  memset(&spec, 0, sizeof spec);
+  spec.cols = cols;
+  spec.ncols = nc;
+  spec.strings = lasc_checkstrings(L, 3);
+  lua_getfield(L, 2, "bad");
+  spec.bad_as_null = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "null") == 0;
+  lua_getfield(L, 2, "progress");
+  progress_ctx pc = {L, lua_gettop(L)};
+  if (lua_isfunction(L, -1)) {
+    spec.progress = call_progress;
+    spec.progress_ud = &pc;
+  }
+  asc_csv_result res;
+  asc_error err;
+  if (asc_csv_read(path, &spec, &res, &err)) return lasc_pusherror(L, &err);
+  lua_createtable(L, 0, 5);
+  lua_pushinteger(L, (lua_Integer)res.nrows);
+  lua_setfield(L, -2, "n");
+  lua_createtable(L, 0, (int)nc);
+  lua_newtable(L); /* present */
+  for (size_t j = 0; j < nc; j++) {
+    lua_rawgeti(L, 7, (lua_Integer)j + 1);
+    lua_pushboolean(L, res.present[j]);
+    lua_settable(L, -3);
+    lua_rawgeti(L, 7, (lua_Integer)j + 1);
+    lasc_pushcolumn(L, &res.cols[j], 3);
+    lua_settable(L, -4);
+  }
+  lua_setfield(L, -3, "present");
+  lua_setfield(L, -2, "columns");
+  lua_pushinteger(L, res.bad_cells);
+  lua_setfield(L, -2, "bad_cells");
+  if (res.bad_cells) {
+    lua_pushstring(L, res.first_bad);
+    lua_setfield(L, -2, "first_bad");
+  }
+  asc_csv_result_free(&res, nc);
+  return 1;
+}
+
+/* ---- record reader ---- */
+
+typedef struct {
+  asc_csv_reader *r;
+} reader_ud;
+
+static asc_csv_reader *check_reader(lua_State *L) {
+  reader_ud *u = luaL_checkudata(L, 1, READER_MT);
+  if (!u->r) luaL_error(L, "csv reader is closed");
+  return u->r;
+}
+
+static int reader_close(lua_State *L) {
+  reader_ud *u = luaL_checkudata(L, 1, READER_MT);
+  asc_csv_close(u->r);
+  u->r = NULL;
+  return 0;
+}
+
+/* reader:next() -> {field, ...}, line | nil at the end | raises nothing: nil, message on error */
+static int reader_next(lua_State *L) {
+  asc_csv_reader *r = check_reader(L);
+  asc_csv_record rec;
+  asc_error err;
+  int got = asc_csv_next(r, &rec, &err);
+  if (got < 0) {
+    lasc_pusherror(L, &err);
+    lua_pushnil(L);
+    lua_insert(L, -3); /* nil, nil, message: the iterator ends and the message is kept */
+    return 3;
+  }
+  if (got == 0) return 0;
+  lua_createtable(L, (int)rec.nfields, 0);
+  for (size_t i = 0; i < rec.nfields; i++) {
+    const char *v = rec.fields[i];
+    size_t n = asc_trim(&v, rec.lens[i]);
+    lua_pushlstring(L, v, n);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_pushinteger(L, rec.line);
+  return 2;
+}
+
+static int l_open(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  reader_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
+  u->r = NULL;
+  luaL_setmetatable(L, READER_MT);
+  asc_error err;
+  if (asc_csv_open(path, &u->r, &err)) return lasc_pusherror(L, &err);
+  return 1;
+}
+
+/* ---- writer ---- */
+
+typedef struct {
+  asc_csv_writer *w;
+  size_t rows;
+} writer_ud;
+
+static asc_csv_writer *check_writer(lua_State *L) {
+  writer_ud *u = luaL_checkudata(L, 1, WRITER_MT);
+  if (!u->w) luaL_error(L, "csv writer is closed");
+  return u->w;
+}
+
+static void write_value(lua_State *L, asc_csv_writer *w, int idx) {
+  char buf[40];
+  size_t n;
+  const char *s;
+  switch (lua_type(L, idx)) {
+  case LUA_TNIL: s = "", n = 0; break;
+  case LUA_TNUMBER:
+    if (lua_isinteger(L, idx)) {
+      n = (size_t)snprintf(buf, sizeof buf, "%lld", (long long)lua_tointeger(L, idx));
+    } else {
+      double d = lua_tonumber(L, idx);
+      n = asc_format_double(d, buf);
+      /* whole doubles keep a ".0" so the column reads back as float, as pandas writes it */
+      if (n && !strpbrk(buf, ".eEn")) memcpy(buf + n, ".0", 3), n += 2;
+    }
+    s = buf;
+    break;
+  case LUA_TBOOLEAN: s = lua_toboolean(L, idx) ? "true" : "false", n = strlen(s); break;
+  default: s = luaL_tolstring(L, idx, &n), lua_pop(L, 1);
+  }
+  if (asc_csv_write_field(w, s, n)) luaL_error(L, "csv write failed");
+}
+
+/* writer:row(v1, v2, ...) or writer:row({v1, v2, ...}) */
+static int writer_row(lua_State *L) {
+  asc_csv_writer *w = check_writer(L);
+  writer_ud *u = lua_touserdata(L, 1);
+  int top = lua_gettop(L);
+  if (top == 2 && lua_istable(L, 2)) {
+    lua_Integer n = (lua_Integer)lua_rawlen(L, 2);
+    for (lua_Integer i = 1; i <= n; i++) {
+      lua_rawgeti(L, 2, i);
+      write_value(L, w, -1);
+      lua_pop(L, 1);
+    }
+  } else {
+    for (int i = 2; i <= top; i++) write_value(L, w, i);
+  }
+  if (asc_csv_end_row(w)) return luaL_error(L, "csv write failed");
+  u->rows++;
+  return 0;
+}
+
+static int writer_close(lua_State *L) {
+  writer_ud *u = luaL_checkudata(L, 1, WRITER_MT);
+  if (!u->w) return 0;
+  asc_error err;
+  int rc = asc_csv_writer_close(u->w, &err);
+  u->w = NULL;
+  if (rc) return lasc_pusherror(L, &err);
+  lua_pushinteger(L, (lua_Integer)u->rows);
+  return 1;
+}
+
+static int writer_gc(lua_State *L) {
+  writer_ud *u = luaL_checkudata(L, 1, WRITER_MT);
+  if (u->w) asc_csv_writer_abort(u->w); /* never closed: leave no half file behind */
+  u->w = NULL;
+  return 0;
+}
+
+/* csv.writer(path [, {bom = true}]) */
+static int l_writer(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  int bom = 0;
+  if (lua_istable(L, 2)) {
+    lua_getfield(L, 2, "bom");
+    bom = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  writer_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
+  u->w = NULL;
+  u->rows = 0;
+  luaL_setmetatable(L, WRITER_MT);
+  asc_error err;
+  if (asc_csv_writer_open(path, bom, &u->w, &err)) return lasc_pusherror(L, &err);
+  return 1;
+}
+
+int lasc_open_csv(lua_State *L) {
+  static const luaL_Reg reader_m[] = {{"next", reader_next}, {"close", reader_close}, {NULL, NULL}};
+  static const luaL_Reg writer_m[] = {{"row", writer_row}, {"close", writer_close}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {
+      {"read", l_read}, {"open", l_open}, {"writer", l_writer}, {NULL, NULL}};
+  if (luaL_newmetatable(L, READER_MT)) {
+    lua_pushcfunction(L, reader_close);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, reader_close);
+    lua_setfield(L, -2, "__close");
+    luaL_newlib(L, reader_m);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+  if (luaL_newmetatable(L, WRITER_MT)) {
+    lua_pushcfunction(L, writer_gc);
+    lua_setfield(L, -2, "__gc");
+    luaL_newlib(L, writer_m);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+  luaL_newlib(L, fns);
+  return 1;
+}

@@ -1,0 +1,141 @@
+/* Lua binding of the file-system helpers: fs.walk, fs.stat, fs.mkdirs, fs.write (atomic),
+ * fs.cpus, fs.isatty. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ascope/fs.h"
+#include "lbind.h"
+
+typedef struct {
+  lua_State *L;
+  int out;
+  int dirs;
+  lua_Integer n;
+} walk_ctx;
+
+static int add_path(void *ud, const char *path, int is_dir) {
+  walk_ctx *w = ud;
+  if (is_dir && !w->dirs) return 0;
+  lua_pushstring(w->L, path);
+  lua_rawseti(w->L, w->out, ++w->n);
+  return 0;
+}
+
+/* fs.walk(root [, {dirs = true}]) -> sorted list of file paths (and folders when asked) */
+static int l_walk(lua_State *L) {
+  const char *root = luaL_checkstring(L, 1);
+  int dirs = 0;
+  if (lua_istable(L, 2)) {
+    lua_getfield(L, 2, "dirs");
+    dirs = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  lua_newtable(L);
+  walk_ctx w = {L, lua_gettop(L), dirs, 0};
+  asc_error err;
+  if (asc_walk(root, add_path, &w, &err) < 0) return lasc_pusherror(L, &err);
+  return 1;
+}
+
+/* fs.stat(path) -> {type = "file"|"dir"|"other", size, mtime} or nil, message */
+static int l_stat(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s: %s", path, strerror(errno));
+    return 2;
+  }
+  lua_createtable(L, 0, 3);
+  lua_pushstring(L, S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "dir" : "other");
+  lua_setfield(L, -2, "type");
+  lua_pushinteger(L, (lua_Integer)st.st_size);
+  lua_setfield(L, -2, "size");
+  lua_pushinteger(L, (lua_Integer)st.st_mtime);
+  lua_setfield(L, -2, "mtime");
+  return 1;
+}
+
+static int l_mkdirs(lua_State *L) {
+  asc_error err;
+  if (asc_mkdirs(luaL_checkstring(L, 1), &err)) return lasc_pusherror(L, &err);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* fs.write(path, data...) writes atomically: a temporary file renamed into place */
+static int l_write(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  int top = lua_gettop(L);
+  asc_atomic a;
+  asc_error err;
+  if (asc_atomic_open(&a, path, &err)) return lasc_pusherror(L, &err);
+  for (int i = 2; i <= top; i++) {
+    size_t n;
+    const char *s = lua_tolstring(L, i, &n);
+    if (!s) {
+      asc_atomic_abort(&a);
+      return luaL_argerror(L, i, "string expected");
+    }
+    fwrite(s, 1, n, a.f);
+  }
+  if (asc_atomic_commit(&a, &err)) return lasc_pusherror(L, &err);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int l_cpus(lua_State *L) {
+  lua_pushinteger(L, asc_cpu_count());
+  return 1;
+}
+
+/* fs.isatty(fd): 1 = stdout, 2 = stderr */
+static int l_isatty(lua_State *L) {
+  lua_pushboolean(L, isatty((int)luaL_optinteger(L, 1, 1)));
+  return 1;
+}
+
+static int l_realpath(lua_State *L) {
+  char *p = realpath(luaL_checkstring(L, 1), NULL);
+  if (!p) return 0;
+  lua_pushstring(L, p);
+  free(p);
+  return 1;
+}
+
+static int l_remove_tree(lua_State *L);
+
+int lasc_open_fs(lua_State *L) {
+  static const luaL_Reg fns[] = {{"walk", l_walk},     {"stat", l_stat},         {"mkdirs", l_mkdirs},
+                                 {"write", l_write},   {"cpus", l_cpus},         {"isatty", l_isatty},
+                                 {"realpath", l_realpath}, {"remove_tree", l_remove_tree}, {NULL, NULL}};
+  luaL_newlib(L, fns);
+  return 1;
+}
+
+/* fs.remove_tree(path): remove a folder and everything in it (used for scratch output) */
+static int rm_one(void *ud, const char *path, int is_dir) {
+  (void)ud;
+  if (!is_dir) unlink(path);
+  return 0;
+}
+
+static int l_remove_tree(lua_State *L) {
+  const char *root = luaL_checkstring(L, 1);
+  asc_error err;
+  lua_newtable(L);
+  walk_ctx w = {L, lua_gettop(L), 1, 0};
+  if (asc_walk(root, add_path, &w, &err) < 0) return lasc_pusherror(L, &err);
+  asc_walk(root, rm_one, NULL, &err);
+  for (lua_Integer i = w.n; i >= 1; i--) {
+    lua_rawgeti(L, w.out, i);
+    rmdir(lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  rmdir(root);
+  lua_pushboolean(L, 1);
+  return 1;
+}

@@ -1,0 +1,141 @@
+/* Lua binding of the match index. Keys are string columns (compared by interned id), integer
+ * columns, or Lua sequences of strings or integers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ascope/match.h"
+#include "lbind.h"
+
+#define INDEX_MT "ascope.match.index"
+
+static int oom(lua_State *L) { return luaL_error(L, "out of memory"); }
+
+/* Keys as uint64: string ids for strings (through the shared table), values for integers. */
+static uint64_t *to_keys(lua_State *L, int idx, size_t *n) {
+  asc_col *c = luaL_testudata(L, idx, ASC_COLUMN_MT);
+  uint64_t *out;
+  if (c) {
+    asc_strtab *own = c->kind == ASC_STR ? lasc_column_strings(L, idx) : NULL;
+    asc_strtab *shared = lasc_pushstrings(L);
+    lua_pop(L, 1);
+    out = malloc((c->n ? c->n : 1) * sizeof *out);
+    if (!out) oom(L);
+    for (size_t i = 0; i < c->n; i++) {
+      if (c->kind == ASC_STR) {
+        uint32_t id = c->v.s[i];
+        if (own != shared && id) {
+          size_t len;
+          const char *s = asc_strtab_get(own, id, &len);
+          if (asc_strtab_intern(shared, s, len, &id)) {
+            free(out);
+            oom(L);
+          }
+        }
+        out[i] = id;
+      } else {
+        out[i] = c->kind == ASC_I64 ? (uint64_t)c->v.i[i] : (uint64_t)(int64_t)c->v.f[i];
+      }
+    }
+    *n = c->n;
+    return out;
+  }
+  luaL_checktype(L, idx, LUA_TTABLE);
+  asc_strtab *shared = lasc_pushstrings(L);
+  lua_pop(L, 1);
+  size_t m = (size_t)lua_rawlen(L, idx);
+  out = malloc((m ? m : 1) * sizeof *out);
+  if (!out) oom(L);
+  for (size_t i = 0; i < m; i++) {
+    lua_rawgeti(L, idx, (lua_Integer)i + 1);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      size_t len;
+      const char *s = lua_tolstring(L, -1, &len);
+      uint32_t id;
+      if (asc_strtab_intern(shared, s, len, &id)) {
+        free(out);
+        oom(L);
+      }
+      out[i] = id;
+    } else {
+      out[i] = (uint64_t)lua_tointeger(L, -1);
+    }
+    lua_pop(L, 1);
+  }
+  *n = m;
+  return out;
+}
+
+/* match.index(keys, starts [, durations]) */
+static int l_index(lua_State *L) {
+  size_t nk, ns, nd = 0;
+  int os, od = 0;
+  uint64_t *k = to_keys(L, 1, &nk);
+  int64_t *s = lasc_toint64s(L, 2, &ns, &os);
+  int64_t *d = lua_isnoneornil(L, 3) ? NULL : lasc_toint64s(L, 3, &nd, &od);
+  asc_match_index *ix = lua_newuserdatauv(L, sizeof *ix, 0);
+  memset(ix, 0, sizeof *ix);
+  luaL_setmetatable(L, INDEX_MT);
+  int rc = nk != ns || (d && nd != ns) ? -2 : asc_match_build(ix, k, s, d, ns);
+  free(k);
+  if (os) free(s);
+  if (od) free(d);
+  if (rc == -2) return luaL_error(L, "match.index: keys, starts and durations differ in length");
+  if (rc) return oom(L);
+  return 1;
+}
+
+typedef int64_t (*lookup)(const asc_match_index *, uint64_t, int64_t);
+
+/* Bulk query: a column of 1-based rows of the indexed input (null where nothing matched). */
+static int query(lua_State *L, lookup fn) {
+  asc_match_index *ix = luaL_checkudata(L, 1, INDEX_MT);
+  size_t nk, nt;
+  int ot;
+  uint64_t *k = to_keys(L, 2, &nk);
+  int64_t *t = lasc_toint64s(L, 3, &nt, &ot);
+  asc_col out;
+  asc_col_init(&out, ASC_I64);
+  int rc = nk != nt ? -2 : asc_col_reserve(&out, nt + 1);
+  if (rc == 0) {
+    for (size_t i = 0; i < nt; i++) {
+      int64_t r = t[i] == ASC_NULL_I64 ? -1 : fn(ix, k[i], t[i]);
+      out.v.i[i] = r < 0 ? ASC_NULL_I64 : r + 1;
+    }
+    out.n = nt;
+  }
+  free(k);
+  if (ot) free(t);
+  if (rc == -2) return luaL_error(L, "match: %d keys but %d times", (int)nk, (int)nt);
+  if (rc) return oom(L);
+  lasc_pushcolumn(L, &out, 0);
+  return 1;
+}
+
+static int m_latest(lua_State *L) { return query(L, asc_match_latest); }
+static int m_within(lua_State *L) { return query(L, asc_match_within); }
+
+static int m_len(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)((asc_match_index *)luaL_checkudata(L, 1, INDEX_MT))->n);
+  return 1;
+}
+
+static int m_gc(lua_State *L) {
+  asc_match_free(luaL_checkudata(L, 1, INDEX_MT));
+  return 0;
+}
+
+int lasc_open_match(lua_State *L) {
+  static const luaL_Reg methods[] = {{"latest", m_latest}, {"within", m_within}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"index", l_index}, {NULL, NULL}};
+  if (luaL_newmetatable(L, INDEX_MT)) {
+    lua_pushcfunction(L, m_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, m_len);
+    lua_setfield(L, -2, "__len");
+    luaL_newlib(L, methods);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+  luaL_newlib(L, fns);
+  return 1;
+}

@@ -1,0 +1,286 @@
+/* Lua binding of par: par.map(items, fn, {jobs = N}) runs fn(item, i) in worker processes and
+ * returns results and errors by item index. Results travel through a pipe in a small binary
+ * encoding of Lua values: nil, booleans, numbers, strings, tables (no cycles) and columns. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ascope/fs.h"
+#include "ascope/par.h"
+#include "lbind.h"
+
+/* ---- encoding ---- */
+
+static void put(lua_State *L, lasc_buf *b, const void *p, size_t n) { lasc_addl(L, b, p, n); }
+
+static void encode(lua_State *L, lasc_buf *b, int idx, int depth) {
+  idx = lua_absindex(L, idx);
+  if (depth > 100) luaL_error(L, "par: result nested too deep (a cycle?)");
+  switch (lua_type(L, idx)) {
+  case LUA_TNIL: lasc_addc(L, b, 'n'); break;
+  case LUA_TBOOLEAN: lasc_addc(L, b, lua_toboolean(L, idx) ? 't' : 'f'); break;
+  case LUA_TNUMBER:
+    if (lua_isinteger(L, idx)) {
+      int64_t v = lua_tointeger(L, idx);
+      lasc_addc(L, b, 'i');
+      put(L, b, &v, 8);
+    } else {
+      double d = lua_tonumber(L, idx);
+      lasc_addc(L, b, 'd');
+      put(L, b, &d, 8);
+    }
+    break;
+  case LUA_TSTRING: {
+    size_t n;
+    const char *s = lua_tolstring(L, idx, &n);
+    uint64_t n64 = n;
+    lasc_addc(L, b, 's');
+    put(L, b, &n64, 8);
+    put(L, b, s, n);
+    break;
+  }
+  case LUA_TTABLE: {
+    uint64_t count = 0;
+    for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) count++;
+    lasc_addc(L, b, 'T');
+    put(L, b, &count, 8);
+    luaL_checkstack(L, 4, "par");
+    for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) {
+      encode(L, b, -2, depth + 1);
+      encode(L, b, -1, depth + 1);
+    }
+    break;
+  }
+  case LUA_TUSERDATA: {
+    asc_col *c = luaL_testudata(L, idx, ASC_COLUMN_MT);
+    if (!c) luaL_error(L, "par: cannot send a %s", luaL_typename(L, idx));
+    uint64_t n = c->n;
+    lasc_addc(L, b, 'C');
+    lasc_addc(L, b, (char)c->kind);
+    put(L, b, &n, 8);
+    if (c->kind != ASC_STR) {
+      put(L, b, c->v.p, c->n * 8);
+    } else {
+      /* ids are private to this process: send the strings */
+      asc_strtab *st = lasc_column_strings(L, idx);
+      for (size_t i = 0; i < c->n; i++) {
+        size_t len = 0;
+        const char *s = c->v.s[i] ? asc_strtab_get(st, c->v.s[i], &len) : NULL;
+        uint32_t l32 = s ? (uint32_t)len : UINT32_MAX;
+        put(L, b, &l32, 4);
+        if (s) put(L, b, s, len);
+      }
+    }
+    break;
+  }
+  default: luaL_error(L, "par: cannot send a %s", luaL_typename(L, idx));
+  }
+}
+
+typedef struct {
+  const char *p;
+  size_t n, at;
+} reader;
+
+static int take(reader *r, void *out, size_t n) {
+  if (r->at + n > r->n) return -1;
+  memcpy(out, r->p + r->at, n);
+  r->at += n;
+  return 0;
+}
+
+/* Pushes one value; -1 on malformed input (nothing pushed). */
+static int decode(lua_State *L, reader *r, asc_strtab *st) {
+  char tag;
+  if (take(r, &tag, 1)) return -1;
+  luaL_checkstack(L, 4, "par");
+  switch (tag) {
+  case 'n': lua_pushnil(L); return 0;
+  case 't': lua_pushboolean(L, 1); return 0;
+  case 'f': lua_pushboolean(L, 0); return 0;
+  case 'i': {
+    int64_t v;
+    if (take(r, &v, 8)) return -1;
+    lua_pushinteger(L, v);
+    return 0;
+  }
+  case 'd': {
+    double d;
+    if (take(r, &d, 8)) return -1;
+    lua_pushnumber(L, d);
+    return 0;
+  }
+  case 's': {
+    uint64_t n;
+    if (take(r, &n, 8) || r->at + n > r->n) return -1;
+    lua_pushlstring(L, r->p + r->at, n);
+    r->at += n;
+    return 0;
+  }
+  case 'T': {
+    uint64_t count;
+    if (take(r, &count, 8)) return -1;
+    lua_newtable(L);
+    for (uint64_t i = 0; i < count; i++) {
+      if (decode(L, r, st)) return lua_pop(L, 1), -1;
+      if (decode(L, r, st)) return lua_pop(L, 2), -1;
+      if (lua_isnil(L, -2)) lua_pop(L, 2);
+      else lua_rawset(L, -3);
+    }
+    return 0;
+  }
+  case 'C': {
+    char kind;
+    uint64_t n;
+    if (take(r, &kind, 1) || take(r, &n, 8) || kind < 0 || kind > 2) return -1;
+    asc_col c;
+    asc_col_init(&c, (asc_kind)kind);
+    if (asc_col_reserve(&c, n + 1)) luaL_error(L, "out of memory");
+    if (kind != ASC_STR) {
+      if (r->at + n * 8 > r->n) return asc_col_free(&c), -1;
+      memcpy(c.v.p, r->p + r->at, n * 8);
+      r->at += n * 8;
+    } else {
+      for (uint64_t i = 0; i < n; i++) {
+        uint32_t len;
+        if (take(r, &len, 4)) return asc_col_free(&c), -1;
+        uint32_t id = 0;
+        if (len != UINT32_MAX) {
+          if (r->at + len > r->n) return asc_col_free(&c), -1;
+          if (asc_strtab_intern(st, r->p + r->at, len, &id)) luaL_error(L, "out of memory");
+          r->at += len;
+        }
+        c.v.s[i] = id;
+      }
+    }
+    c.n = n;
+    lasc_pushcolumn(L, &c, 0);
+    return 0;
+  }
+  }
+  return -1;
+}
+
+/* ---- par.map ---- */
+
+typedef struct {
+  lua_State *L;
+  int items, fn, results, errors;
+  size_t nfail;
+} map_ctx;
+
+static int write_all(int fd, const char *p, size_t n) {
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w <= 0) return -1;
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+static int traceback(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (msg && getenv("ASCOPE_DEBUG")) luaL_traceback(L, L, msg, 1);
+  else if (!msg) lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  return 1;
+}
+
+static int do_item(void *ud, size_t i, int fd) {
+  map_ctx *m = ud;
+  lua_State *L = m->L;
+  lua_pushcfunction(L, traceback);
+  int h = lua_gettop(L);
+  lua_pushvalue(L, m->fn);
+  lua_rawgeti(L, m->items, (lua_Integer)i + 1);
+  lua_pushinteger(L, (lua_Integer)i + 1);
+  int ok = lua_pcall(L, 2, 1, h) == LUA_OK;
+  lua_pushboolean(L, ok);
+  lua_insert(L, -2);
+  /* encode {ok, value} inside a protected call too: a result that cannot be sent is an error */
+  lasc_buf *b = lasc_newbuf(L);
+  lua_insert(L, -3);
+  lasc_addc(L, b, ok ? 'O' : 'E');
+  encode(L, b, -1, 0);
+  return write_all(fd, b->p, b->n) ? 2 : 0;
+}
+
+static void item_done(void *ud, size_t i, const char *data, size_t len, int status,
+                      const char *why) {
+  map_ctx *m = ud;
+  lua_State *L = m->L;
+  asc_strtab *st = lasc_pushstrings(L);
+  lua_pop(L, 1);
+  reader r = {data, len, 0};
+  char tag = 0;
+  if (status == 0 && len > 0 && take(&r, &tag, 1) == 0 && decode(L, &r, st) == 0) {
+    lua_rawseti(L, tag == 'O' ? m->results : m->errors, (lua_Integer)i + 1);
+    if (tag != 'O') m->nfail++;
+    return;
+  }
+  m->nfail++;
+  lua_pushstring(L, why && *why ? why : "worker sent no result");
+  lua_rawseti(L, m->errors, (lua_Integer)i + 1);
+}
+
+/* par.map(items, fn [, {jobs = N}]) -> results, errors, failed_count */
+static int l_map(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  int jobs = asc_cpu_count();
+  if (lua_istable(L, 3)) {
+    lua_getfield(L, 3, "jobs");
+    jobs = (int)luaL_optinteger(L, -1, jobs);
+    lua_pop(L, 1);
+  }
+  lua_settop(L, 2);
+  lua_newtable(L);
+  lua_newtable(L);
+  map_ctx m = {L, 1, 2, 3, 4, 0};
+  size_t n = (size_t)lua_rawlen(L, 1);
+  if (jobs <= 1 || n <= 1) {
+    /* in process: same semantics, no fork */
+    for (size_t i = 0; i < n; i++) {
+      lua_pushcfunction(L, traceback);
+      int h = lua_gettop(L);
+      lua_pushvalue(L, 2);
+      lua_rawgeti(L, 1, (lua_Integer)i + 1);
+      lua_pushinteger(L, (lua_Integer)i + 1);
+      int ok = lua_pcall(L, 2, 1, h) == LUA_OK;
+      lua_rawseti(L, ok ? 3 : 4, (lua_Integer)i + 1);
+      lua_pop(L, 1);
+      if (!ok) m.nfail++;
+    }
+  } else {
+    asc_par_run(n, jobs, do_item, item_done, &m);
+  }
+  lua_pushinteger(L, (lua_Integer)m.nfail);
+  return 3;
+}
+
+/* par.encode(value) / par.decode(bytes): the same encoding, for caches and tests */
+static int l_encode(lua_State *L) {
+  lua_settop(L, 1);
+  lasc_buf *b = lasc_newbuf(L);
+  encode(L, b, 1, 0);
+  lua_pushlstring(L, b->p, b->n);
+  return 1;
+}
+
+static int l_decode(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  asc_strtab *st = lasc_pushstrings(L);
+  lua_pop(L, 1);
+  reader r = {s, n, 0};
+  if (decode(L, &r, st) || r.at != n) return luaL_error(L, "par.decode: malformed data");
+  return 1;
+}
+
+int lasc_open_par(lua_State *L) {
+  static const luaL_Reg fns[] = {
+      {"map", l_map}, {"encode", l_encode}, {"decode", l_decode}, {NULL, NULL}};
+  luaL_newlib(L, fns);
+  return 1;
+}

@@ -1,0 +1,97 @@
+/* Sorted-array index: one sort at build time, two binary searches per query. */
+#include "ascope/match.h"
+
+#include <stdlib.h>
+
+#include "ascope/column.h"
+
+typedef struct {
+  uint64_t key;
+  int64_t start, end, row;
+} item;
+
+static int cmp_item(const void *x, const void *y) {
+  const item *a = x, *b = y;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
+  if (a->start != b->start) return a->start < b->start ? -1 : 1;
+  return a->row < b->row ? -1 : a->row > b->row;
+}
+
+void asc_match_free(asc_match_index *ix) {
+  free(ix->key);
+  free(ix->start);
+  free(ix->end);
+  free(ix->maxend);
+  free(ix->row);
+  ix->key = NULL;
+  ix->start = ix->end = ix->maxend = ix->row = NULL;
+  ix->n = 0;
+}
+
+int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *starts,
+                    const int64_t *durs, size_t n) {
+  ix->n = 0;
+  item *it = malloc((n ? n : 1) * sizeof *it);
+  size_t m = n ? n : 1;
+  ix->key = malloc(m * sizeof *ix->key);
+  ix->start = malloc(m * sizeof *ix->start);
+  ix->end = malloc(m * sizeof *ix->end);
+  ix->maxend = malloc(m * sizeof *ix->maxend);
+  ix->row = malloc(m * sizeof *ix->row);
+  if (!it || !ix->key || !ix->start || !ix->end || !ix->maxend || !ix->row) {
+    free(it);
+    asc_match_free(ix);
+    return -1;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (starts[i] == ASC_NULL_I64) continue;
+    int64_t e = durs && durs[i] != ASC_NULL_I64 ? starts[i] + durs[i] : ASC_NULL_I64;
+    it[k++] = (item){keys[i], starts[i], e, (int64_t)i};
+  }
+  qsort(it, k, sizeof *it, cmp_item);
+  for (size_t i = 0; i < k; i++) {
+    ix->key[i] = it[i].key;
+    ix->start[i] = it[i].start;
+    ix->end[i] = it[i].end;
+    ix->row[i] = it[i].row;
+    int same = i > 0 && it[i - 1].key == it[i].key;
+    ix->maxend[i] = same && ix->maxend[i - 1] > it[i].end ? ix->maxend[i - 1] : it[i].end;
+  }
+  ix->n = k;
+  free(it);
+  return 0;
+}
+
+/* Position after the last entry with (key, start) <= (key, t), and the group's first index. */
+static size_t upper(const asc_match_index *ix, uint64_t key, int64_t t, size_t *group_lo) {
+  size_t lo = 0, hi = ix->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (ix->key[mid] < key) lo = mid + 1;
+    else hi = mid;
+  }
+  *group_lo = lo;
+  hi = ix->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (ix->key[mid] < key || (ix->key[mid] == key && ix->start[mid] <= t)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+int64_t asc_match_latest(const asc_match_index *ix, uint64_t key, int64_t t) {
+  size_t g, u = upper(ix, key, t, &g);
+  return u > g ? ix->row[u - 1] : -1;
+}
+
+int64_t asc_match_within(const asc_match_index *ix, uint64_t key, int64_t t) {
+  size_t g, u = upper(ix, key, t, &g);
+  /* Walk back while some earlier entry of the group may still reach t (running max end). */
+  for (size_t j = u; j > g; j--) {
+    if (ix->maxend[j - 1] == ASC_NULL_I64 || ix->maxend[j - 1] < t) break;
+    if (ix->end[j - 1] != ASC_NULL_I64 && ix->end[j - 1] >= t) return ix->row[j - 1];
+  }
+  return -1;
+}
