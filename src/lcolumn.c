@@ -242,6 +242,13 @@ static int col_take(lua_State *L) {
   size_t w = asc_kind_size(c->kind);
   for (size_t k = 0; k < n; k++) {
     int64_t r = rows[k];
+    if (r == ASC_NULL_I64) { /* no row: a missing value */
+      char *dst = (char *)out.v.p + k * w;
+      if (c->kind == ASC_I64) *(int64_t *)dst = ASC_NULL_I64;
+      else if (c->kind == ASC_F64) *(double *)dst = NAN;
+      else *(uint32_t *)dst = 0;
+      continue;
+    }
     if (r < 1 || (size_t)r > c->n) {
       if (owned) free(rows);
       asc_col_free(&out);
@@ -388,6 +395,39 @@ int lasc_pusherror(lua_State *L, const asc_error *err) {
   return 2;
 }
 
+/* column.concat({col, col, ...}) -> one column with the rows of all, in order (same kind) */
+static int column_concat(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer k = (lua_Integer)lua_rawlen(L, 1);
+  luaL_argcheck(L, k >= 1, 1, "no columns to concatenate");
+  size_t total = 0;
+  asc_kind kind = ASC_I64;
+  for (lua_Integer i = 1; i <= k; i++) {
+    lua_rawgeti(L, 1, i);
+    asc_col *c = lasc_checkcolumn(L, -1);
+    if (i == 1) kind = c->kind;
+    else if (c->kind != kind) return luaL_error(L, "column.concat: columns of different kinds");
+    if (kind == ASC_STR && lasc_column_strings(L, -1) != lasc_pushstrings(L))
+      return luaL_error(L, "column.concat: string columns from another string table");
+    if (kind == ASC_STR) lua_pop(L, 1);
+    total += c->n;
+    lua_pop(L, 1);
+  }
+  asc_col out;
+  asc_col_init(&out, kind);
+  if (asc_col_reserve(&out, total + 1)) return luaL_error(L, "out of memory");
+  size_t w = asc_kind_size(kind);
+  for (lua_Integer i = 1; i <= k; i++) {
+    lua_rawgeti(L, 1, i);
+    asc_col *c = lasc_checkcolumn(L, -1);
+    if (c->n) memcpy((char *)out.v.p + out.n * w, c->v.p, c->n * w);
+    out.n += c->n;
+    lua_pop(L, 1);
+  }
+  lasc_pushcolumn(L, &out, 0);
+  return 1;
+}
+
 /* column.new(kind [, values]) */
 static int column_new(lua_State *L) {
   static const char *const kinds[] = {"integer", "number", "string", NULL};
@@ -438,7 +478,7 @@ void lasc_register_column(lua_State *L) {
 }
 
 int lasc_open_column(lua_State *L) {
-  static const luaL_Reg fns[] = {{"new", column_new}, {"strings", column_strings}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"new", column_new}, {"concat", column_concat}, {"strings", column_strings}, {NULL, NULL}};
   lasc_register_column(L);
   luaL_newlib(L, fns);
   return 1;

@@ -1,5 +1,6 @@
 /* Lua binding of the file-system helpers: fs.walk, fs.stat, fs.mkdirs, fs.write (atomic),
  * fs.cpus, fs.isatty. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,10 +109,47 @@ static int l_realpath(lua_State *L) {
 
 static int l_remove_tree(lua_State *L);
 
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* fs.list(dir) -> sorted names in dir (not recursive, without . and ..) or nil, message */
+static int l_list(lua_State *L) {
+  const char *dir = luaL_checkstring(L, 1);
+  DIR *d = opendir(dir);
+  if (!d) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s: %s", dir, strerror(errno));
+    return 2;
+  }
+  lua_newtable(L);
+  lua_Integer n = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
+    lua_pushstring(L, de->d_name);
+    lua_rawseti(L, -2, ++n);
+  }
+  closedir(d);
+  const char **names = lua_newuserdatauv(L, (size_t)(n + 1) * sizeof *names, 0);
+  for (lua_Integer i = 0; i < n; i++) {
+    lua_rawgeti(L, -2, i + 1);
+    names[i] = lua_tostring(L, -1);
+    lua_pop(L, 1);
+  }
+  qsort(names, (size_t)n, sizeof *names, by_name);
+  lua_createtable(L, (int)n, 0);
+  for (lua_Integer i = 0; i < n; i++) {
+    lua_pushstring(L, names[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
 int lasc_open_fs(lua_State *L) {
   static const luaL_Reg fns[] = {{"walk", l_walk},     {"stat", l_stat},         {"mkdirs", l_mkdirs},
                                  {"write", l_write},   {"cpus", l_cpus},         {"isatty", l_isatty},
-                                 {"realpath", l_realpath}, {"remove_tree", l_remove_tree}, {NULL, NULL}};
+                                 {"realpath", l_realpath}, {"list", l_list}, {"remove_tree", l_remove_tree}, {NULL, NULL}};
   luaL_newlib(L, fns);
   return 1;
 }

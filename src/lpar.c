@@ -62,15 +62,39 @@ static void encode(lua_State *L, lasc_buf *b, int idx, int depth) {
     if (c->kind != ASC_STR) {
       put(L, b, c->v.p, c->n * 8);
     } else {
-      /* ids are private to this process: send the strings */
+      /* ids are private to this process: send each distinct string once, then per-row
+       * indexes into that list (call stacks repeat a lot) */
       asc_strtab *st = lasc_column_strings(L, idx);
-      for (size_t i = 0; i < c->n; i++) {
-        size_t len = 0;
-        const char *s = c->v.s[i] ? asc_strtab_get(st, c->v.s[i], &len) : NULL;
-        uint32_t l32 = s ? (uint32_t)len : UINT32_MAX;
-        put(L, b, &l32, 4);
-        if (s) put(L, b, s, len);
+      uint32_t nids = asc_strtab_count(st) + 1;
+      uint32_t *local = calloc(nids, sizeof *local);
+      uint32_t *order = malloc((c->n + 1) * sizeof *order);
+      if (!local || !order) {
+        free(local);
+        free(order);
+        luaL_error(L, "out of memory");
       }
+      uint32_t nuniq = 0;
+      for (size_t i = 0; i < c->n; i++) {
+        uint32_t id = c->v.s[i];
+        if (id && !local[id]) {
+          local[id] = ++nuniq;
+          order[nuniq - 1] = id;
+        }
+      }
+      put(L, b, &nuniq, 4);
+      for (uint32_t u = 0; u < nuniq; u++) {
+        size_t len = 0;
+        const char *s = asc_strtab_get(st, order[u], &len);
+        uint32_t l32 = (uint32_t)len;
+        put(L, b, &l32, 4);
+        put(L, b, s, len);
+      }
+      for (size_t i = 0; i < c->n; i++) {
+        uint32_t k = c->v.s[i] ? local[c->v.s[i]] : 0;
+        put(L, b, &k, 4);
+      }
+      free(local);
+      free(order);
     }
     break;
   }
@@ -142,17 +166,23 @@ static int decode(lua_State *L, reader *r, asc_strtab *st) {
       memcpy(c.v.p, r->p + r->at, n * 8);
       r->at += n * 8;
     } else {
-      for (uint64_t i = 0; i < n; i++) {
+      uint32_t nuniq;
+      if (take(r, &nuniq, 4) || nuniq > r->n) return asc_col_free(&c), -1;
+      uint32_t *ids = malloc(((size_t)nuniq + 1) * sizeof *ids);
+      if (!ids) luaL_error(L, "out of memory");
+      ids[0] = 0;
+      for (uint32_t u = 1; u <= nuniq; u++) {
         uint32_t len;
-        if (take(r, &len, 4)) return asc_col_free(&c), -1;
-        uint32_t id = 0;
-        if (len != UINT32_MAX) {
-          if (r->at + len > r->n) return asc_col_free(&c), -1;
-          if (asc_strtab_intern(st, r->p + r->at, len, &id)) luaL_error(L, "out of memory");
-          r->at += len;
-        }
-        c.v.s[i] = id;
+        if (take(r, &len, 4) || r->at + len > r->n) return free(ids), asc_col_free(&c), -1;
+        if (asc_strtab_intern(st, r->p + r->at, len, &ids[u])) luaL_error(L, "out of memory");
+        r->at += len;
       }
+      for (uint64_t i = 0; i < n; i++) {
+        uint32_t k;
+        if (take(r, &k, 4) || k > nuniq) return free(ids), asc_col_free(&c), -1;
+        c.v.s[i] = ids[k];
+      }
+      free(ids);
     }
     c.n = n;
     lasc_pushcolumn(L, &c, 0);

@@ -1,0 +1,125 @@
+--- Finding profiling data: which folders hold one rank's output, which rank and role they are,
+-- and in which order several collections of one rank come.
+--
+-- A rank folder is a `*_ascend_pt` folder (or any folder holding ASCEND_PROFILER_OUTPUT/).
+-- rank: the N of profiler_info_N.json, else its "rank_id" (string or int), else a number in
+--       the folder name ("rank_3", "rank3"); role: profiler_metadata.json "role", else the
+--       name of the folder above the rank folder.
+local core = require "ascope_core"
+local fs, json = core.fs, core.json
+
+local M = {}
+
+local function basename(p) return (p:gsub("/+$", ""):match("([^/]+)$")) or p end
+local function dirname(p)
+  local d = p:gsub("/+$", ""):match("^(.*)/[^/]+$")
+  if d == nil then return "." end
+  if d == "" then return "/" end
+  return d
+end
+M.basename, M.dirname = basename, dirname
+
+local function is_dir(p)
+  local st = fs.stat(p)
+  return st and st.type == "dir"
+end
+
+local function is_file(p)
+  local st = fs.stat(p)
+  return st and st.type == "file"
+end
+M.is_file, M.is_dir = is_file, is_dir
+
+--- Collection time from the folder name, as a sortable string (17 digits, ms precision):
+-- 20260526_085155_ascend_pt -> "20260526085155000"; host_123_20250101120000123_ascend_pt ->
+-- "20250101120000123". nil when the name carries no time.
+function M.time_key(name)
+  local d, t = name:match("(%d%d%d%d%d%d%d%d)_(%d%d%d%d%d%d)_ascend_pt$")
+  if d then return d .. t .. "000" end
+  local long = name:match("_(%d+)_ascend_pt$")
+  if long and #long >= 14 then return (long .. "000"):sub(1, 17) end
+  return nil
+end
+
+local function rank_of(dir)
+  local names = fs.list(dir) or {}
+  for _, n in ipairs(names) do
+    local r = n:match("^profiler_info_(%d+)%.json$")
+    if r then return math.tointeger(tonumber(r)), "profiler_info" end
+  end
+  for _, n in ipairs(names) do
+    if n:match("^profiler_info.*%.json$") then
+      local doc = json.load(dir .. "/" .. n)
+      local r = type(doc) == "table" and doc.rank_id
+      r = math.tointeger(tonumber(r))
+      if r then return r, "rank_id" end
+    end
+  end
+  local r = basename(dir):match("[Rr]ank_?(%d+)")
+  if r then return math.tointeger(tonumber(r)), "folder name" end
+  return nil
+end
+
+local function role_of(dir)
+  local meta = dir .. "/profiler_metadata.json"
+  if is_file(meta) then
+    local doc = json.load(meta)
+    if type(doc) == "table" and type(doc.role) == "string" and doc.role ~= "" then return doc.role end
+  end
+  return basename(dirname(dir))
+end
+
+local function describe(dir)
+  local out = dir .. "/ASCEND_PROFILER_OUTPUT"
+  local rank, how = rank_of(dir)
+  return {
+    dir = dir,
+    output_dir = is_dir(out) and out or nil,
+    name = basename(dir),
+    rank = rank,
+    rank_source = how,
+    role = role_of(dir),
+    time_key = M.time_key(basename(dir)),
+  }
+end
+
+--- Rank folders under input (a tree, one *_ascend_pt folder, or an ASCEND_PROFILER_OUTPUT
+-- folder), ordered by role, rank, then collection time. Returns the list or nil, message.
+function M.rank_dirs(input)
+  input = input:gsub("(.)/+$", "%1")
+  local st, err = fs.stat(input)
+  if not st then return nil, err end
+  if st.type ~= "dir" then return nil, input .. ": not a folder" end
+  local found = {}
+  if basename(input) == "ASCEND_PROFILER_OUTPUT" then
+    found[1] = describe(dirname(input))
+  elseif is_dir(input .. "/ASCEND_PROFILER_OUTPUT") or basename(input):match("_ascend_pt$") then
+    found[1] = describe(input)
+  else
+    local seen = {}
+    local all = fs.walk(input, { dirs = true })
+    for _, p in ipairs(all) do
+      local dir
+      if basename(p) == "ASCEND_PROFILER_OUTPUT" and is_dir(p) then
+        dir = dirname(p)
+      elseif p:match("_ascend_pt$") and is_dir(p) then
+        dir = p
+      end
+      if dir and not seen[dir] then
+        seen[dir] = true
+        found[#found + 1] = describe(dir)
+      end
+    end
+  end
+  table.sort(found, function(a, b)
+    if a.role ~= b.role then return a.role < b.role end
+    local ra, rb = a.rank or math.maxinteger, b.rank or math.maxinteger
+    if ra ~= rb then return ra < rb end
+    local ta, tb = a.time_key or a.name, b.time_key or b.name
+    if ta ~= tb then return ta < tb end
+    return a.dir < b.dir
+  end)
+  return found
+end
+
+return M

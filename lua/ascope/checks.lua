@@ -1,0 +1,87 @@
+--- Data checks described by rule tables (rules/*.lua `input` and `output` lists).
+-- Each kind is a function(rule, subject) -> nil when the check holds, or a detail string.
+--   local problems = checks.run(rules.input, { dir = "/data/rank0" }, "input")
+--   for _, p in ipairs(problems) do print(p.severity, p.id, p.message) end
+local csv = require("ascope_core").csv
+local fs = require("ascope_core").fs
+local i18n = require "ascope.i18n"
+
+local M = {}
+
+M.kinds = {}
+
+function M.kinds.file_present(rule, subject)
+  local path = subject.dir .. "/" .. rule.file
+  local st = fs.stat(path)
+  if st and st.type == "file" then return nil end
+  return path
+end
+
+function M.kinds.columns_present(rule, subject)
+  local path = subject.dir .. "/" .. rule.file
+  local st = fs.stat(path)
+  if not st then return nil end -- file_present reports that
+  local r, err = csv.open(path)
+  if not r then return err end
+  local header = r:next()
+  r:close()
+  if not header then return path .. ": empty file" end
+  local have = {}
+  for _, h in ipairs(header) do have[(h:gsub("^\239\187\191", ""))] = true end
+  local missing = {}
+  for _, c in ipairs(rule.columns) do
+    if not have[c] then missing[#missing + 1] = c end
+  end
+  if #missing == 0 then return nil end
+  return ("%s (in %s)"):format(table.concat(missing, ", "), path)
+end
+
+function M.kinds.rows_at_least(rule, subject)
+  if subject.rows >= rule.min then return nil end
+  return ("%d row(s), at least %d expected"):format(subject.rows, rule.min)
+end
+
+function M.kinds.numeric(rule, subject)
+  local bad = {}
+  for _, c in ipairs(rule.columns) do
+    local n = subject.non_numeric[c]
+    if n and n > 0 then bad[#bad + 1] = ("%s (%d)"):format(c, n) end
+  end
+  if #bad == 0 then return nil end
+  return table.concat(bad, ", ")
+end
+
+function M.kinds.any_positive(rule, subject)
+  if (subject.positive[rule.column] or 0) > 0 then return nil end
+  return rule.column
+end
+
+--- Validate a list of checks; returns nil or a message naming the bad rule.
+function M.validate(list, where)
+  if type(list) ~= "table" then return ("rules: %s must be a list of checks"):format(where) end
+  for i, rule in ipairs(list) do
+    local name = ("%s[%d] (id %s)"):format(where, i, tostring(rule.id))
+    if type(rule.id) ~= "string" then return ("rules: %s has no id"):format(name) end
+    if not M.kinds[rule.check] then
+      return ("rules: %s: unknown check kind %q"):format(name, tostring(rule.check))
+    end
+    if rule.severity ~= "error" and rule.severity ~= "warning" then
+      return ("rules: %s: severity must be \"error\" or \"warning\""):format(name)
+    end
+  end
+end
+
+--- Run the checks on a subject; returns a list of {id, severity, message}.
+function M.run(list, subject)
+  local out = {}
+  for _, rule in ipairs(list) do
+    local detail = M.kinds[rule.check](rule, subject)
+    if detail then
+      local text = i18n.pick(rule.text) or (rule.id .. ": %s")
+      out[#out + 1] = { id = rule.id, severity = rule.severity, message = text:format(detail) }
+    end
+  end
+  return out
+end
+
+return M

@@ -1,0 +1,130 @@
+--- `ascope memory`: front end of the memory attribution job.
+local memory = require "ascope.memory"
+local report = require "ascope.report.memory"
+local errors = require "ascope.errors"
+local fmt = require "ascope.fmt"
+local log = require "ascope.log"
+local t = require("ascope.i18n").t
+local fs = require("ascope_core").fs
+
+local M = {}
+
+M.spec = {
+  name = "memory",
+  args = "INPUT [-o OUT] [options]",
+  summary = {
+    en = "attribute every NPU allocation (operator_memory.csv) to its Python call stack (trace_view.json)",
+    zh = "将每次 NPU 内存申请（operator_memory.csv）关联到 Python 调用栈（trace_view.json）",
+  },
+  details = {
+    en = [[INPUT is a profiling tree <in>/<role>/<..>_ascend_pt/ (any depth), one *_ascend_pt folder,
+or an ASCEND_PROFILER_OUTPUT folder. Writes OUT/memory_events.csv (one row per allocation or
+release, all ranks, in time order), memory_summary.json, memory_report.md (peak, live at peak by
+call site, top call sites, never-released allocations) and memory_trace.json (open it in
+Perfetto UI or chrome://tracing). Exit code 1 when a rank could not be read (the other ranks'
+results are still written), 2 on a usage error.
+
+--match latest: the latest same-name cpu_op with ts <= Allocation Time (the reference rule);
+within: also Allocation Time <= ts + dur; within-or-latest: within, else latest.]],
+    zh = [[INPUT 可为 profiling 目录树 <in>/<role>/<..>_ascend_pt/（任意深度）、单个 *_ascend_pt 目录或
+ASCEND_PROFILER_OUTPUT 目录。输出 OUT/memory_events.csv（所有 rank、按时间排序）、memory_summary.json、
+memory_report.md（峰值、峰值时存活的调用点、申请最多的调用点、未释放的申请）和 memory_trace.json
+（可在 Perfetto UI 或 chrome://tracing 打开）。有 rank 无法读取时退出码为 1（其余 rank 的结果照常写出），
+参数错误为 2。]],
+  },
+  options = {
+    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
+    { "output-path", arg = "DIR", alias_of = "output" },
+    { "input-path", arg = "PATH", alias_of = "input" },
+    { "input-type", arg = "TYPE", choices = { "ascend_memory" }, help = "accepted for the reference tool's command line" },
+    { "profiler-type", arg = "TYPE", choices = { "memory" }, help = "accepted for the reference tool's command line" },
+    { "rank-list", arg = "LIST", default = "all", help = "ranks to read: all, or 0,2,4-7" },
+    { "role", arg = "NAME", many = true, help = "only this role (repeatable)" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, help = "ranks read in parallel (default: CPUs)" },
+    { "match", arg = "MODE", choices = { "latest", "within", "within-or-latest" },
+      help = "how an allocation is matched to an operator (default from rules: latest)" },
+    { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/memory.lua" },
+    { "format", arg = "LIST", default = "csv,json,md,trace", help = "outputs to write: csv,json,md,trace" },
+  },
+  examples = {
+    "ascope memory prof_data -o out",
+    "ascope memory prof_data --rank-list 0-3 --role actor_update -j 4 --match within-or-latest",
+    "ascope memory --input-path prof_data --input-type ascend_memory --profiler-type memory --output-path out",
+  },
+}
+
+local WRITERS = {
+  csv = { "memory_events.csv", report.events_csv },
+  json = { "memory_summary.json", report.summary_json },
+  md = { "memory_report.md", report.report_md },
+  trace = { "memory_trace.json", report.trace_json },
+}
+local ORDER = { "csv", "json", "md", "trace" }
+
+function M.main(opts, words)
+  local input = opts.input or words[1]
+  if not input then errors.usage("ascope memory needs INPUT (a profiling folder); see 'ascope help memory'") end
+  if #words > (opts.input and 0 or 1) then errors.usage("unexpected argument %q", words[opts.input and 1 or 2]) end
+  local formats = {}
+  for f in opts.format:gmatch("[^,%s]+") do
+    if not WRITERS[f] then errors.usage("--format: unknown output %q (csv, json, md, trace)", f) end
+    formats[f] = true
+  end
+  local st = fs.stat(input)
+  if not st then error(input .. ": no such file or folder", 0) end
+
+  local result, err = memory.parse(input, {
+    match = opts.match, rank_list = opts.rank_list, roles = opts.role, jobs = opts.jobs, rules = opts.rules,
+  })
+  if not result then error(err, 0) end
+  if #result.ranks == 0 and #result.failed == 0 then
+    error(t("memory.no_ranks", input), 0)
+  end
+  for _, r in ipairs(result.ranks) do
+    for _, w in ipairs(r.warnings) do log.warn("%s", w) end
+    if r.summary.suspect_latest_matches > 0 and r.summary.match_mode == "latest" then
+      log.warn("%s", t("memory.suspect", r.rank, r.summary.suspect_latest_matches, r.summary.latest_matches))
+    end
+  end
+  result.problems = memory.check_output(result)
+  local out = opts.output
+  local written = {}
+  for _, f in ipairs(ORDER) do
+    if formats[f] then
+      local name, write = WRITERS[f][1], WRITERS[f][2]
+      log.stage("writing %s", out .. "/" .. name)
+      local ok, werr = write(result, out .. "/" .. name)
+      if not ok then error(werr, 0) end
+      written[#written + 1] = out .. "/" .. name
+    end
+  end
+
+  -- the short summary on stdout
+  local total = 0
+  for _, r in ipairs(result.ranks) do
+    total = total + r.n
+    local s = r.summary
+    print(("rank %s (%s): %d events, %d allocations, match %s (%s)%s"):format(r.rank, r.role, s.events,
+      s.allocations, fmt.pct(s.match_rate), s.match_mode,
+      s.peak and (", peak %.1f MB at %s ms"):format(s.peak.allocated_mb, fmt.ms(s.peak.time_ns)) or ""))
+  end
+  print(t("memory.summary", #result.ranks, total, out))
+  print(t("memory.outputs", table.concat(written, ", ")))
+  local failed = false
+  for _, f in ipairs(result.failed) do
+    log.error("%s", t("memory.rank_failed", tostring(f.rank or "?"), f.role, f.reason))
+    failed = true
+  end
+  for _, p in ipairs(result.problems) do
+    if p.severity == "error" then
+      log.error("%s", p.message)
+      failed = true
+    else
+      log.warn("%s", p.message)
+    end
+  end
+  if #result.failed > 0 then log.error("%s", t("memory.failed_ranks", #result.failed)) end
+  return failed and 1 or 0
+end
+
+return M

@@ -1,0 +1,209 @@
+--- Writers of `ascope memory` results: memory_events.csv, memory_summary.json,
+-- memory_report.md and memory_trace.json (Chrome trace for Perfetto / chrome://tracing).
+local core = require "ascope_core"
+local fmt = require "ascope.fmt"
+local md = require "ascope.report.md"
+local writer = require "ascope.report.writer"
+local trace_fmt = require "ascope.ascend.trace"
+local json = core.json
+
+local M = {}
+
+M.EVENT_COLUMNS = { "name", "role", "rank_id", "call_stack", "call_stack_top", "size_kb",
+  "start_time_ms", "duration_ms", "total_allocated_mb", "total_reserved_mb", "total_active_mb",
+  "device_type" }
+
+--- memory_events.csv: one row per operator_memory.csv row of every rank, in time order.
+-- Times are printed exactly (from integer ns), so no microsecond is lost.
+function M.events_csv(result, path)
+  local w, err = core.csv.writer(path)
+  if not w then return nil, err end
+  w:row(M.EVENT_COLUMNS)
+  local order, where = result:order()
+  local ms = fmt.ms
+  for k = 1, #order do
+    local r, i = where(order[k])
+    local d = r.dur_ns[i]
+    local t = r.start_ns[i]
+    w:row(r.name[i], r.role, r.rank, r.call_stack[i] or "", r.top[i] or "", r.size_kb[i],
+      t and ms(t) or "", d and ms(d) or "0.0", r.allocated_mb[i] or 0.0, r.reserved_mb[i] or 0.0,
+      r.active_mb[i] or 0.0, r.device[i] or "")
+  end
+  return w:close()
+end
+
+local function sites_out(list)
+  local out = setmetatable({}, { __jsontype = "array" })
+  for i, s in ipairs(list) do
+    out[i] = { call_site = s.call_site, size_kb = s.size_kb, count = s.count, share = s.share }
+  end
+  return out
+end
+
+--- The per-rank summary as plain data (used by the JSON and the Markdown writers).
+function M.summary_data(result)
+  local ranks = setmetatable({}, { __jsontype = "array" })
+  for _, r in ipairs(result.ranks) do
+    local s = r.summary
+    ranks[#ranks + 1] = {
+      role = r.role, rank = r.rank, folders = r.dirs,
+      events = s.events, allocations = s.allocations, releases = s.releases,
+      match = { mode = s.match_mode, matched = s.matched, rate = s.match_rate,
+                latest_matches = s.latest_matches,
+                suspect_latest_matches = s.suspect_latest_matches },
+      peak = s.peak and { allocated_mb = s.peak.allocated_mb, time_ms = fmt.ms(s.peak.time_ns) } or nil,
+      live_at_peak = { size_kb = s.live_at_peak.size_kb, count = s.live_at_peak.count,
+                       call_sites = s.live_at_peak.site_count, top = sites_out(s.live_at_peak.sites) },
+      top_call_sites = { size_kb = s.top_call_sites.size_kb, call_sites = s.top_call_sites.site_count,
+                         top = sites_out(s.top_call_sites.sites) },
+      leak_suspects = { size_kb = s.leak_suspects.size_kb, call_sites = s.leak_suspects.site_count,
+                        top = sites_out(s.leak_suspects.sites) },
+      warnings = setmetatable(r.warnings, { __jsontype = "array" }),
+    }
+  end
+  local failed = setmetatable({}, { __jsontype = "array" })
+  for _, f in ipairs(result.failed) do
+    failed[#failed + 1] = { role = f.role, rank = f.rank, folders = f.dirs, reason = f.reason }
+  end
+  return { input = result.input, match_mode = result.match, ranks = ranks, failed = failed,
+           problems = setmetatable(result.problems or {}, { __jsontype = "array" }) }
+end
+
+function M.summary_json(result, path)
+  local w, err = writer.open(path)
+  if not w then return nil, err end
+  w:write(json.encode(M.summary_data(result), { indent = 2 }), "\n")
+  return w:close()
+end
+
+local function sites_table(list, with_share)
+  local rows = {}
+  for i, s in ipairs(list) do
+    rows[i] = { i, s.call_site, ("%.1f"):format(s.size_kb / 1024), s.count,
+                with_share and fmt.pct(s.share) or nil }
+  end
+  local header = { "#", "call site (call_stack_top)", "MB", "count" }
+  if with_share then header[5] = "share" end
+  return md.table(header, rows)
+end
+
+function M.report_md(result, path)
+  local w, err = writer.open(path)
+  if not w then return nil, err end
+  local data = M.summary_data(result)
+  w:write("# ascope memory report\n\n")
+  w:write(("Input: `%s`; match mode: `%s`; %d rank(s) read, %d failed.\n\n")
+    :format(result.input, result.match, #result.ranks, #result.failed))
+  local rows = {}
+  for _, r in ipairs(data.ranks) do
+    rows[#rows + 1] = { r.role, r.rank, r.events, r.allocations, r.releases, fmt.pct(r.match.rate),
+      r.match.suspect_latest_matches, r.peak and ("%.1f"):format(r.peak.allocated_mb) or "",
+      r.peak and r.peak.time_ms or "" }
+  end
+  w:write(md.table({ "role", "rank", "events", "allocations", "releases", "match rate",
+    "suspect matches", "peak allocated MB", "peak time ms" }, rows), "\n")
+  for _, f in ipairs(data.failed) do
+    w:write(("- **failed** rank %s (%s): %s\n"):format(tostring(f.rank), f.role, f.reason))
+  end
+  for _, p in ipairs(data.problems) do
+    w:write(("- **%s** %s\n"):format(p.severity, p.message))
+  end
+  for _, r in ipairs(data.ranks) do
+    w:write(("\n## %s rank %s\n\n"):format(r.role, r.rank))
+    if r.match.suspect_latest_matches > 0 and r.match.mode == "latest" then
+      w:write(("%d of %d matches point at an operator that had already ended when the memory was allocated: "
+        .. "run with `--match within-or-latest` for a stricter attribution.\n\n")
+        :format(r.match.suspect_latest_matches, r.match.latest_matches))
+    end
+    if r.peak then
+      w:write(("### Live at the peak (%.1f MB allocated at %s ms)\n\n"):format(r.peak.allocated_mb, r.peak.time_ms))
+      w:write(("%d allocation(s), %.1f MB, from %d call site(s).\n\n"):format(
+        r.live_at_peak.count, r.live_at_peak.size_kb / 1024, r.live_at_peak.call_sites))
+      w:write(sites_table(r.live_at_peak.top, true), "\n")
+    end
+    w:write(("### Top call sites by bytes allocated (%.1f MB in all)\n\n"):format(r.top_call_sites.size_kb / 1024))
+    w:write(sites_table(r.top_call_sites.top, true), "\n")
+    w:write(("### Never released (leak suspects, %.1f MB)\n\n"):format(r.leak_suspects.size_kb / 1024))
+    if #r.leak_suspects.top == 0 then w:write("None.\n\n") else w:write(sites_table(r.leak_suspects.top, false), "\n") end
+    for _, warn in ipairs(r.warnings) do w:write("- warning: ", warn, "\n") end
+  end
+  return w:close()
+end
+
+local function num(x)
+  if x == nil then return "0" end
+  if math.type(x) == "integer" then return tostring(x) end
+  return ("%.10g"):format(x)
+end
+
+--- memory_trace.json: per rank a process with counter tracks (allocated / reserved / active
+-- MB) and one slice per attributed allocation; call stacks go to "stackFrames" once and slices
+-- point at them with "sf", so the file stays small when stacks repeat.
+function M.trace_json(result, path)
+  local w, err = writer.open(path)
+  if not w then return nil, err end
+  w:write('{"displayTimeUnit":"ms","traceEvents":[\n')
+  local first = true
+  local function emit(s)
+    if first then first = false else w:write(",\n") end
+    w:write(s)
+  end
+  local frames, nframes, frame_lines = {}, 0, {}
+  local function frame_id(stack)
+    local parent
+    local fs_ = trace_fmt.frames(stack)
+    for k = #fs_, 1, -1 do
+      local key = (parent or 0) .. "\0" .. fs_[k]
+      local id = frames[key]
+      if not id then
+        nframes = nframes + 1
+        id = nframes
+        frames[key] = id
+        frame_lines[#frame_lines + 1] = ('"%d":{"name":%s%s}'):format(id, json.encode(fs_[k]),
+          parent and (',"parent":"' .. parent .. '"') or "")
+      end
+      parent = id
+    end
+    return parent
+  end
+  local us = fmt.us
+  for pid, r in ipairs(result.ranks) do
+    emit(('{"ph":"M","name":"process_name","pid":%d,"tid":0,"args":{"name":%s}}')
+      :format(pid, json.encode(("rank %s (%s)"):format(r.rank, r.role))))
+    emit(('{"ph":"M","name":"thread_name","pid":%d,"tid":1,"args":{"name":"allocations"}}'):format(pid))
+    local last_ns = 0
+    for i = 1, r.n do
+      local t = r.start_ns[i]
+      if t then
+        local d = r.dur_ns[i]
+        local e = t + (d or 0)
+        if e > last_ns then last_ns = e end
+      end
+    end
+    local sf_cache = {}
+    for i = 1, r.n do
+      local t = r.start_ns[i]
+      if t then
+        emit(('{"ph":"C","name":"memory (MB)","pid":%d,"ts":%s,"args":{"allocated":%s,"reserved":%s,"active":%s}}')
+          :format(pid, us(t), num(r.allocated_mb[i]), num(r.reserved_mb[i]), num(r.active_mb[i])))
+        local size = r.size_kb[i]
+        local sid = r.call_stack:id(i)
+        if size and size > 0 and sid ~= 0 then
+          local sf = sf_cache[sid]
+          if not sf then
+            sf = frame_id(r.call_stack[i])
+            sf_cache[sid] = sf
+          end
+          local d = r.dur_ns[i]
+          emit(('{"ph":"X","name":%s,"pid":%d,"tid":1,"ts":%s,"dur":%s,"sf":"%d","args":{"size_kb":%s,"call_stack_top":%s,"released":%s}}')
+            :format(json.encode(r.name[i] or ""), pid, us(t), us(d or math.max(last_ns - t, 0)), sf,
+              num(size), json.encode(r.top[i] or ""), d and "true" or "false"))
+        end
+      end
+    end
+  end
+  w:write('\n],"stackFrames":{', table.concat(frame_lines, ",\n"), "}}\n")
+  return w:close()
+end
+
+return M

@@ -1,0 +1,134 @@
+--- Rule files: Lua files under rules/ that return tables. They are data, loaded in a sandbox
+-- (no io, os or require), and a user file given with --rules adds to them or overrides them.
+--
+--   local rules = require "ascope.rules"
+--   local r = assert(rules.load("memory"))              -- rules/memory.lua
+--   local r2 = assert(rules.load("memory", "my.lua"))   -- the same, merged with my.lua
+--
+-- Merging: lists of tables with an `id` merge by id (a user rule with an existing id changes
+-- only the fields it gives; `disabled = true` removes it; new ids are appended); other tables
+-- merge key by key; anything else is replaced.
+local M = {}
+
+local dir_override = nil
+
+--- Use DIR (an edited copy of rules/) instead of the bundled rules.
+function M.set_dir(dir) dir_override = dir end
+
+local SAFE = {
+  "pairs", "ipairs", "next", "type", "tostring", "tonumber", "select", "error", "assert",
+  "rawget", "rawequal", "rawlen", "setmetatable", "getmetatable",
+}
+
+local function sandbox()
+  local env = {}
+  for _, k in ipairs(SAFE) do env[k] = _G[k] end
+  for _, lib in ipairs({ "string", "math", "table", "utf8" }) do
+    env[lib] = {}
+    for k, v in pairs(_G[lib]) do env[lib][k] = v end
+  end
+  return env
+end
+
+local function read_file(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+-- Candidate places of the bundled rules when not running inside the ascope executable.
+local function source_dirs()
+  local dirs = {}
+  local init = package.searchpath("ascope", package.path)
+  if init then
+    local base = init:gsub("[^/]*$", "")              -- .../lua/ascope/
+    dirs[#dirs + 1] = base .. "../../rules"            -- source tree
+    dirs[#dirs + 1] = base .. "../../../ascope/rules"  -- PREFIX/share/lua/5.4/ascope -> PREFIX/share/ascope/rules
+  end
+  return dirs
+end
+
+local function bundled(name)
+  local file = name .. ".lua"
+  local dir = dir_override or os.getenv("ASCOPE_RULES_DIR")
+  if dir and dir ~= "" then
+    local text = read_file(dir .. "/" .. file)
+    if text then return text, "@" .. dir .. "/" .. file end
+    return nil, ("no rule file %s in %s"):format(file, dir)
+  end
+  local core = require "ascope_core"
+  if core.resource then
+    local text, chunk = core.resource("rules/" .. file)
+    if text then return text, chunk end
+  end
+  for _, d in ipairs(source_dirs()) do
+    local text = read_file(d .. "/" .. file)
+    if text then return text, "@" .. d .. "/" .. file end
+  end
+  return nil, "no bundled rule file " .. file
+end
+
+--- Evaluate rule text in the sandbox; returns the table or nil, message.
+function M.eval(text, chunkname)
+  local fn, err = load(text, chunkname, "t", sandbox())
+  if not fn then return nil, err end
+  local ok, value = pcall(fn)
+  if not ok then return nil, tostring(value) end
+  if type(value) ~= "table" then
+    return nil, ("%s: a rule file must return a table, not %s"):format(chunkname:gsub("^@", ""), type(value))
+  end
+  return value
+end
+
+local function is_id_list(t)
+  if type(t) ~= "table" or #t == 0 then return false end
+  for _, v in ipairs(t) do
+    if type(v) ~= "table" or v.id == nil then return false end
+  end
+  return true
+end
+
+--- Merge user into base (both left untouched); see the module comment.
+function M.merge(base, user)
+  if type(base) ~= "table" or type(user) ~= "table" then return user end
+  if is_id_list(base) and (is_id_list(user) or #user == 0) then
+    local out, pos = {}, {}
+    for _, r in ipairs(base) do
+      out[#out + 1] = M.merge({}, r)
+      pos[r.id] = #out
+    end
+    for _, r in ipairs(user) do
+      local at = pos[r.id]
+      if at then out[at] = M.merge(out[at], r) else out[#out + 1] = M.merge({}, r) end
+    end
+    local kept = {}
+    for _, r in ipairs(out) do
+      if not r.disabled then kept[#kept + 1] = r end
+    end
+    return kept
+  end
+  local out = {}
+  for k, v in pairs(base) do out[k] = type(v) == "table" and M.merge({}, v) or v end
+  for k, v in pairs(user) do out[k] = type(v) == "table" and M.merge(out[k] or {}, v) or v end
+  return out
+end
+
+--- Load rules/NAME.lua, merged with the user file when given.
+function M.load(name, user_file)
+  local text, chunk = bundled(name)
+  if not text then return nil, chunk end
+  local base, err = M.eval(text, chunk)
+  if not base then return nil, err end
+  if not user_file then return base end
+  local utext = read_file(user_file)
+  if not utext then return nil, ("%s: cannot read the rule file"):format(user_file) end
+  local user, uerr = M.eval(utext, "@" .. user_file)
+  if not user then return nil, uerr end
+  -- a user file may hold several rule sets keyed by name ({memory = {...}, timeline = {...}})
+  if user[name] ~= nil and type(user[name]) == "table" then user = user[name] end
+  return M.merge(base, user)
+end
+
+return M
