@@ -104,7 +104,7 @@ static int walk(char *path, size_t len, int (*fn)(void *, const char *, int), vo
     n++;
   }
   closedir(d);
-  qsort(names, n, sizeof *names, by_name);
+  if (n > 1) qsort(names, n, sizeof *names, by_name);
   int rc = 0;
   for (size_t i = 0; i < n && rc == 0; i++) {
     size_t nl = strlen(names[i]);

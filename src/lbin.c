@@ -222,7 +222,7 @@ static void read_struct(lua_State *L, view_ud *v, size_t base, int layout) {
     } else {
       push_scalar(L, v->p + base + (size_t)off, t);
     }
-    lua_settable(L, -4);
+    lua_settable(L, -5); /* result[key] = value; below: key, spec, copy of key, value */
   }
   lua_remove(L, fields);
 }

@@ -165,7 +165,8 @@ static int col_stats(lua_State *L) {
   luaL_argcheck(L, c->kind != ASC_STR, 1, "not a numeric column");
   size_t k = 0;
   if (c->kind == ASC_I64) {
-    int64_t sum = 0, mn = INT64_MAX, mx = INT64_MIN;
+    __int128 sum = 0; /* sums of ns timestamps overflow int64 */
+    int64_t mn = INT64_MAX, mx = INT64_MIN;
     for (size_t i = 0; i < c->n; i++) {
       int64_t x = c->v.i[i];
       if (x == ASC_NULL_I64) continue;
@@ -174,7 +175,8 @@ static int col_stats(lua_State *L) {
       if (x > mx) mx = x;
     }
     lua_pushinteger(L, (lua_Integer)k);
-    lua_pushinteger(L, sum);
+    if (sum >= INT64_MIN && sum <= INT64_MAX) lua_pushinteger(L, (lua_Integer)sum);
+    else lua_pushnumber(L, (double)sum);
     if (k) lua_pushinteger(L, mn), lua_pushinteger(L, mx);
     else lua_pushnil(L), lua_pushnil(L);
   } else {

@@ -84,9 +84,10 @@ local function version()
   local core = require "ascope_core"
   local v = core.versions()
   local ok, lpeg = pcall(require, "lpeg")
+  local lv = ok and lpeg.version or "?"
+  if type(lv) == "function" then lv = lv() end -- LPeg 1.0 has version(), 1.1 a string
   io.write(("ascope %s\n"):format(M.VERSION))
-  io.write(("  %s, LPeg %s, yajl %s, libcsv %s, SQLite %s\n"):format(
-    v.lua, ok and lpeg.version or "?", v.yajl, v.libcsv, v.sqlite))
+  io.write(("  %s, LPeg %s, yajl %s, libcsv %s, SQLite %s\n"):format(v.lua, lv, v.yajl, v.libcsv, v.sqlite))
   return 0
 end
 

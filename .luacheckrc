@@ -1,0 +1,4 @@
+std = "lua54"
+max_line_length = 130
+files["spec/"] = { std = "+busted" }
+files["rules/"] = { std = "min" }

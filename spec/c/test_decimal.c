@@ -1,0 +1,43 @@
+/* Exact decimal parsing: the property every time in ascope rests on. */
+#include <math.h>
+#include <string.h>
+
+#include "ascope/decimal.h"
+#include "ctest.h"
+
+static int64_t us(const char *s) {
+  int64_t v = -42;
+  if (asc_decimal_scaled(s, strlen(s), 3, &v)) return -1;
+  return v;
+}
+
+int main(void) {
+  CHECK(us("1736408883688177.930") == 1736408883688177930LL);
+  CHECK(us("1779785515596661.420\t") == 1779785515596661420LL); /* trailing tab */
+  CHECK(us("\"1000100\"") == 1000100000LL);                      /* quoted */
+  CHECK(us("1000000.0") == 1000000000LL);
+  CHECK(us("162.66") == 162660);
+  CHECK(us("0.0005") == 1);  /* 0.5 ns rounds half away from zero */
+  CHECK(us("0.0004") == 0);
+  CHECK(us("0.00006") == 0); /* far below half a unit */
+  CHECK(us("-1.5") == -1500);
+  CHECK(us("1.5e3") == 1500000);
+  CHECK(us("1736405443863674.4") == 1736405443863674400LL);
+  CHECK(us("abc") == -1);
+  CHECK(us("") == -1);
+  CHECK(us("1.2.3") == -1);
+  CHECK(us("99999999999999999999") == -1); /* overflows int64 ns */
+  int64_t i;
+  CHECK(asc_decimal_i64("42", 2, &i) == 0 && i == 42);
+  CHECK(asc_decimal_i64("42.0", 4, &i) == 0 && i == 42);
+  CHECK(asc_decimal_i64("42.5", 4, &i) != 0);
+  double d;
+  CHECK(asc_decimal_f64(" 18816.5\t", 9, &d) == 0 && d == 18816.5);
+  CHECK(asc_decimal_f64("N/A", 3, &d) != 0);
+  CHECK(asc_is_na("N/A", 3) && asc_is_na("", 0) && asc_is_na(" \t", 2) && !asc_is_na("0", 1));
+  char buf[32];
+  CHECK(asc_format_double(0.1, buf) == 3 && strcmp(buf, "0.1") == 0);
+  CHECK(asc_format_double(1024.0, buf) && strcmp(buf, "1024") == 0);
+  CHECK(asc_format_double(NAN, buf) == 0);
+  CTEST_END();
+}

@@ -1,0 +1,78 @@
+-- Shared spec helpers: fixture paths, scratch folders, running the ascope executable.
+local core = require "ascope_core"
+require("ascope.log").quiet = true -- stage lines of in-process runs would clutter the output
+
+local M = {}
+
+M.root = (os.getenv("PWD") or ".")
+M.fixtures = "spec/fixtures"
+M.real = "spec/fixtures/real"
+M.bin = os.getenv("ASCOPE_BIN") or "build/ascope"
+
+local counter = 0
+--- A fresh scratch folder under /tmp (removed by cleanup()).
+function M.tmpdir()
+  counter = counter + 1
+  local dir = ("/tmp/ascope-spec-%d-%d-%d"):format(os.time(), counter, math.random(1, 1e9))
+  assert(core.fs.mkdirs(dir))
+  return dir
+end
+
+function M.cleanup(dir)
+  if dir and dir:match("^/tmp/ascope%-spec%-") then core.fs.remove_tree(dir) end
+end
+
+function M.write(path, text)
+  local dir = path:match("^(.*)/[^/]+$")
+  if dir then assert(core.fs.mkdirs(dir)) end
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+function M.read(path)
+  local f = assert(io.open(path, "rb"))
+  local t = f:read("a")
+  f:close()
+  return t
+end
+
+local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+--- Run the ascope executable; returns exit code, stdout, stderr.
+function M.run(...)
+  local args = {}
+  for i = 1, select("#", ...) do args[i] = quote(select(i, ...)) end
+  local out, err = os.tmpname(), os.tmpname()
+  local cmd = ("%s %s >%s 2>%s"):format(quote(M.bin), table.concat(args, " "), out, err)
+  local _, _, code = os.execute(cmd)
+  local o, e = M.read(out), M.read(err)
+  os.remove(out)
+  os.remove(err)
+  return code, o, e
+end
+
+--- Rows of a CSV file as tables keyed by header (through the ascope reader).
+function M.csv_rows(path)
+  local r = assert(core.csv.open(path))
+  local header = assert(r:next())
+  local rows = {}
+  while true do
+    local rec = r:next()
+    if not rec then break end
+    local row = {}
+    for i, h in ipairs(header) do row[h] = rec[i] end
+    rows[#rows + 1] = row
+  end
+  r:close()
+  return rows, header
+end
+
+--- Copy a file byte for byte, optionally only its first n bytes.
+function M.copy(src, dst, n)
+  local data = M.read(src)
+  if n then data = data:sub(1, n) end
+  M.write(dst, data)
+end
+
+return M

@@ -1,0 +1,305 @@
+local core = require "ascope_core"
+local h = require "helper"
+local memory = require "ascope.memory"
+
+local HEADER = "Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),"
+  .. "Active Duration(us),Allocation Total Allocated(MB),Allocation Total Reserved(MB),"
+  .. "Allocation Total Active(MB),Release Total Allocated(MB),Release Total Reserved(MB),"
+  .. "Release Total Active(MB),Stream Ptr,Device Type\n"
+
+local function ev(name, ts, dur, stack)
+  return ('{"ph": "X", "cat": "cpu_op", "name": "%s", "pid": 1, "tid": 1, "ts": "%s", "dur": %s, '
+    .. '"args": {"Call stack": "%s"}}'):format(name, ts, dur, stack)
+end
+
+-- The documented example of the reference tool, in a <in>/<role>/<..>_ascend_pt tree.
+local function example_tree(dir)
+  local pt = dir .. "/actor_update/20260101_120000_ascend_pt"
+  h.write(pt .. "/profiler_info_0.json", '{"rank_id": 0}')
+  h.write(pt .. "/profiler_metadata.json", '{"role": "actor_update"}')
+  h.write(pt .. "/ASCEND_PROFILER_OUTPUT/trace_view.json", "[" .. table.concat({
+    ev("aten::empty", "1000000.0", 50, "fsdp2.py(112): train_batch;\\r\\nmain.py(1): main"),
+    ev("aten::empty", "3000000.0", 100, "fsdp2.py(120): train_batch;\\r\\nmain.py(1): main"),
+    ev("aten::matmul", "2000000.0", 1000, "model.py(60): forward;\\r\\nmain.py(1): main"),
+    '{"ph": "X", "cat": "python_function", "name": "aten::unknown", "ts": "5999999.0", "dur": 5}',
+  }, ",\n") .. "]")
+  h.write(pt .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv", HEADER ..
+    "aten::empty,1024,1000100,,,,,10,20,10,,,,1,NPU:0\n" ..
+    "aten::empty,2048,3000050,3000150,3000150,100.0,100.0,12,20,12,,,,1,NPU:0\n" ..
+    "aten::matmul,4096,2000500,2000900,2000900,400,400,16,20,16,,,,1,NPU:0\n" ..
+    "aten::unknown,512,6000000,,,,,16.5,20,16.5,,,,1,NPU:0\n" ..
+    "aten::empty,-1024,7000000,,,,,15.5,20,15.5,,,,1,NPU:0\n")
+  return pt
+end
+
+describe("memory attribution: the documented example", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  it("gives the reference's rows, in time order, with exact times", function()
+    example_tree(dir)
+    local r = assert(memory.parse(dir, { jobs = 1 }))
+    assert.equal(1, #r.ranks)
+    assert.equal(0, #r.failed)
+    local got = {}
+    for row in r:rows() do got[#got + 1] = row end
+    assert.same({ "aten::empty", "aten::matmul", "aten::empty", "aten::unknown", "aten::empty" },
+      { got[1].name, got[2].name, got[3].name, got[4].name, got[5].name })
+    assert.same({ "fsdp2.py(112): train_batch", "model.py(60): forward", "fsdp2.py(120): train_batch", "",
+                  "fsdp2.py(120): train_batch" },
+      { got[1].call_stack_top, got[2].call_stack_top, got[3].call_stack_top, got[4].call_stack_top,
+        got[5].call_stack_top })
+    assert.same({ 1000100000, 2000500000, 3000050000, 6000000000, 7000000000 },
+      { got[1].start_ns, got[2].start_ns, got[3].start_ns, got[4].start_ns, got[5].start_ns })
+    assert.equal("actor_update", got[1].role)
+    assert.equal(0, got[1].rank_id)
+    assert.equal("fsdp2.py(112): train_batch;\r\nmain.py(1): main", got[1].call_stack)
+  end)
+
+  it("writes memory_events.csv with the contract's columns and exact ms values", function()
+    example_tree(dir)
+    local code, out = h.run("memory", dir, "-o", dir .. "/out", "-q")
+    assert.equal(0, code)
+    assert.truthy(out:find("1 rank(s), 5 events", 1, true))
+    local rows, header = h.csv_rows(dir .. "/out/memory_events.csv")
+    assert.same({ "name", "role", "rank_id", "call_stack", "call_stack_top", "size_kb", "start_time_ms",
+      "duration_ms", "total_allocated_mb", "total_reserved_mb", "total_active_mb", "device_type" }, header)
+    local ms, dur, top = {}, {}, {}
+    for i, row in ipairs(rows) do
+      ms[i], dur[i], top[i] = row.start_time_ms, row.duration_ms, row.call_stack_top
+    end
+    assert.same({ "1000.1", "2000.5", "3000.05", "6000.0", "7000.0" }, ms)
+    assert.same({ "0.0", "0.4", "0.1", "0.0", "0.0" }, dur)
+    assert.equal("-1024.0", rows[5].size_kb)
+    assert.equal("1024.0", rows[1].size_kb)
+    assert.equal("NPU:0", rows[1].device_type)
+    assert.equal("fsdp2.py(120): train_batch", top[5])
+  end)
+
+  it("--match within refuses an operator that had ended, within-or-latest falls back", function()
+    example_tree(dir)
+    local latest = assert(memory.parse(dir, { jobs = 1 }))
+    -- 1000100 > 1000000 + 50 us and the release at 7000000 > 3000000 + 100 us: op already ended
+    assert.equal(2, latest.ranks[1].summary.suspect_latest_matches)
+    assert.equal(4, latest.ranks[1].summary.latest_matches)
+    local within = assert(memory.parse(dir, { jobs = 1, match = "within" }))
+    assert.equal(2, within.ranks[1].summary.matched)
+    local w = {}
+    for row in within:rows() do w[#w + 1] = row.call_stack_top end
+    assert.same({ "", "model.py(60): forward", "fsdp2.py(120): train_batch", "", "" }, w)
+    local both = assert(memory.parse(dir, { jobs = 1, match = "within-or-latest" }))
+    assert.equal(4, both.ranks[1].summary.matched)
+    assert.equal(0.8, both.ranks[1].summary.match_rate)
+  end)
+
+  it("computes the peak and what is alive at it", function()
+    example_tree(dir)
+    local s = assert(memory.parse(dir, { jobs = 1 })).ranks[1].summary
+    -- peak 16.5 MB at 6000 ms: alive then are the never-released 1024 KB and 512 KB allocations
+    assert.equal(16.5, s.peak.allocated_mb)
+    assert.equal(6000000000, s.peak.time_ns)
+    assert.equal(1536, s.live_at_peak.size_kb)
+    assert.equal(2, s.live_at_peak.count)
+    assert.equal("fsdp2.py(112): train_batch", s.live_at_peak.sites[1].call_site)
+    assert.equal(1024, s.live_at_peak.sites[1].size_kb)
+    assert.equal("(no call stack)", s.live_at_peak.sites[2].call_site)
+    assert.near(1024 / (16.5 * 1024), s.live_at_peak.sites[1].share, 1e-12)
+    assert.equal(4, s.allocations)
+    assert.equal(1, s.releases)
+    assert.equal(1536, s.leak_suspects.size_kb)
+  end)
+end)
+
+-- Live at peak by brute force from the CSV text alone (no ascope analysis code).
+local function brute_live(path)
+  local rows = h.csv_rows(path)
+  local peak, tpeak
+  for _, r in ipairs(rows) do
+    local a = tonumber(r["Allocation Total Allocated(MB)"])
+    if a and (not peak or a > peak) then peak, tpeak = a, r["Allocation Time(us)"] end
+  end
+  -- compare times as exact decimals: split into integer microseconds and 3-digit fraction
+  local function ns(text)
+    local w, f = text:match("^%s*(%d+)%.?(%d*)")
+    return math.tointeger(tonumber(w)) * 1000 + math.tointeger(tonumber(((f or "") .. "000"):sub(1, 3)))
+  end
+  local t = ns(tpeak)
+  local kb, count = 0, 0
+  for _, r in ipairs(rows) do
+    local size = tonumber(r["Size(KB)"])
+    local st = ns(r["Allocation Time(us)"])
+    local d = r["Duration(us)"]
+    if size > 0 and st <= t and (d == "" or st + ns(d) > t) then
+      kb = kb + size
+      count = count + 1
+    end
+  end
+  return peak, t, kb, count
+end
+
+describe("memory on real samples", function()
+  it("msinsight level0, two ranks: rows and call stacks as the reference rule gives them", function()
+    local r = assert(memory.parse(h.real .. "/msinsight_pytorch_text_level0", { jobs = 2 }))
+    assert.equal(2, #r.ranks)
+    for k, rank in ipairs(r.ranks) do
+      assert.equal(k - 1, rank.rank)
+      assert.equal("msinsight_pytorch_text_level0", rank.role)
+      local s = rank.summary
+      -- 184 rows, 76 matched (an independent Python bisect over Decimal times agrees row by row)
+      assert.equal(184, s.events)
+      assert.equal(76, s.matched)
+      assert.equal(1187.9814453125, s.peak.allocated_mb)
+      assert.equal(24, s.leak_suspects.sites[1] and s.leak_suspects.site_count > 0 and 24 or 0)
+      local path = rank.dirs[1] .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv"
+      local peak, t, kb, count = brute_live(path)
+      assert.equal(peak, s.peak.allocated_mb)
+      assert.equal(t, s.peak.time_ns)
+      assert.equal(kb, s.live_at_peak.size_kb)
+      assert.equal(count, s.live_at_peak.count)
+      assert.equal(498238.5, s.live_at_peak.size_kb)
+      assert.equal(41, s.live_at_peak.count)
+      assert.equal(258711.0, s.leak_suspects.size_kb)
+      assert.equal(1460243.5, s.top_call_sites.size_kb)
+    end
+    assert.equal(1736405443921184280, r.ranks[1].summary.peak.time_ns)
+    assert.equal(1736405443938069830, r.ranks[2].summary.peak.time_ns)
+    local first = r:rows()()
+    assert.equal("aten::empty_strided", first.name)
+    assert.equal("/home/z30057886/imagenet_script/main.py(350): train", first.call_stack_top)
+    assert.equal(1736405443871259720, first.start_ns)
+  end)
+
+  it("rl-insight memory_data: quoted times with tabs, rank_id as a string, role from the folder", function()
+    local r = assert(memory.parse(h.real .. "/rl-insight/memory_data", { jobs = 1 }))
+    assert.equal(1, #r.ranks)
+    local rank = r.ranks[1]
+    assert.equal(0, rank.rank)
+    assert.equal("memory_data", rank.role)
+    assert.equal(49, rank.summary.events)
+    assert.equal(49, rank.summary.matched)
+    assert.equal(1779785515596661420, rank.start_ns[1])
+    assert.equal(151491310310, rank.dur_ns[1])
+    assert.equal("rl_insight/train.py(42): train_step", rank.top[3])
+  end)
+
+  it("legacy 2023/2024 files: 10- and 15-column headers, rank from the folder name, no trace", function()
+    local r = assert(memory.parse(h.real .. "/msinsight_legacy_2023_2024", { jobs = 2 }))
+    assert.equal(2, #r.ranks)
+    assert.equal(28, r.ranks[1].n)
+    assert.equal(21, r.ranks[2].n)
+    assert.equal(1, r.ranks[2].rank)            -- test_rank_1 has no profiler_info
+    assert.is_nil(r.ranks[1].active_mb[1])       -- legacy: no Active column
+    assert.equal(192.0, r.ranks[1].size_kb[1])
+    assert.equal(1695115378723902500, r.ranks[1].start_ns[1])
+    assert.truthy(r.ranks[1].warnings[1]:find("trace_view.json is missing", 1, true))
+    assert.equal(0, r.ranks[1].summary.matched)
+  end)
+end)
+
+describe("memory with bad input", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  local function rank_dir(role, rank, with_trace)
+    local pt = ("%s/%s/rank%d_ascend_pt"):format(dir, role, rank)
+    h.write(pt .. "/profiler_info_" .. rank .. ".json", "{}")
+    h.copy(h.real .. "/msinsight_pytorch_text_level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_memory.csv",
+      pt .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv")
+    if with_trace then
+      h.copy(h.real .. "/msinsight_pytorch_text_level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json",
+        pt .. "/ASCEND_PROFILER_OUTPUT/trace_view.json")
+    end
+    return pt
+  end
+
+  it("reports a rank without operator_memory.csv or with a truncated trace, and writes the others", function()
+    rank_dir("train", 0, true)
+    local gone = rank_dir("train", 1, true)
+    os.remove(gone .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv")
+    local cut = rank_dir("train", 2, false)
+    h.copy(h.real .. "/msinsight_pytorch_text_level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json",
+      cut .. "/ASCEND_PROFILER_OUTPUT/trace_view.json", 50000)
+    rank_dir("train", 3, false)
+    local code, out, err = h.run("memory", dir, "-o", dir .. "/out", "-j", "2")
+    assert.equal(1, code)
+    assert.truthy(err:find("rank 1 (train): operator_memory.csv is missing", 1, true), err)
+    assert.truthy(err:find("rank 2 (train): " .. cut .. "/ASCEND_PROFILER_OUTPUT/trace_view.json:", 1, true), err)
+    assert.truthy(err:find("byte 50000", 1, true))
+    assert.truthy(err:find("trace_view.json is missing, call stacks stay empty", 1, true))
+    assert.truthy(out:find("2 rank(s), 368 events", 1, true))
+    local rows = h.csv_rows(dir .. "/out/memory_events.csv")
+    assert.equal(368, #rows)
+    local summary = core.json.load(dir .. "/out/memory_summary.json")
+    assert.equal(2, #summary.failed)
+    assert.equal(1, summary.failed[1].rank)
+    assert.equal(2, summary.failed[2].rank)
+  end)
+
+  it("names the missing column", function()
+    local pt = rank_dir("train", 0, false)
+    local p = pt .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv"
+    h.write(p, "Name,Size(KB),Duration(us),Allocation Total Allocated(MB),Device Type\naten::x,1,,1,NPU:0\n")
+    local code, _, err = h.run("memory", dir, "-o", dir .. "/out", "-q")
+    assert.equal(1, code)
+    assert.truthy(err:find("lacks required columns: Allocation Time(us) (in " .. p .. ")", 1, true), err)
+  end)
+
+  it("says so when there is nothing to read", function()
+    local code, _, err = h.run("memory", dir, "-o", dir .. "/out")
+    assert.equal(1, code)
+    assert.truthy(err:find("no profiling data found under " .. dir, 1, true))
+  end)
+end)
+
+describe("ascope memory command line", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  it("takes the reference tool's spelling and --rank-list / --role filters", function()
+    local code, out = h.run("memory", "--input-path", h.real .. "/msinsight_pytorch_text_level0",
+      "--input-type", "ascend_memory", "--profiler-type", "memory", "--output-path", dir, "--rank-list", "1", "-q")
+    assert.equal(0, code)
+    assert.truthy(out:find("rank 1 (msinsight_pytorch_text_level0)", 1, true))
+    assert.falsy(out:find("rank 0 (", 1, true))
+    local code2, out2 = h.run("memory", h.real .. "/msinsight_pytorch_text_level0", "-o", dir,
+      "--role", "nobody", "-q")
+    assert.equal(1, code2)
+    assert.falsy(out2:find("rank 0", 1, true))
+  end)
+
+  it("rejects unknown options and bad values with exit code 2", function()
+    local code, _, err = h.run("memory", h.real, "--frobnicate")
+    assert.equal(2, code)
+    assert.truthy(err:find("unknown option --frobnicate", 1, true))
+    local code2, _, err2 = h.run("memory", h.real, "--match", "nearest")
+    assert.equal(2, code2)
+    assert.truthy(err2:find("latest, within, within-or-latest", 1, true))
+    local code3, _, err3 = h.run("memory", h.real, "--rank-list", "3-1")
+    assert.equal(2, code3)
+    assert.truthy(err3:find("runs backwards", 1, true))
+  end)
+
+  it("writes a Chrome trace with counters, slices and deduplicated stack frames", function()
+    local code = h.run("memory", h.real .. "/rl-insight/memory_data", "-o", dir, "-q")
+    assert.equal(0, code)
+    local t = assert(core.json.load(dir .. "/memory_trace.json"))
+    local counters, slices = 0, 0
+    local sf
+    for _, e in ipairs(t.traceEvents) do
+      if e.ph == "C" then counters = counters + 1 end
+      if e.ph == "X" then
+        slices = slices + 1
+        sf = sf or e.sf
+      end
+    end
+    assert.equal(49, counters)
+    assert.equal(49, slices)
+    local frame = t.stackFrames[sf]
+    assert.truthy(frame.name:find("%.py%(%d+%)"))
+    local md = h.read(dir .. "/memory_report.md")
+    assert.truthy(md:find("Live at the peak", 1, true))
+  end)
+end)

@@ -1,0 +1,117 @@
+local core = require "ascope_core"
+local h = require "helper"
+local csv = core.csv
+
+local KERNELS = h.real .. "/msinsight_pytorch_text_level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv"
+
+describe("csv.read on a real kernel_details.csv", function()
+  it("maps headers to typed columns (values checked with Python's csv module)", function()
+    local r = assert(csv.read(KERNELS, { columns = {
+      ["Name"] = "string", ["Type"] = "string", ["Start Time(us)"] = "us", ["Duration(us)"] = "number",
+      ["Step Id"] = "integer", ["Block Dim"] = "integer",
+    } }))
+    assert.equal(191, r.n)
+    local c = r.columns
+    assert.equal("trans_TransData_0", c["Name"][1])
+    assert.equal("N/A", c["Type"][1])                          -- strings are kept as written
+    assert.equal(1736405443881410320, c["Start Time(us)"][1])  -- "1736405443881410.320\t"
+    assert.equal(50.621, c["Duration(us)"][1])
+    assert.equal(50, c["Step Id"][1])
+    assert.equal("aclnnForeachAddListV2_ForeachAddListV2_ForeachAddList", c["Name"][191])
+    assert.equal(1736405443997036830, c["Start Time(us)"][191])
+    local _, sum = c["Duration(us)"]:stats()
+    assert.near(94344.34, sum, 1e-6)
+  end)
+
+  it("names the missing column and the file", function()
+    local r, err = csv.read(KERNELS, { columns = { ["Name"] = "string", ["Task Duration(us)"] = "number" } })
+    assert.is_nil(r)
+    assert.truthy(err:find(KERNELS, 1, true))
+    assert.truthy(err:find('missing column "Task Duration(us)"', 1, true))
+  end)
+
+  it("gives an all-empty column for a missing optional one", function()
+    local r = assert(csv.read(KERNELS, { columns = { ["Name"] = "string", ["aiv_vec_time(us)"] = "?number" } }))
+    assert.is_false(r.present["aiv_vec_time(us)"])
+    assert.is_nil(r.columns["aiv_vec_time(us)"][1])
+    assert.equal(191, #r.columns["aiv_vec_time(us)"])
+  end)
+end)
+
+describe("csv quirks of real files", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  it("accepts a BOM, CRLF, quoted numbers with tabs, N/A and empty cells", function()
+    local p = dir .. "/q.csv"
+    h.write(p, '\239\187\191Name,Size(KB),Time(us)\r\n"a,b","1.5\t",N/A\r\nc,,"1779785515596661.420\t"\r\n\r\nd,-2,1\r\n')
+    local r = assert(csv.read(p, { columns = { Name = "string", ["Size(KB)"] = "number", ["Time(us)"] = "us" } }))
+    assert.equal(3, r.n)
+    assert.equal("a,b", r.columns.Name[1])
+    assert.equal(1.5, r.columns["Size(KB)"][1])
+    assert.is_nil(r.columns["Time(us)"][1])
+    assert.is_nil(r.columns["Size(KB)"][2])
+    assert.equal(1779785515596661420, r.columns["Time(us)"][2])
+    assert.equal(-2.0, r.columns["Size(KB)"][3])
+  end)
+
+  it("reports a value that is not a number with file, line and column", function()
+    local p = dir .. "/bad.csv"
+    h.write(p, "Name,Size(KB)\na,1\nb,lots\n")
+    local r, err = csv.read(p, { columns = { Name = "string", ["Size(KB)"] = "number" } })
+    assert.is_nil(r)
+    assert.truthy(err:find(p .. ":3:2", 1, true), err)
+    assert.truthy(err:find('"lots" is not a number', 1, true))
+    local r2 = assert(csv.read(p, { columns = { Name = "string", ["Size(KB)"] = "number" }, bad = "null" }))
+    assert.equal(1, r2.bad_cells)
+    assert.is_nil(r2.columns["Size(KB)"][2])
+    assert.truthy(r2.first_bad:find(":3:", 1, true))
+  end)
+
+  it("reports malformed quoting with the file and line", function()
+    local p = dir .. "/quote.csv"
+    h.write(p, 'a,b\n1,2\n3,"x"y\n')
+    local r, err = csv.read(p, { columns = { a = "string" } })
+    assert.is_nil(r)
+    assert.truthy(err:find(p .. ":3", 1, true), err)
+    assert.truthy(err:find("malformed CSV", 1, true))
+  end)
+
+  it("rejects an empty file", function()
+    local p = dir .. "/e.csv"
+    h.write(p, "")
+    local _, err = csv.read(p, { columns = { a = "string" } })
+    assert.truthy(err:find("empty", 1, true))
+  end)
+
+  it("writes call stacks with ;\\r\\n, quotes and commas so they read back the same", function()
+    local p = dir .. "/out/w.csv"
+    local w = assert(csv.writer(p))
+    local stack = 'a.py(1): f;\r\nb.py(2): "g", h'
+    w:row("name", "call_stack", "size", "t")
+    w:row("x", stack, 1024.0, 7)
+    w:row({ "y", "", 0.1, -1 })
+    assert.equal(3, w:close())
+    local r = assert(csv.open(p))
+    assert.same({ "name", "call_stack", "size", "t" }, (r:next()))
+    local rec, line = r:next()
+    assert.same({ "x", stack, "1024.0", "7" }, rec)
+    assert.equal(2, line)
+    local rec2, line2 = r:next()
+    assert.same({ "y", "", "0.1", "-1" }, rec2)
+    assert.equal(4, line2) -- the quoted field spans two lines
+    assert.is_nil(r:next())
+    r:close()
+  end)
+
+  it("leaves no file behind when a writer is dropped without close", function()
+    local p = dir .. "/never.csv"
+    local w = assert(csv.writer(p))
+    w:row("a")
+    w = nil -- luacheck: ignore
+    collectgarbage()
+    collectgarbage()
+    assert.same({}, core.fs.list(dir))
+  end)
+end)

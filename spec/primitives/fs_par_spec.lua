@@ -1,0 +1,84 @@
+local core = require "ascope_core"
+local h = require "helper"
+local fs, par = core.fs, core.par
+
+describe("fs", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  it("walks folders depth first in name order and writes files atomically", function()
+    assert(fs.write(dir .. "/b/2.txt", "two"))
+    assert(fs.write(dir .. "/b/1.txt", "one"))
+    assert(fs.write(dir .. "/a.txt", "a"))
+    assert.same({ dir .. "/a.txt", dir .. "/b/1.txt", dir .. "/b/2.txt" }, fs.walk(dir))
+    assert.same({ dir .. "/a.txt", dir .. "/b", dir .. "/b/1.txt", dir .. "/b/2.txt" }, fs.walk(dir, { dirs = true }))
+    assert.same({ "a.txt", "b" }, fs.list(dir))
+    assert.equal("two", h.read(dir .. "/b/2.txt"))
+    assert.equal(3, fs.stat(dir .. "/b/2.txt").size)
+    local none, err = fs.stat(dir .. "/missing")
+    assert.is_nil(none)
+    assert.truthy(err:find("missing", 1, true))
+  end)
+end)
+
+describe("par.map", function()
+  it("runs items in worker processes and returns results by index", function()
+    local res, errs, nfail = par.map({ 1, 2, 3, 4, 5 }, function(x) return { x * x, tag = "t" .. x } end, { jobs = 3 })
+    assert.equal(0, nfail)
+    assert.same({}, errs)
+    for i = 1, 5 do
+      assert.equal(i * i, res[i][1])
+      assert.equal("t" .. i, res[i].tag)
+    end
+  end)
+
+  it("isolates a failing or crashing item and keeps the others", function()
+    local res, errs, nfail = par.map({ "ok", "raise", "exit", "ok" }, function(x)
+      if x == "raise" then error("bad rank file", 0) end
+      if x == "exit" then os.exit(3) end
+      return x
+    end, { jobs = 2 })
+    assert.equal(2, nfail)
+    assert.equal("ok", res[1])
+    assert.equal("ok", res[4])
+    assert.equal("bad rank file", errs[2])
+    assert.truthy(errs[3]:find("exited with code 3", 1, true))
+  end)
+
+  it("sends columns across, strings included", function()
+    local res = par.map({ 1, 2 }, function(i)
+      local c = core.column.new("string", { "x" .. i, "y", "x" .. i })
+      c:push(nil)
+      return { c = c, n = core.column.new("number", { 1.5 * i }) }
+    end, { jobs = 2 })
+    assert.same({ "x2", "y", "x2" }, res[2].c:totable())
+    assert.equal(4, #res[2].c)
+    assert.is_nil(res[2].c[4])
+    assert.equal(res[2].c:id(1), res[2].c:id(3))
+    assert.equal(3.0, res[2].n[1])
+  end)
+
+  it("runs in process with jobs = 1, with the same results", function()
+    local res, errs = par.map({ 1, 2 }, function(x) if x == 2 then error("no", 0) end return x end, { jobs = 1 })
+    assert.equal(1, res[1])
+    assert.equal("no", errs[2])
+  end)
+end)
+
+describe("columns", function()
+  it("orders stably, takes rows (nil for none), concatenates and summarises", function()
+    local c = core.column.new("integer", { 30, 10, 20, 10 })
+    assert.same({ 2, 4, 3, 1 }, c:order():totable())
+    local rows = core.column.new("integer", { 4, 1 })
+    rows:push(nil)
+    local s = core.column.new("string", { "a", "b", "c", "d" }):take(rows)
+    assert.same({ "d", "a" }, { s[1], s[2] })
+    assert.is_nil(s[3])
+    local all = core.column.concat({ c, core.column.new("integer", { 5 }) })
+    assert.same({ 30, 10, 20, 10, 5 }, all:totable())
+    local n, sum, mn, mx = all:stats()
+    assert.same({ 5, 75, 5, 30 }, { n, sum, mn, mx })
+    assert.equal("column<integer>(5 rows)", tostring(all))
+  end)
+end)

@@ -1,0 +1,85 @@
+local core = require "ascope_core"
+local interval = core.interval
+
+-- Brute force: a unit grid over [lo, hi); covered[t] for each interval list.
+local function grid(starts, ends, lo, hi)
+  local g = {}
+  for t = lo, hi - 1 do g[t] = false end
+  for i = 1, #starts do
+    for t = math.max(starts[i], lo), math.min(ends[i], hi) - 1 do g[t] = true end
+  end
+  return g
+end
+
+local function count(g, lo, hi, pred)
+  local n = 0
+  for t = lo, hi - 1 do if pred(g, t) then n = n + 1 end end
+  return n
+end
+
+local function random_intervals(n, span)
+  local s, e = {}, {}
+  for i = 1, n do
+    s[i] = math.random(0, span - 1)
+    e[i] = s[i] + math.random(0, span // 4)
+  end
+  return s, e
+end
+
+describe("interval sets", function()
+  it("union, gaps, intersection and subtraction agree with a brute-force grid", function()
+    math.randomseed(7)
+    for _ = 1, 50 do
+      local s1, e1 = random_intervals(math.random(0, 12), 200)
+      local s2, e2 = random_intervals(math.random(0, 12), 200)
+      local a, b = interval.union(s1, e1), interval.union(s2, e2)
+      local g1, g2 = grid(s1, e1, 0, 260), grid(s2, e2, 0, 260)
+      assert.equal(count(g1, 0, 260, function(g, t) return g[t] end), a:total())
+      assert.equal(count(g1, 20, 180, function(g, t) return not g[t] end), a:gaps(20, 180):total())
+      assert.equal(count(g1, 0, 260, function(_, t) return g1[t] and g2[t] end), a:intersect(b):total())
+      assert.equal(count(g1, 0, 260, function(_, t) return g1[t] and not g2[t] end), a:subtract(b):total())
+      assert.equal(count(g1, 0, 260, function(_, t) return g1[t] or g2[t] end), a:union(b):total())
+      assert.equal(count(g1, 50, 150, function(g, t) return g[t] end), a:clip(50, 150):total())
+      -- disjoint and sorted
+      for i = 2, #a do
+        local _, pe = a:get(i - 1)
+        local ns = a:get(i)
+        assert.is_true(pe < ns)
+      end
+    end
+  end)
+
+  it("merges overlapping (not nested) intervals on one lane", function()
+    local s = interval.union({ 0, 5, 16 }, { 10, 15, 20 })
+    assert.equal(2, #s)
+    assert.same({ 0, 15 }, { s:get(1) })
+    assert.same({ 16, 20 }, { s:get(2) })
+    assert.equal(19, s:total())
+  end)
+
+  it("gives gap statistics: count, max, percentiles (linear, as numpy)", function()
+    local s = interval.union({ 0, 10, 30, 70 }, { 5, 20, 60, 100 })
+    local g = s:gaps(0, 100)
+    local st = g:stats()
+    assert.equal(3, st.count)       -- [5,10) [20,30) [60,70)
+    assert.equal(25, st.total)
+    assert.equal(10, st.max)
+    assert.equal(10, st.p50)
+    assert.near(10, st.p95, 1e-9)
+    assert.is_true(s:covers(0))
+    assert.is_false(s:covers(5))
+    assert.is_true(s:covers(99))
+  end)
+
+  it("builds from starts and durations, skipping missing values", function()
+    local col = core.column.new("integer", { 100, 200 })
+    local d = core.column.new("integer", { 50 })
+    d:push(nil)
+    local s = interval.from_durations(col, d)
+    assert.equal(1, #s)
+    assert.equal(50, s:total())
+    local starts, ends = s:columns()
+    assert.equal(100, starts[1])
+    assert.equal(150, ends[1])
+  end)
+end)
