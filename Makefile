@@ -66,8 +66,12 @@ sanitize:
 valgrind: all ctests
 	ASCOPE_BUILD=$(BUILD) ASCOPE_RUNNER=valgrind sh spec/run.sh spec/primitives
 
-bench: all
-	$(BUILD)/ascope run spec/bench/run.lua $(BENCH_ARGS)
+$(BUILD)/bench/%: spec/bench/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $< $(LIBDIR)/libyajl_s.a $(LIBDIR)/libcsv.a
+
+bench: all $(BUILD)/bench/noop_yajl $(BUILD)/bench/noop_csv $(BUILD)/bench/measure
+	$(BUILD)/ascope run spec/bench/run.lua --build $(BUILD) $(BENCH_ARGS)
 
 lint:
 	luacheck lua rules spec examples

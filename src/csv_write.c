@@ -28,13 +28,17 @@ int asc_csv_write_field(asc_csv_writer *w, const char *s, size_t n) {
   if (w->row_started) putc(',', f);
   w->row_started = 1;
   int quote = n > 0 && (s[0] == ' ' || s[n - 1] == ' ');
-  for (size_t i = 0; i < n && !quote; i++)
-    quote = s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n';
+  quote = quote || memchr(s, '\n', n) || memchr(s, '"', n) || memchr(s, ',', n) || memchr(s, '\r', n);
   if (!quote) return fwrite(s, 1, n, f) == n ? 0 : -1;
   putc('"', f);
-  for (size_t i = 0; i < n; i++) {
-    if (s[i] == '"') putc('"', f);
-    putc(s[i], f);
+  /* write the runs between quotes whole; each quote is written twice */
+  const char *p = s, *end = s + n;
+  while (p < end) {
+    const char *q = memchr(p, '"', (size_t)(end - p));
+    size_t run = (size_t)((q ? q + 1 : end) - p);
+    if (fwrite(p, 1, run, f) != run) return -1;
+    if (q) putc('"', f);
+    p += run;
   }
   return putc('"', f) == EOF ? -1 : 0;
 }

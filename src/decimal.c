@@ -122,9 +122,42 @@ int asc_decimal_f64(const char *s, size_t n, double *out) {
   return 0;
 }
 
+/* Profiler values are mostly short decimals (18816.5, 954.3701171875): find the fewest
+ * decimals k with x * 10^k whole and (m / 10^k) == x exactly (a correctly rounded division,
+ * so it reads back as x), and print m with integer arithmetic. */
+static size_t format_short_decimal(double x, char *buf) {
+  static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12};
+  for (int k = 0; k <= 12; k++) {
+    double y = x * p10[k];
+    if (y != floor(y) || fabs(y) >= 9007199254740992.0) continue;
+    long long m = (long long)y;
+    if ((double)m / p10[k] != x) continue;
+    char digits[32];
+    unsigned long long u = m < 0 ? (unsigned long long)(-m) : (unsigned long long)m;
+    int nd = 0;
+    do {
+      digits[nd++] = (char)('0' + u % 10);
+      u /= 10;
+    } while (u);
+    while (nd <= k) digits[nd++] = '0'; /* at least one digit before the point */
+    size_t o = 0;
+    if (m < 0) buf[o++] = '-';
+    for (int i = nd - 1; i >= 0; i--) {
+      buf[o++] = digits[i];
+      if (i == k && k > 0) buf[o++] = '.';
+    }
+    buf[o] = '\0';
+    return o;
+  }
+  return 0;
+}
+
 size_t asc_format_double(double x, char *buf) {
   buf[0] = '\0';
   if (!isfinite(x)) return 0;
+  if (x == 0) return (size_t)snprintf(buf, 32, "%s", signbit(x) ? "-0" : "0");
+  size_t n = format_short_decimal(x, buf);
+  if (n) return n;
   for (int prec = 15; prec <= 17; prec++) {
     snprintf(buf, 32, "%.*g", prec, x);
     if (strtod(buf, NULL) == x) break;

@@ -20,10 +20,22 @@ struct asc_strtab {
   size_t nslots;   /* power of two */
 };
 
+/* Eight bytes per step: call stacks are kilobytes long and interned once per event. */
 static uint32_t hash_bytes(const char *s, size_t n) {
-  uint32_t h = 2166136261u; /* FNV-1a: short strings dominate and it is cheap */
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
-  return h ? h : 1;
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, s + i, 8);
+    h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 32;
+  }
+  uint64_t w = 0;
+  memcpy(&w, s + i, n - i);
+  h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
+  h ^= h >> 29;
+  uint32_t r = (uint32_t)(h ^ (h >> 32));
+  return r ? r : 1;
 }
 
 asc_strtab *asc_strtab_new(void) {

@@ -3,15 +3,23 @@ local M = {}
 
 --- Exact decimal text of ns / 10^digits, trailing zeros dropped, at least one decimal:
 -- fmt.scaled(1000100000, 6) -> "1000.1", fmt.scaled(6000000000, 6) -> "6000.0"
+local UNITS, FORMATS = {}, {}
+for d = 0, 18 do
+  UNITS[d] = math.tointeger(10 ^ d)
+  FORMATS[d] = "%s%d.%0" .. d .. "d"
+end
+
 function M.scaled(ns, digits)
-  local unit = 10 ^ digits // 1
-  unit = math.tointeger(unit)
-  local neg = ns < 0
-  if neg then ns = -ns end
+  local unit = UNITS[digits]
+  local sign = ""
+  if ns < 0 then sign, ns = "-", -ns end
   local whole, frac = ns // unit, ns % unit
-  local f = ("%0" .. digits .. "d"):format(frac):gsub("0+$", "")
-  if f == "" then f = "0" end
-  return (neg and "-" or "") .. whole .. "." .. f
+  if frac == 0 then return sign .. whole .. ".0" end
+  while frac % 10 == 0 do -- drop trailing zeros with integer steps (hot: once per row)
+    frac = frac // 10
+    digits = digits - 1
+  end
+  return FORMATS[digits]:format(sign, whole, frac)
 end
 
 --- ns -> milliseconds text: fmt.ms(1736405443871259720) -> "1736405443871.25972"

@@ -1,5 +1,6 @@
 /* Exact decimal parsing: the property every time in ascope rests on. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ascope/decimal.h"
@@ -39,5 +40,18 @@ int main(void) {
   CHECK(asc_format_double(0.1, buf) == 3 && strcmp(buf, "0.1") == 0);
   CHECK(asc_format_double(1024.0, buf) && strcmp(buf, "1024") == 0);
   CHECK(asc_format_double(NAN, buf) == 0);
+  CHECK(asc_format_double(954.3701171875, buf) && strcmp(buf, "954.3701171875") == 0);
+  CHECK(asc_format_double(-0.5, buf) && strcmp(buf, "-0.5") == 0);
+  CHECK(asc_format_double(0.001, buf) && strcmp(buf, "0.001") == 0);
+  CHECK(asc_format_double(1e300, buf) && strcmp(buf, "1e+300") == 0);
+  CHECK(asc_format_double(1.0 / 3.0, buf) && strcmp(buf, "0.3333333333333333") == 0);
+  /* every value printed reads back as itself */
+  int all_ok = 1;
+  for (int i = 1; i < 20000; i++) {
+    double x = (double)i * 0.37 / 7.0 - 50.0;
+    size_t n = asc_format_double(x, buf);
+    all_ok &= n > 0 && strtod(buf, NULL) == x;
+  }
+  CHECK(all_ok);
   CTEST_END();
 }

@@ -1,0 +1,214 @@
+-- `make bench`: generate big inputs, then measure ascope against no-op parses of the same
+-- files in the same run and print the ratios next to the targets.
+--   ascope run spec/bench/run.lua [--size-mb 1024] [--rows 1000000] [--dir /tmp/ascope-bench] [--keep]
+local core = require "ascope_core"
+
+local opts = { size_mb = 1024, rows = 1000000, dir = "/tmp/ascope-bench", keep = false, build = "build" }
+local i = 1
+while i <= #arg do
+  local a = arg[i]
+  if a == "--keep" then opts.keep = true
+  elseif a:match("^%-%-") then
+    local k = a:sub(3):gsub("%-", "_")
+    i = i + 1
+    opts[k] = tonumber(arg[i]) or arg[i]
+  end
+  i = i + 1
+end
+
+local B = opts.build
+local function sh(cmd)
+  local p = assert(io.popen(cmd))
+  local out = p:read("a")
+  p:close()
+  return out
+end
+
+local function measure(label, ...)
+  local args = { B .. "/bench/measure", ... }
+  for k, v in ipairs(args) do args[k] = "'" .. v .. "'" end
+  local out = sh(table.concat(args, " ") .. " 2>/dev/null")
+  local secs, rss, code = out:match("([%d.]+) (%d+) (%d+)")
+  assert(secs, label .. ": measure failed: " .. out)
+  io.write(("  %-44s %8.2f s  %8.1f MiB RSS%s\n"):format(label, tonumber(secs), tonumber(rss) / 1024,
+    code ~= "0" and ("  (exit " .. code .. ")") or ""))
+  io.stdout:flush()
+  return tonumber(secs), tonumber(rss) * 1024
+end
+
+-- ---------- generation ----------
+local STACKS = {}
+local function make_stacks()
+  math.randomseed(42)
+  for s = 1, 300 do
+    local frames = {}
+    for f = 1, 12 + s % 9 do
+      frames[f] = ("/home/user/project/src/module_%d/file_%d.py(%d): function_%d_%d"):format(f, s % 17, 100 + f * 7 + s,
+        s, f)
+    end
+    STACKS[s] = table.concat(frames, ";\\r\\n")
+  end
+end
+
+local NAMES = {}
+for k = 1, 60 do NAMES[k] = ("aten::op_%02d"):format(k) end
+local T0 = 1736405443000000
+
+local function us_text(x1000) -- integer ns -> "us.fff"
+  return ("%d.%03d"):format(x1000 // 1000, x1000 % 1000)
+end
+
+local function gen_trace(path, target_bytes)
+  local f = assert(io.open(path, "wb"))
+  f:setvbuf("full", 1 << 22)
+  f:write("[\n")
+  local parts, np = {}, 0
+  local written = 2
+  local procs = {
+    '{"ph": "M", "name": "process_name", "pid": 3016828, "tid": 0, "args": {"name": "Python"}}',
+    '{"ph": "M", "name": "process_name", "pid": 3089232288, "tid": 0, "args": {"name": "Ascend Hardware"}}',
+    '{"ph": "M", "name": "thread_name", "pid": 3089232288, "tid": 2, "args": {"name": "Stream 2"}}',
+    '{"ph": "M", "name": "process_name", "pid": 3089232352, "tid": 0, "args": {"name": "HCCL"}}',
+  }
+  for _, p in ipairs(procs) do
+    f:write(p, ",\n")
+    written = written + #p + 2
+  end
+  local n = 0
+  local t = T0 * 1000
+  while written < target_bytes do
+    n = n + 1
+    t = t + 2500
+    local kind = n % 20
+    local e
+    if kind < 7 then
+      local name = NAMES[n % #NAMES + 1]
+      e = ('{"ph": "X", "name": "%s", "pid": 3016828, "tid": %d, "ts": "%s", "dur": %d.%02d, "cat": "cpu_op", '
+        .. '"args": {"Sequence number": %d, "Fwd thread id": 0, "Input Dims": "[8, 1024];\\r\\n[1024]", '
+        .. '"Input type": "float16;\\r\\nfloat16", "Call stack": "%s"}}')
+        :format(name, 3016828 + n % 3, us_text(t), 5 + n % 400, n % 100, n, STACKS[n % #STACKS + 1])
+    elseif kind < 9 then
+      e = ('{"ph": "X", "name": "%s", "pid": 3016828, "tid": 3016828, "ts": "%s", "dur": %d.5, "cat": "cpu_op", '
+        .. '"args": {"Sequence number": -1}}'):format(NAMES[n % #NAMES + 1], us_text(t), 3 + n % 50)
+    elseif kind < 15 then
+      e = ('{"name": "%s_kernel_%d", "pid": 3089232288, "tid": %d, "ts": "%s", "dur": %d.%03d, "ph": "X", '
+        .. '"args": {"Model Id": 4294967295, "Task Type": "AI_CORE", "Physic Stream Id": %d, "Task Id": %d, '
+        .. '"Batch Id": 0, "Subtask Id": 4294967295, "connection_id": %d}}')
+        :format(NAMES[n % #NAMES + 1], n % 7, 2 + n % 3, us_text(t + 40000), 10 + n % 90, n % 1000, 2 + n % 3, n % 65536, n)
+    elseif kind < 17 then
+      e = ('{"ph": "X", "name": "%s", "pid": 3016828, "tid": 3016828, "ts": "%s", "dur": 12.3, '
+        .. '"cat": "python_function", "args": {"Python id": %d, "Python parent id": %d}}')
+        :format("torch/nn/modules/module.py(1501): _call_impl", us_text(t), n, n - 1)
+    elseif kind == 17 then
+      e = ('{"ph": "s", "bp": "e", "name": "async_npu", "id": %d, "pid": 3016828, "tid": 3016828, "ts": "%s", '
+        .. '"cat": "async_npu"}'):format(n, us_text(t))
+    elseif kind == 18 then
+      e = ('{"ph": "f", "bp": "e", "name": "async_npu", "id": %d, "pid": 3089232288, "tid": 2, "ts": "%s", '
+        .. '"cat": "async_npu"}'):format(n - 1, us_text(t + 40000))
+    else
+      e = ('{"ph": "C", "name": "APP/Allocated", "pid": 3089232480, "tid": 0, "ts": "%s", '
+        .. '"args": {"KB": %d.%d}}'):format(us_text(t), 1000000 + n % 100000, n % 10)
+    end
+    np = np + 1
+    parts[np] = e
+    written = written + #e + 2
+    if np == 4096 then
+      f:write(table.concat(parts, ",\n", 1, np), ",\n")
+      np = 0
+    end
+  end
+  parts[np + 1] = '{"ph": "X", "name": "end", "pid": 1, "tid": 1, "ts": "0", "dur": 0}'
+  f:write(table.concat(parts, ",\n", 1, np + 1), "\n]\n")
+  f:close()
+  return n, t
+end
+
+local function gen_csv(path, rows, t_end)
+  local f = assert(io.open(path, "wb"))
+  f:setvbuf("full", 1 << 22)
+  f:write("Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),",
+    "Active Duration(us),Allocation Total Allocated(MB),Allocation Total Reserved(MB),Allocation Total Active(MB),",
+    "Release Total Allocated(MB),Release Total Reserved(MB),Release Total Active(MB),Stream Ptr,Device Type\n")
+  local span = t_end - T0 * 1000
+  local parts, np = {}, 0
+  local total = 1000.0
+  for r = 1, rows do
+    local t = T0 * 1000 + (span * r) // (rows + 1)
+    local size = (r % 13 == 0) and -(r % 4096 + 0.5) or (r % 4096 + 0.5)
+    total = total + size / 1024
+    local released = r % 10 ~= 0
+    local dur = (r % 997) * 1000 + 123
+    np = np + 1
+    parts[np] = ('%s,%s,%s\t,%s,%s,%s,%s,%.4f,%.1f,%.4f,%.4f,%.1f,%.4f,187650000,NPU:0'):format(
+      NAMES[r % #NAMES + 1], size, us_text(t), released and us_text(t + dur) .. "\t" or "",
+      released and us_text(t + dur - 1) .. "\t" or "", released and us_text(dur) .. "\t" or "",
+      released and us_text(dur - 1) .. "\t" or "", total, 20000.0, total, total, 20000.0, total)
+    if np == 8192 then
+      f:write(table.concat(parts, "\n", 1, np), "\n")
+      np = 0
+    end
+  end
+  if np > 0 then f:write(table.concat(parts, "\n", 1, np), "\n") end
+  f:close()
+end
+
+-- ---------- run ----------
+local dir = opts.dir
+assert(core.fs.mkdirs(dir))
+local rank0 = dir .. "/train/rank0_ascend_pt"
+local rank1 = dir .. "/train/rank1_ascend_pt"
+local out0 = rank0 .. "/ASCEND_PROFILER_OUTPUT"
+assert(core.fs.mkdirs(out0))
+assert(core.fs.mkdirs(rank1 .. "/ASCEND_PROFILER_OUTPUT"))
+local trace = out0 .. "/trace_view.json"
+local csvp = out0 .. "/operator_memory.csv"
+local target = math.floor(opts.size_mb * 1024 * 1024)
+local st = core.fs.stat(trace)
+io.write(("ascope bench: trace %d MiB, %d operator_memory rows, in %s\n"):format(opts.size_mb, opts.rows, dir))
+make_stacks()
+local t_end
+if st and st.size >= target and core.fs.stat(csvp) then
+  io.write("  (reusing the generated files)\n")
+else
+  local clock = os.clock()
+  local n
+  n, t_end = gen_trace(trace, target)
+  gen_csv(csvp, opts.rows, t_end)
+  io.write(("  generated %d events and %d rows in %.1f s\n"):format(n, opts.rows, os.clock() - clock))
+end
+core.fs.write(rank0 .. "/profiler_info_0.json", '{"rank_id": 0}')
+core.fs.write(rank1 .. "/profiler_info_1.json", '{"rank_id": 1}')
+os.execute(("ln -sf %s %s/ASCEND_PROFILER_OUTPUT/trace_view.json"):format(trace, rank1))
+os.execute(("ln -sf %s %s/ASCEND_PROFILER_OUTPUT/operator_memory.csv"):format(csvp, rank1))
+local trace_bytes = core.fs.stat(trace).size
+local csv_bytes = core.fs.stat(csvp).size
+io.write(("  trace_view.json %.1f MiB, operator_memory.csv %.1f MiB\n\n"):format(trace_bytes / 2 ^ 20, csv_bytes / 2 ^ 20))
+
+local asc = B .. "/ascope"
+-- warm the page cache so every step reads from memory
+sh(("cat %s %s > /dev/null"):format(trace, csvp))
+local noop_json = measure("no-op yajl parse of the trace", B .. "/bench/noop_yajl", trace)
+local scan, scan_rss = measure("ascope json.scan (cpu_op filter, 5 fields)", asc, "run", "spec/bench/scan.lua", trace)
+local noop_csv = measure("no-op libcsv parse of operator_memory.csv", B .. "/bench/noop_csv", csvp)
+local csvr = measure("ascope csv typed read (9 columns)", asc, "run", "spec/bench/csvread.lua", csvp)
+local memt, mem_rss = measure("ascope memory, one rank (all outputs)", asc, "memory", rank0, "-o", dir .. "/out1", "-q")
+local j1 = measure("ascope memory, two ranks, -j 1", asc, "memory", dir .. "/train", "-o", dir .. "/out2", "-q", "-j", "1")
+local j2 = measure("ascope memory, two ranks, -j 2", asc, "memory", dir .. "/train", "-o", dir .. "/out3", "-q", "-j", "2")
+
+local function row(what, value, target_text, ok)
+  io.write(("  %-52s %-14s target %-14s %s\n"):format(what, value, target_text, ok and "met" or "NOT MET"))
+end
+io.write("\nresults\n")
+row("json.scan throughput / no-op yajl parse", ("%.2f"):format(noop_json / scan), ">= 0.80", noop_json / scan >= 0.8)
+row("json.scan throughput", ("%.0f MiB/s"):format(trace_bytes / 2 ^ 20 / scan), "", true)
+row("json.scan peak RSS / trace size", ("%.1f%%"):format(scan_rss / trace_bytes * 100), "far below 100%",
+  scan_rss < trace_bytes * 0.25)
+row("csv typed read throughput / no-op libcsv parse", ("%.2f"):format(noop_csv / csvr), ">= 0.70", noop_csv / csvr >= 0.7)
+row("ascope memory time / no-op yajl parse of the trace", ("%.2f x"):format(memt / noop_json), "<= 1.5 x",
+  memt / noop_json <= 1.5)
+row("ascope memory peak RSS / trace size", ("%.1f%%"):format(mem_rss / trace_bytes * 100), "< 15%",
+  mem_rss < trace_bytes * 0.15)
+row("two ranks: -j 1 time / -j 2 time", ("%.2f x"):format(j1 / j2), ">= 1.7 x", j1 / j2 >= 1.7)
+if not opts.keep then
+  for _, d in ipairs({ "/out1", "/out2", "/out3" }) do core.fs.remove_tree(dir .. d) end
+end
