@@ -60,13 +60,11 @@ describe("the ascope executable", function()
   end)
 
   it("loads edited Lua modules from ASCOPE_PATH before the bundled ones", function()
-    h.write(dir .. "/lua/ascope/fmt.lua", "return { ms = function() return 'EDITED' end, us = function() return '0' end,"
-      .. " pct = function() return 'x' end }")
-    local cmd = ("ASCOPE_PATH=%s/lua %s memory %s -o %s/out -q --format csv"):format(dir, h.bin,
+    h.write(dir .. "/lua/ascope/report/md.lua", "return { table = function() return 'EDITED TABLE\\n' end }")
+    local cmd = ("ASCOPE_PATH=%s/lua %s memory %s -o %s/out -q --format md"):format(dir, h.bin,
       h.real .. "/rl-insight/memory_data", dir)
     assert.is_true(os.execute(cmd .. " >/dev/null 2>&1"))
-    local rows = h.csv_rows(dir .. "/out/memory_events.csv")
-    assert.equal("EDITED", rows[1].start_time_ms)
+    assert.truthy(h.read(dir .. "/out/memory_report.md"):find("EDITED TABLE", 1, true))
   end)
 
   it("applies a user rule file and a rules folder without rebuilding", function()

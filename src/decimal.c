@@ -164,3 +164,17 @@ size_t asc_format_double(double x, char *buf) {
   }
   return strlen(buf);
 }
+
+size_t asc_format_scaled(int64_t v, int digits, char *buf) {
+  unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+  unsigned long long unit = 1;
+  for (int i = 0; i < digits; i++) unit *= 10;
+  unsigned long long whole = u / unit, frac = u % unit;
+  int nd = digits;
+  if (frac == 0) {
+    nd = 1;
+  } else {
+    while (frac % 10 == 0) frac /= 10, nd--;
+  }
+  return (size_t)snprintf(buf, 32, "%s%llu.%0*llu", v < 0 ? "-" : "", whole, nd, frac);
+}

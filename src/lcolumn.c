@@ -430,6 +430,37 @@ static int column_concat(lua_State *L) {
   return 1;
 }
 
+/* column.fill(kind, value, n): n copies of one value (nil for missing) */
+static int column_fill(lua_State *L) {
+  static const char *const kinds[] = {"integer", "number", "string", NULL};
+  asc_col c;
+  asc_col_init(&c, (asc_kind)luaL_checkoption(L, 1, NULL, kinds));
+  lua_Integer n = luaL_checkinteger(L, 3);
+  luaL_argcheck(L, n >= 0, 3, "negative count");
+  if (asc_col_reserve(&c, (size_t)n + 1)) return luaL_error(L, "out of memory");
+  int null = lua_isnil(L, 2);
+  int64_t iv = ASC_NULL_I64;
+  double fv = NAN;
+  uint32_t sv = 0;
+  if (!null && c.kind == ASC_I64) iv = luaL_checkinteger(L, 2);
+  if (!null && c.kind == ASC_F64) fv = luaL_checknumber(L, 2);
+  if (!null && c.kind == ASC_STR) {
+    size_t len;
+    const char *s = luaL_checklstring(L, 2, &len);
+    asc_strtab *st = lasc_pushstrings(L);
+    lua_pop(L, 1);
+    if (asc_strtab_intern(st, s, len, &sv)) return luaL_error(L, "out of memory");
+  }
+  for (lua_Integer i = 0; i < n; i++) {
+    if (c.kind == ASC_I64) c.v.i[i] = iv;
+    else if (c.kind == ASC_F64) c.v.f[i] = fv;
+    else c.v.s[i] = sv;
+  }
+  c.n = (size_t)n;
+  lasc_pushcolumn(L, &c, 0);
+  return 1;
+}
+
 /* column.new(kind [, values]) */
 static int column_new(lua_State *L) {
   static const char *const kinds[] = {"integer", "number", "string", NULL};
@@ -480,7 +511,7 @@ void lasc_register_column(lua_State *L) {
 }
 
 int lasc_open_column(lua_State *L) {
-  static const luaL_Reg fns[] = {{"new", column_new}, {"concat", column_concat}, {"strings", column_strings}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"new", column_new}, {"concat", column_concat}, {"fill", column_fill}, {"strings", column_strings}, {NULL, NULL}};
   lasc_register_column(L);
   luaL_newlib(L, fns);
   return 1;

@@ -207,6 +207,99 @@ static int writer_row(lua_State *L) {
   return 0;
 }
 
+typedef struct {
+  asc_col *col; /* NULL for a constant */
+  asc_strtab *st;
+  const char *text; /* constant text, or the text of a missing value */
+  size_t text_len;
+  int scale; /* > 0: integers are printed divided by 10^scale (ns -> ms is 6) */
+} colspec;
+
+static int write_cell(asc_csv_writer *w, const colspec *c, size_t row) {
+  char buf[40];
+  size_t n = 0;
+  const char *s = buf;
+  if (!c->col) return asc_csv_write_field(w, c->text, c->text_len);
+  switch (c->col->kind) {
+  case ASC_I64: {
+    int64_t v = c->col->v.i[row];
+    if (v == ASC_NULL_I64) return asc_csv_write_field(w, c->text, c->text_len);
+    n = c->scale ? asc_format_scaled(v, c->scale, buf) : (size_t)snprintf(buf, sizeof buf, "%lld", (long long)v);
+    break;
+  }
+  case ASC_F64:
+    n = asc_format_double(c->col->v.f[row], buf);
+    if (!n) return asc_csv_write_field(w, c->text, c->text_len);
+    if (!strpbrk(buf, ".eEn")) memcpy(buf + n, ".0", 3), n += 2;
+    break;
+  case ASC_STR:
+    s = c->col->v.s[row] ? asc_strtab_get(c->st, c->col->v.s[row], &n) : NULL;
+    if (!s) return asc_csv_write_field(w, c->text, c->text_len);
+    break;
+  }
+  return asc_csv_write_field(w, s, n);
+}
+
+/* writer:columns({spec, ...} [, order]) writes one row per entry of order (a column of 1-based
+ * row numbers; default every row). A spec is a column, a constant string, or
+ * {column, scale = 6, missing = "0.0"}: integers divided by 10^scale exactly (ns -> ms),
+ * `missing` printed for a missing value. Returns the number of rows written. */
+static int writer_columns(lua_State *L) {
+  asc_csv_writer *w = check_writer(L);
+  writer_ud *u = lua_touserdata(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  int ncols = (int)lua_rawlen(L, 2);
+  colspec *cs = lua_newuserdatauv(L, (size_t)(ncols + 1) * sizeof *cs, 0);
+  size_t nrows = (size_t)-1;
+  for (int j = 0; j < ncols; j++) {
+    memset(&cs[j], 0, sizeof cs[j]);
+    cs[j].text = "";
+    lua_rawgeti(L, 2, j + 1);
+    int spec = lua_gettop(L);
+    if (lua_type(L, spec) == LUA_TSTRING) {
+      cs[j].text = lua_tolstring(L, spec, &cs[j].text_len); /* kept alive by the specs table */
+      lua_pop(L, 1);
+      continue;
+    }
+    if (lua_istable(L, spec)) {
+      lua_getfield(L, spec, "scale");
+      cs[j].scale = (int)luaL_optinteger(L, -1, 0);
+      lua_getfield(L, spec, "missing");
+      if (lua_isstring(L, -1)) cs[j].text = lua_tolstring(L, -1, &cs[j].text_len);
+      lua_pop(L, 2);
+      lua_rawgeti(L, spec, 1);
+      lua_replace(L, spec);
+    }
+    cs[j].col = lasc_checkcolumn(L, spec);
+    if (cs[j].col->kind == ASC_STR) cs[j].st = lasc_column_strings(L, spec);
+    if (nrows == (size_t)-1) nrows = cs[j].col->n;
+    else if (cs[j].col->n != nrows) return luaL_error(L, "writer:columns: columns differ in length");
+    lua_pop(L, 1);
+  }
+  if (nrows == (size_t)-1) nrows = 0;
+  size_t norder = nrows;
+  int owned = 0;
+  int64_t *order = lua_isnoneornil(L, 3) ? NULL : lasc_toint64s(L, 3, &norder, &owned);
+  int rc = 0;
+  for (size_t k = 0; k < norder && rc == 0; k++) {
+    size_t row = k;
+    if (order) {
+      if (order[k] < 1 || (size_t)order[k] > nrows) {
+        if (owned) free(order);
+        return luaL_error(L, "writer:columns: row %d out of range", (int)order[k]);
+      }
+      row = (size_t)order[k] - 1;
+    }
+    for (int j = 0; j < ncols && rc == 0; j++) rc = write_cell(w, &cs[j], row);
+    if (rc == 0) rc = asc_csv_end_row(w);
+  }
+  if (owned) free(order);
+  if (rc) return luaL_error(L, "csv write failed");
+  u->rows += norder;
+  lua_pushinteger(L, (lua_Integer)norder);
+  return 1;
+}
+
 static int writer_close(lua_State *L) {
   writer_ud *u = luaL_checkudata(L, 1, WRITER_MT);
   if (!u->w) return 0;
@@ -245,7 +338,8 @@ static int l_writer(lua_State *L) {
 
 int lasc_open_csv(lua_State *L) {
   static const luaL_Reg reader_m[] = {{"next", reader_next}, {"close", reader_close}, {NULL, NULL}};
-  static const luaL_Reg writer_m[] = {{"row", writer_row}, {"close", writer_close}, {NULL, NULL}};
+  static const luaL_Reg writer_m[] = {
+      {"row", writer_row}, {"columns", writer_columns}, {"close", writer_close}, {NULL, NULL}};
   static const luaL_Reg fns[] = {
       {"read", l_read}, {"open", l_open}, {"writer", l_writer}, {NULL, NULL}};
   if (luaL_newmetatable(L, READER_MT)) {

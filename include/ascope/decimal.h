@@ -24,4 +24,8 @@ int asc_is_na(const char *s, size_t n);
  * buf must hold 32 bytes. Returns the length. */
 size_t asc_format_double(double x, char *buf);
 
+/* Exact decimal text of v / 10^digits with trailing zeros dropped and at least one decimal:
+ * (1000100000, 6) -> "1000.1", (6000000000, 6) -> "6000.0". buf must hold 32 bytes. */
+size_t asc_format_scaled(int64_t v, int digits, char *buf);
+
 #endif

@@ -14,20 +14,38 @@ M.EVENT_COLUMNS = { "name", "role", "rank_id", "call_stack", "call_stack_top", "
   "device_type" }
 
 --- memory_events.csv: one row per operator_memory.csv row of every rank, in time order.
--- Times are printed exactly (from integer ns), so no microsecond is lost.
+-- Times are printed exactly (from integer ns), so no microsecond is lost. The rows are written
+-- by the C writer straight from the columns.
 function M.events_csv(result, path)
   local w, err = core.csv.writer(path)
   if not w then return nil, err end
   w:row(M.EVENT_COLUMNS)
-  local order, where = result:order()
-  local ms = fmt.ms
-  for k = 1, #order do
-    local r, i = where(order[k])
-    local d = r.dur_ns[i]
-    local t = r.start_ns[i]
-    w:row(r.name[i], r.role, r.rank, r.call_stack[i] or "", r.top[i] or "", r.size_kb[i],
-      t and ms(t) or "", d and ms(d) or "0.0", r.allocated_mb[i] or 0.0, r.reserved_mb[i] or 0.0,
-      r.active_mb[i] or 0.0, r.device[i] or "")
+  local ranks = result.ranks
+  if #ranks > 0 then
+    local function all(key)
+      if #ranks == 1 then return ranks[1][key] end
+      local cols = {}
+      for i, r in ipairs(ranks) do cols[i] = r[key] end
+      return core.column.concat(cols)
+    end
+    local role, rank
+    if #ranks == 1 then
+      role, rank = ranks[1].role, tostring(ranks[1].rank)
+    else
+      local roles, nums = {}, {}
+      for i, r in ipairs(ranks) do
+        roles[i] = core.column.fill("string", r.role, r.n)
+        nums[i] = core.column.fill("integer", r.rank, r.n)
+      end
+      role, rank = core.column.concat(roles), core.column.concat(nums)
+    end
+    local order = result:order()
+    w:columns({
+      all("name"), role, rank, { all("call_stack"), missing = "" }, { all("top"), missing = "" },
+      all("size_kb"), { all("start_ns"), scale = 6 }, { all("dur_ns"), scale = 6, missing = "0.0" },
+      { all("allocated_mb"), missing = "0.0" }, { all("reserved_mb"), missing = "0.0" },
+      { all("active_mb"), missing = "0.0" }, { all("device"), missing = "" },
+    }, order)
   end
   return w:close()
 end
