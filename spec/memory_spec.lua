@@ -286,7 +286,7 @@ describe("ascope memory command line", function()
     local code = h.run("memory", h.real .. "/rl-insight/memory_data", "-o", dir, "-q")
     assert.equal(0, code)
     local t = assert(core.json.load(dir .. "/memory_trace.json"))
-    local counters, slices = 0, 0
+    local counters, slices, open = 0, 0, 0
     local sf
     for _, e in ipairs(t.traceEvents) do
       if e.ph == "C" then counters = counters + 1 end
@@ -294,9 +294,15 @@ describe("ascope memory command line", function()
         slices = slices + 1
         sf = sf or e.sf
       end
+      if e.ph == "B" then
+        open = open + 1
+        assert.is_false(e.args.released)
+      end
     end
+    -- 49 rows, all matched; one has no Duration (never released): an open "B" slice
     assert.equal(49, counters)
-    assert.equal(49, slices)
+    assert.equal(48, slices)
+    assert.equal(1, open)
     local frame = t.stackFrames[sf]
     assert.truthy(frame.name:find("%.py%(%d+%)"))
     local md = h.read(dir .. "/memory_report.md")

@@ -1,7 +1,14 @@
-/* yajl callbacks that keep only what the spec asks for. Values of the keys a spec mentions are
- * copied into a per-event scratch buffer; at the event's closing brace the predicates run and
- * matching events are pushed into columns. Everything else is parsed and dropped, so memory is
- * bounded by the scratch buffer plus the retained rows. */
+/* Streaming scan of a JSON event array with a purpose-built tokenizer.
+ *
+ * Events are parsed one at a time from a read buffer: keys are compared in place, the values of
+ * the keys a spec mentions are remembered as spans of the buffer, and everything else is
+ * skipped with memchr-speed string scanning. Only strings that are kept and contain escapes are
+ * decoded. When an event runs past the end of the buffer, the buffer is refilled and the event
+ * parsed again from its start, so memory stays bounded by the buffer (grown only for an event
+ * larger than it) plus the retained rows.
+ *
+ * On malformed input yajl parses the file once more to report the authoritative message and
+ * place; the fast path itself only needs to notice that something is wrong. */
 #include "ascope/json.h"
 
 #include <errno.h>
@@ -14,14 +21,16 @@
 #include "ascope/decimal.h"
 
 enum { V_NONE = 0, V_STR, V_NUM, V_BOOL, V_NULL, V_CONTAINER };
+enum { OK = 0, NEED = 1, BAD = -1 };
 
 typedef struct slot {
   const char *name;
   size_t len;
   int in_args;
   /* per event */
-  int vtype;
-  size_t off, vlen;
+  int vtype, esc;
+  const char *v;
+  size_t vlen;
 } slot;
 
 typedef struct scan {
@@ -31,245 +40,494 @@ typedef struct scan {
   size_t nslots;
   int *field_slot, *pred_slot;
   int ph_slot, name_slot, pid_slot, tid_slot, argname_slot;
-  /* parse position */
-  int depth, event_depth, args_depth, root_is_map, want_events_array, events_done;
-  int cur; /* slot expecting the next value, -1 none */
-  int in_event;
-  char *scratch;
-  size_t scratch_n, scratch_cap;
+  int has_args_slots;
+  char *scratch; /* decoded strings */
+  size_t scratch_cap;
   int oom;
+  const char *bad_at; /* where the fast path found a problem */
+  const char *bad_msg;
   char bad[256]; /* a value that could not be converted */
 } scan;
 
-static int find_slot(scan *s, const char *name, int in_args) {
-  for (size_t i = 0; i < s->nslots; i++)
-    if (s->slots[i].in_args == in_args && strcmp(s->slots[i].name, name) == 0) return (int)i;
-  return -1;
+/* ---------- tokens ---------- */
+
+static const char *skip_ws(const char *p, const char *e) {
+  while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+  return p;
 }
 
-static int add_slot(scan *s, const char *name, int in_args) {
-  int i = find_slot(s, name, in_args);
-  if (i >= 0) return i;
-  s->slots[s->nslots] = (slot){name, strlen(name), in_args, 0, 0, 0};
-  return (int)s->nslots++;
-}
-
-static int store(scan *s, int vtype, const unsigned char *v, size_t n) {
-  if (s->cur == (int)s->nslots) return s->cur = -1, 1; /* "args" that is not an object */
-  slot *sl = &s->slots[s->cur];
-  s->cur = -1;
-  if (s->scratch_n + n > s->scratch_cap) {
-    size_t nc = s->scratch_cap ? s->scratch_cap : 4096;
-    while (s->scratch_n + n > nc) nc *= 2;
-    char *p = realloc(s->scratch, nc);
-    if (!p) return s->oom = 1, 0;
-    s->scratch = p;
-    s->scratch_cap = nc;
+/* p at the opening quote; on OK *out is after the closing quote and [*s, *s + *n) the content. */
+static int string_span(const char *p, const char *e, const char **s, size_t *n, int *esc,
+                       const char **out) {
+  const char *q = p + 1;
+  for (;;) {
+    const char *quote = memchr(q, '"', (size_t)(e - q));
+    if (!quote) return NEED;
+    const char *b = quote;
+    while (b > p + 1 && b[-1] == '\\') b--;
+    if (((quote - b) & 1) == 0) {
+      *s = p + 1;
+      *n = (size_t)(quote - p - 1);
+      *esc = memchr(p + 1, '\\', *n) != NULL;
+      *out = quote + 1;
+      return OK;
+    }
+    q = quote + 1;
   }
-  memcpy(s->scratch + s->scratch_n, v, n);
-  sl->vtype = vtype;
-  sl->off = s->scratch_n;
-  sl->vlen = n;
-  s->scratch_n += n;
-  return 1;
 }
 
-static int on_null(void *ud) {
-  scan *s = ud;
-  return s->cur < 0 ? 1 : store(s, V_NULL, (const unsigned char *)"null", 4);
-}
-static int on_bool(void *ud, int b) {
-  scan *s = ud;
-  if (s->cur < 0) return 1;
-  return b ? store(s, V_BOOL, (const unsigned char *)"true", 4)
-           : store(s, V_BOOL, (const unsigned char *)"false", 5);
-}
-static int on_number(void *ud, const char *v, size_t n) {
-  scan *s = ud;
-  return s->cur < 0 ? 1 : store(s, V_NUM, (const unsigned char *)v, n);
-}
-static int on_string(void *ud, const unsigned char *v, size_t n) {
-  scan *s = ud;
-  return s->cur < 0 ? 1 : store(s, V_STR, v, n);
+static int is_num_char(char c) {
+  return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
 }
 
-static int on_start_map(void *ud) {
-  scan *s = ud;
-  s->depth++;
-  if (s->depth == 1) {
-    s->root_is_map = 1;
-  } else if (s->depth == s->event_depth && !s->events_done) {
-    s->in_event = 1;
-    s->scratch_n = 0;
-    for (size_t i = 0; i < s->nslots; i++) s->slots[i].vtype = V_NONE;
-  } else if (s->cur >= 0) {
-    /* "args" itself, or a slot whose value is an object: remember that it exists */
-    int is_args = s->in_event && s->depth == s->event_depth + 1 && s->cur == (int)s->nslots;
-    if (is_args) {
-      s->args_depth = s->depth;
+/* Skip any value; containers are matched bracket by bracket with strings skipped whole. */
+static int skip_value(scan *sc, const char *p, const char *e, const char **out) {
+  if (p >= e) return NEED;
+  char c = *p;
+  if (c == '"') {
+    const char *s;
+    size_t n;
+    int esc;
+    return string_span(p, e, &s, &n, &esc, out);
+  }
+  if (c == '{' || c == '[') {
+    char stack[256];
+    int depth = 0;
+    while (p < e) {
+      c = *p;
+      if (c == '"') {
+        const char *s;
+        size_t n;
+        int esc;
+        if (string_span(p, e, &s, &n, &esc, &p) == NEED) return NEED;
+        continue;
+      }
+      if (c == '{' || c == '[') {
+        if (depth == (int)sizeof stack) return sc->bad_at = p, sc->bad_msg = "nesting too deep", BAD;
+        stack[depth++] = c == '{' ? '}' : ']';
+      } else if (c == '}' || c == ']') {
+        if (depth == 0 || stack[depth - 1] != c)
+          return sc->bad_at = p, sc->bad_msg = "unbalanced brackets", BAD;
+        if (--depth == 0) {
+          *out = p + 1;
+          return OK;
+        }
+      }
+      p++;
+    }
+    return NEED;
+  }
+  if (c == 't' || c == 'f' || c == 'n') {
+    const char *lit = c == 't' ? "true" : c == 'f' ? "false" : "null";
+    size_t n = strlen(lit);
+    if ((size_t)(e - p) < n) return NEED;
+    if (memcmp(p, lit, n) != 0) return sc->bad_at = p, sc->bad_msg = "invalid literal", BAD;
+    *out = p + n;
+    return OK;
+  }
+  if (is_num_char(c)) {
+    while (p < e && is_num_char(*p)) p++;
+    if (p == e) return NEED; /* a number may continue in the next chunk */
+    *out = p;
+    return OK;
+  }
+  return sc->bad_at = p, sc->bad_msg = "unexpected character", BAD;
+}
+
+/* A value for a slot: scalars are remembered as spans, containers only as present. */
+static int slot_value(scan *sc, slot *sl, const char *p, const char *e, const char **out) {
+  if (p >= e) return NEED;
+  char c = *p;
+  int r;
+  sl->esc = 0;
+  if (c == '"') {
+    r = string_span(p, e, &sl->v, &sl->vlen, &sl->esc, out);
+    if (r == OK) sl->vtype = V_STR;
+    return r;
+  }
+  r = skip_value(sc, p, e, out);
+  if (r != OK) return r;
+  sl->v = p;
+  sl->vlen = (size_t)(*out - p);
+  sl->vtype = c == '{' || c == '[' ? V_CONTAINER : c == 't' || c == 'f' ? V_BOOL : c == 'n' ? V_NULL : V_NUM;
+  return OK;
+}
+
+static slot *find(scan *sc, const char *k, size_t n, int in_args) {
+  for (size_t i = 0; i < sc->nslots; i++) {
+    slot *sl = &sc->slots[i];
+    if (sl->in_args == in_args && sl->len == n && memcmp(sl->name, k, n) == 0) return sl;
+  }
+  return NULL;
+}
+
+/* An object's members, calling back for each key. in_args selects which slots match. */
+static int members(scan *sc, const char *p, const char *e, int in_args, const char **out) {
+  /* p after '{' */
+  p = skip_ws(p, e);
+  if (p >= e) return NEED;
+  if (*p == '}') {
+    *out = p + 1;
+    return OK;
+  }
+  for (;;) {
+    if (p >= e) return NEED;
+    if (*p != '"') return sc->bad_at = p, sc->bad_msg = "expected a key", BAD;
+    const char *k;
+    size_t kn;
+    int kesc, r;
+    if (string_span(p, e, &k, &kn, &kesc, &p) == NEED) return NEED;
+    p = skip_ws(p, e);
+    if (p >= e) return NEED;
+    if (*p != ':') return sc->bad_at = p, sc->bad_msg = "expected ':'", BAD;
+    p = skip_ws(p + 1, e);
+    if (p >= e) return NEED;
+    if (!in_args && kn == 4 && memcmp(k, "args", 4) == 0 && *p == '{' && sc->has_args_slots) {
+      r = members(sc, p + 1, e, 1, &p);
     } else {
-      s->slots[s->cur].vtype = V_CONTAINER;
-      s->slots[s->cur].vlen = 0;
+      slot *sl = kesc ? NULL : find(sc, k, kn, in_args);
+      r = sl ? slot_value(sc, sl, p, e, &p) : skip_value(sc, p, e, &p);
     }
-  }
-  s->cur = -1;
-  return 1;
-}
-
-static int on_start_array(void *ud) {
-  scan *s = ud;
-  s->depth++;
-  if (s->depth == 1) {
-    s->event_depth = 2;
-  } else if (s->depth == 2 && s->want_events_array) {
-    s->event_depth = 3;
-  } else if (s->cur >= 0 && s->cur < (int)s->nslots) {
-    s->slots[s->cur].vtype = V_CONTAINER;
-    s->slots[s->cur].vlen = 0;
-  }
-  s->want_events_array = 0;
-  s->cur = -1;
-  return 1;
-}
-
-static int on_end_array(void *ud) {
-  scan *s = ud;
-  if (s->depth == s->event_depth - 1) s->events_done = 1;
-  s->depth--;
-  return 1;
-}
-
-static int on_key(void *ud, const unsigned char *k, size_t n) {
-  scan *s = ud;
-  s->cur = -1;
-  if (s->depth == 1 && s->root_is_map) {
-    s->want_events_array = n == 11 && memcmp(k, "traceEvents", 11) == 0;
-    return 1;
-  }
-  if (!s->in_event) return 1;
-  int in_args;
-  if (s->depth == s->event_depth) {
-    in_args = 0;
-    if (n == 4 && memcmp(k, "args", 4) == 0) {
-      s->cur = (int)s->nslots; /* marker: the next map is args */
-      return 1;
+    if (r != OK) return r;
+    p = skip_ws(p, e);
+    if (p >= e) return NEED;
+    if (*p == '}') {
+      *out = p + 1;
+      return OK;
     }
-  } else if (s->depth == s->args_depth) {
-    in_args = 1;
-  } else {
-    return 1;
+    if (*p != ',') return sc->bad_at = p, sc->bad_msg = "expected ',' or '}'", BAD;
+    p = skip_ws(p + 1, e);
   }
-  for (size_t i = 0; i < s->nslots; i++) {
-    const slot *sl = &s->slots[i];
-    if (sl->in_args == in_args && sl->len == n && memcmp(sl->name, k, n) == 0) {
-      s->cur = (int)i;
+}
+
+/* ---------- values of kept events ---------- */
+
+static int hexval(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static size_t put_utf8(char *o, unsigned cp) {
+  if (cp < 0x80) return o[0] = (char)cp, 1;
+  if (cp < 0x800) return o[0] = (char)(0xC0 | cp >> 6), o[1] = (char)(0x80 | (cp & 0x3F)), 2;
+  if (cp < 0x10000)
+    return o[0] = (char)(0xE0 | cp >> 12), o[1] = (char)(0x80 | ((cp >> 6) & 0x3F)),
+           o[2] = (char)(0x80 | (cp & 0x3F)), 3;
+  return o[0] = (char)(0xF0 | cp >> 18), o[1] = (char)(0x80 | ((cp >> 12) & 0x3F)),
+         o[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), o[3] = (char)(0x80 | (cp & 0x3F)), 4;
+}
+
+static unsigned hex4(const char *s) {
+  int a = hexval(s[0]), b = hexval(s[1]), c = hexval(s[2]), d = hexval(s[3]);
+  if (a < 0 || b < 0 || c < 0 || d < 0) return 0xFFFD;
+  return (unsigned)(a << 12 | b << 8 | c << 4 | d);
+}
+
+/* JSON string content -> bytes (the result never grows). */
+static size_t unescape(const char *s, size_t n, char *o) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] != '\\' || i + 1 >= n) {
+      o[k++] = s[i];
+      continue;
+    }
+    char c = s[++i];
+    switch (c) {
+    case 'n': o[k++] = '\n'; break;
+    case 'r': o[k++] = '\r'; break;
+    case 't': o[k++] = '\t'; break;
+    case 'b': o[k++] = '\b'; break;
+    case 'f': o[k++] = '\f'; break;
+    case 'u': {
+      if (i + 4 >= n) {
+        o[k++] = '?';
+        i = n;
+        break;
+      }
+      unsigned cp = hex4(s + i + 1);
+      i += 4;
+      if (cp >= 0xD800 && cp < 0xDC00 && i + 6 < n && s[i + 1] == '\\' && s[i + 2] == 'u') {
+        unsigned lo = hex4(s + i + 3);
+        if (lo >= 0xDC00 && lo < 0xE000) {
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          i += 6;
+        }
+      }
+      k += put_utf8(o + k, cp);
       break;
     }
+    default: o[k++] = c; /* \" \\ \/ */
+    }
   }
-  return 1;
+  return k;
 }
 
-static int text_eq(const scan *s, const slot *sl, const char *v) {
-  size_t n = strlen(v);
-  return sl->vtype != V_NONE && sl->vtype != V_CONTAINER && sl->vlen == n &&
-         memcmp(s->scratch + sl->off, v, n) == 0;
+/* The slot's text, unescaped when needed (valid until the next call). */
+static const char *slot_text(scan *sc, const slot *sl, size_t *n) {
+  if (!sl->esc) return *n = sl->vlen, sl->v;
+  if (sl->vlen + 1 > sc->scratch_cap) {
+    size_t nc = sc->scratch_cap ? sc->scratch_cap : 4096;
+    while (nc < sl->vlen + 1) nc *= 2;
+    char *p = realloc(sc->scratch, nc);
+    if (!p) return sc->oom = 1, *n = 0, "";
+    sc->scratch = p;
+    sc->scratch_cap = nc;
+  }
+  *n = unescape(sl->v, sl->vlen, sc->scratch);
+  return sc->scratch;
 }
 
-static int intern(scan *s, const slot *sl, uint32_t *id) {
-  if (sl->vtype == V_NONE || sl->vtype == V_NULL || sl->vtype == V_CONTAINER) return *id = 0, 0;
-  if (asc_strtab_intern(s->spec->strings, s->scratch + sl->off, sl->vlen, id)) return s->oom = 1;
+static int text_eq(scan *sc, const slot *sl, const char *v) {
+  if (sl->vtype == V_NONE || sl->vtype == V_CONTAINER || sl->vtype == V_NULL) return 0;
+  size_t n;
+  const char *t = slot_text(sc, sl, &n);
+  return strlen(v) == n && memcmp(t, v, n) == 0;
+}
+
+static int intern(scan *sc, const slot *sl, uint32_t *id) {
+  *id = 0;
+  if (sl->vtype == V_NONE || sl->vtype == V_NULL || sl->vtype == V_CONTAINER) return 0;
+  size_t n;
+  const char *t = slot_text(sc, sl, &n);
+  if (asc_strtab_intern(sc->spec->strings, t, n, id)) return sc->oom = 1;
   return 0;
 }
 
-static int push_field(scan *s, const asc_jfield *f, const slot *sl, asc_col *c) {
-  const char *v = s->scratch + sl->off;
-  int has = sl->vtype == V_STR || sl->vtype == V_NUM || sl->vtype == V_BOOL;
+static int push_field(scan *sc, const asc_jfield *f, const slot *sl, asc_col *c) {
+  int has = sl->vtype == V_STR || sl->vtype == V_NUM;
   int r = 0;
   switch (f->type) {
   case ASC_JT_STRING: {
     uint32_t id;
-    if (intern(s, sl, &id)) return -1;
+    if (intern(sc, sl, &id)) return -1;
     r = asc_col_push_str(c, id);
     break;
   }
   case ASC_JT_INT:
   case ASC_JT_US: {
-    int64_t x;
+    int64_t x = ASC_NULL_I64;
+    size_t n = 0;
+    const char *v = has ? slot_text(sc, sl, &n) : NULL;
     int scale = f->type == ASC_JT_US ? 3 : 0;
-    if (has && sl->vtype != V_BOOL && !(sl->vtype == V_STR && asc_is_na(v, sl->vlen))) {
-      if ((scale ? asc_decimal_scaled(v, sl->vlen, scale, &x) : asc_decimal_i64(v, sl->vlen, &x))) {
-        if (!s->bad[0])
-          snprintf(s->bad, sizeof s->bad, "field \"%s\": \"%.*s\" is not a %s", f->name,
-                   (int)(sl->vlen > 64 ? 64 : sl->vlen), v, scale ? "time" : "whole number");
+    if (v && !(sl->vtype == V_STR && asc_is_na(v, n))) {
+      if (scale ? asc_decimal_scaled(v, n, scale, &x) : asc_decimal_i64(v, n, &x)) {
+        if (!sc->bad[0])
+          snprintf(sc->bad, sizeof sc->bad, "field \"%s\": \"%.*s\" is not a %s", f->name,
+                   (int)(n > 64 ? 64 : n), v, scale ? "time" : "whole number");
         x = ASC_NULL_I64;
       }
-    } else {
-      x = ASC_NULL_I64;
     }
     r = asc_col_push_i64(c, x);
     break;
   }
   case ASC_JT_NUM: {
     double d = NAN;
-    if (has && sl->vtype != V_BOOL && asc_decimal_f64(v, sl->vlen, &d)) d = NAN;
+    size_t n = 0;
+    const char *v = has ? slot_text(sc, sl, &n) : NULL;
+    if (v && asc_decimal_f64(v, n, &d)) d = NAN;
     r = asc_col_push_f64(c, d);
     break;
   }
   }
-  if (r) s->oom = 1;
+  if (r) sc->oom = 1;
   return r;
 }
 
-static int pred_holds(const scan *s, const asc_jpred *p, const slot *sl) {
+static int pred_holds(scan *sc, const asc_jpred *p, const slot *sl) {
   switch (p->op) {
   case ASC_PRED_EXISTS: return sl->vtype != V_NONE && sl->vtype != V_NULL;
   case ASC_PRED_ABSENT: return sl->vtype == V_NONE || sl->vtype == V_NULL;
-  case ASC_PRED_EQ: return p->nvalues > 0 && text_eq(s, sl, p->values[0]);
+  case ASC_PRED_EQ: return p->nvalues > 0 && text_eq(sc, sl, p->values[0]);
   case ASC_PRED_IN:
     for (size_t i = 0; i < p->nvalues; i++)
-      if (text_eq(s, sl, p->values[i])) return 1;
+      if (text_eq(sc, sl, p->values[i])) return 1;
     return 0;
   }
   return 0;
 }
 
-static int end_event(scan *s) {
-  asc_json_result *r = s->res;
+static int end_event(scan *sc) {
+  asc_json_result *r = sc->res;
   r->events++;
-  if (s->spec->want_meta && text_eq(s, &s->slots[s->ph_slot], "M")) {
+  if (sc->spec->want_meta && text_eq(sc, &sc->slots[sc->ph_slot], "M")) {
     uint32_t what, pid, tid, name;
-    if (intern(s, &s->slots[s->name_slot], &what) || intern(s, &s->slots[s->pid_slot], &pid) ||
-        intern(s, &s->slots[s->tid_slot], &tid) || intern(s, &s->slots[s->argname_slot], &name))
-      return 0;
+    if (intern(sc, &sc->slots[sc->name_slot], &what) || intern(sc, &sc->slots[sc->pid_slot], &pid) ||
+        intern(sc, &sc->slots[sc->tid_slot], &tid) || intern(sc, &sc->slots[sc->argname_slot], &name))
+      return -1;
     if (name && (asc_col_push_str(&r->meta_what, what) || asc_col_push_str(&r->meta_pid, pid) ||
                  asc_col_push_str(&r->meta_tid, tid) || asc_col_push_str(&r->meta_name, name)))
-      return s->oom = 1, 0;
+      return sc->oom = 1, -1;
   }
-  for (size_t i = 0; i < s->spec->npreds; i++)
-    if (!pred_holds(s, &s->spec->preds[i], &s->slots[s->pred_slot[i]])) return 1;
-  for (size_t i = 0; i < s->spec->nfields; i++)
-    if (push_field(s, &s->spec->fields[i], &s->slots[s->field_slot[i]], &r->cols[i])) return 0;
+  for (size_t i = 0; i < sc->spec->npreds; i++)
+    if (!pred_holds(sc, &sc->spec->preds[i], &sc->slots[sc->pred_slot[i]])) return 0;
+  for (size_t i = 0; i < sc->spec->nfields; i++)
+    if (push_field(sc, &sc->spec->fields[i], &sc->slots[sc->field_slot[i]], &r->cols[i])) return -1;
   r->nrows++;
-  return 1;
+  return 0;
 }
 
-static int on_end_map(void *ud) {
-  scan *s = ud;
-  int ok = 1;
-  if (s->in_event && s->depth == s->event_depth) {
-    ok = end_event(s);
-    s->in_event = 0;
-  } else if (s->depth == s->args_depth) {
-    s->args_depth = 0;
+/* One event: an object (anything else in the array is counted and skipped). */
+static int event(scan *sc, const char *p, const char *e, const char **out) {
+  if (p >= e) return NEED;
+  if (*p != '{') return skip_value(sc, p, e, out);
+  for (size_t i = 0; i < sc->nslots; i++) sc->slots[i].vtype = V_NONE;
+  int r = members(sc, p + 1, e, 0, out);
+  if (r != OK) return r;
+  if (end_event(sc)) return sc->bad_at = p, sc->bad_msg = "out of memory", BAD;
+  return OK;
+}
+
+/* ---------- driver ---------- */
+
+enum { ST_ROOT, ST_OBJ_FIRST, ST_OBJ_NEXT, ST_EV_FIRST, ST_EV_NEXT, ST_END, ST_DONE };
+
+typedef struct {
+  int state, in_object; /* in_object: the events array sits in {"traceEvents": ...} */
+  int found_events;
+} machine;
+
+/* One step of the top level; consumes a whole unit (an event, a root member) or nothing. */
+static int step(scan *sc, machine *m, const char *p, const char *e, int eof, const char **out) {
+  p = skip_ws(p, e);
+  if (p >= e) {
+    if (!eof) return NEED;
+    if (m->state == ST_END) return m->state = ST_DONE, *out = p, OK;
+    return NEED;
   }
-  s->depth--;
-  s->cur = -1;
-  return ok;
+  int r;
+  switch (m->state) {
+  case ST_ROOT:
+    if (*p == '[') m->state = ST_EV_FIRST, m->found_events = 1;
+    else if (*p == '{') m->state = ST_OBJ_FIRST, m->in_object = 1;
+    else return sc->bad_at = p, sc->bad_msg = "expected '[' or '{'", BAD;
+    *out = p + 1;
+    return OK;
+  case ST_OBJ_FIRST:
+  case ST_OBJ_NEXT: {
+    if (*p == '}') return m->state = ST_END, *out = p + 1, OK;
+    if (m->state == ST_OBJ_NEXT) {
+      if (*p != ',') return sc->bad_at = p, sc->bad_msg = "expected ',' or '}'", BAD;
+      p = skip_ws(p + 1, e);
+      if (p >= e) return NEED;
+    }
+    const char *k;
+    size_t kn;
+    int kesc;
+    if (*p != '"') return sc->bad_at = p, sc->bad_msg = "expected a key", BAD;
+    if (string_span(p, e, &k, &kn, &kesc, &p) == NEED) return NEED;
+    p = skip_ws(p, e);
+    if (p >= e) return NEED;
+    if (*p != ':') return sc->bad_at = p, sc->bad_msg = "expected ':'", BAD;
+    p = skip_ws(p + 1, e);
+    if (p >= e) return NEED;
+    if (kn == 11 && memcmp(k, "traceEvents", 11) == 0 && *p == '[') {
+      m->state = ST_EV_FIRST;
+      m->found_events = 1;
+      *out = p + 1;
+      return OK;
+    }
+    r = skip_value(sc, p, e, out);
+    if (r == OK) m->state = ST_OBJ_NEXT;
+    return r;
+  }
+  case ST_EV_FIRST:
+  case ST_EV_NEXT:
+    if (*p == ']') {
+      m->state = m->in_object ? ST_OBJ_NEXT : ST_END;
+      *out = p + 1;
+      return OK;
+    }
+    if (m->state == ST_EV_NEXT) {
+      if (*p != ',') return sc->bad_at = p, sc->bad_msg = "expected ',' or ']'", BAD;
+      p = skip_ws(p + 1, e);
+      if (p >= e) return NEED;
+    }
+    r = event(sc, p, e, out);
+    if (r == OK) m->state = ST_EV_NEXT;
+    return r;
+  case ST_END: return sc->bad_at = p, sc->bad_msg = "trailing garbage", BAD;
+  }
+  return BAD;
 }
 
-static const yajl_callbacks callbacks = {
-    on_null, on_bool, NULL, NULL, on_number, on_string,
-    on_start_map, on_key, on_end_map, on_start_array, on_end_array};
+/* Line and column of a byte offset, counted by reading the file again (errors only). */
+static void locate(const char *path, long long off, long *line, long *col) {
+  *line = 1;
+  *col = 1;
+  FILE *f = fopen(path, "rb");
+  if (!f) return;
+  char buf[65536];
+  long long pos = 0;
+  size_t n;
+  while (pos < off && (n = fread(buf, 1, sizeof buf, f)) > 0) {
+    for (size_t i = 0; i < n && pos < off; i++, pos++) {
+      if (buf[i] == '\n') (*line)++, *col = 1;
+      else (*col)++;
+    }
+  }
+  fclose(f);
+}
+
+/* yajl's own verdict on the file: its message and the byte offset it stopped at. */
+static int yajl_verdict(const char *path, char *msg, size_t msgsz, long long *off, int *at_end) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  yajl_handle h = yajl_alloc(NULL, NULL, NULL);
+  if (!h) {
+    fclose(f);
+    return 0;
+  }
+  yajl_config(h, yajl_dont_validate_strings, 1);
+  static const size_t CH = 1 << 20;
+  unsigned char *buf = malloc(CH);
+  long long base = 0;
+  size_t n;
+  int found = 0;
+  while (buf && (n = fread(buf, 1, CH, f)) > 0) {
+    if (yajl_parse(h, buf, n) != yajl_status_ok) {
+      size_t used = yajl_get_bytes_consumed(h);
+      *off = base + (long long)(used > n ? n : used);
+      unsigned char *m = yajl_get_error(h, 0, buf, n);
+      snprintf(msg, msgsz, "%s", m ? (char *)m : "parse error");
+      if (m) yajl_free_error(h, m);
+      found = 1;
+      *at_end = 0;
+      break;
+    }
+    base += (long long)n;
+  }
+  if (buf && !found && yajl_complete_parse(h) != yajl_status_ok) {
+    unsigned char *m = yajl_get_error(h, 0, buf, 0);
+    snprintf(msg, msgsz, "%s", m ? (char *)m : "premature EOF");
+    if (m) yajl_free_error(h, m);
+    *off = base;
+    *at_end = 1;
+    found = 1;
+  }
+  free(buf);
+  yajl_free(h);
+  fclose(f);
+  for (char *q = msg; *q; q++)
+    if (*q == '\n') *q = ' ';
+  size_t ml = strlen(msg);
+  while (ml && msg[ml - 1] == ' ') msg[--ml] = '\0';
+  return found;
+}
+
+static int parse_error(const char *path, long long fast_off, const char *fast_msg, int truncated,
+                       asc_error *err) {
+  char msg[256];
+  long long off = fast_off;
+  int at_end = truncated;
+  if (!yajl_verdict(path, msg, sizeof msg, &off, &at_end)) {
+    snprintf(msg, sizeof msg, "%s", fast_msg);
+    off = fast_off;
+    at_end = truncated;
+  }
+  long line, col;
+  locate(path, off, &line, &col);
+  return asc_fail(err, path, off, line, col, "invalid JSON%s: %s",
+                  at_end ? " (the file ends early: truncated?)" : "", msg);
+}
 
 void asc_json_result_free(asc_json_result *res, size_t nfields) {
   if (res->cols)
@@ -283,35 +541,15 @@ void asc_json_result_free(asc_json_result *res, size_t nfields) {
   res->nrows = 0;
 }
 
-/* Line and column of absolute byte offset `at`, counting from what the scan has passed. */
-typedef struct {
-  long line;
-  long long line_start;
-} linepos;
-
-static void count_lines(linepos *lp, const char *buf, size_t n, long long base) {
-  for (const char *p = buf; (p = memchr(p, '\n', (size_t)(buf + n - p))) != NULL; p++) {
-    lp->line++;
-    lp->line_start = base + (p - buf) + 1;
-  }
-}
-
-static int parse_error(yajl_handle h, const char *path, const char *buf, size_t n, long long base,
-                       linepos lp, int at_end, asc_error *err) {
-  size_t used = at_end ? 0 : yajl_get_bytes_consumed(h);
-  if (!at_end && used > n) used = n;
-  count_lines(&lp, buf, used, base);
-  long long off = base + (long long)used;
-  unsigned char *m = yajl_get_error(h, 0, (const unsigned char *)buf, n);
-  char msg[256];
-  snprintf(msg, sizeof msg, "%s", m ? (const char *)m : "parse error");
-  if (m) yajl_free_error(h, m);
-  for (char *q = msg; *q; q++)
-    if (*q == '\n') *q = ' ';
-  size_t ml = strlen(msg);
-  while (ml && msg[ml - 1] == ' ') msg[--ml] = '\0';
-  return asc_fail(err, path, off, lp.line, (long)(off - lp.line_start) + 1, "invalid JSON%s: %s",
-                  at_end ? " (the file ends early: truncated?)" : "", msg);
+static int add_slot(scan *sc, const char *name, int in_args) {
+  for (size_t i = 0; i < sc->nslots; i++)
+    if (sc->slots[i].in_args == in_args && strcmp(sc->slots[i].name, name) == 0) return (int)i;
+  memset(&sc->slots[sc->nslots], 0, sizeof sc->slots[0]);
+  sc->slots[sc->nslots].name = name;
+  sc->slots[sc->nslots].len = strlen(name);
+  sc->slots[sc->nslots].in_args = in_args;
+  if (in_args) sc->has_args_slots = 1;
+  return (int)sc->nslots++;
 }
 
 int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *res,
@@ -328,89 +566,108 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
   long long total = ftello(f);
   fseeko(f, 0, SEEK_SET);
 
-  scan s;
-  memset(&s, 0, sizeof s);
-  s.spec = spec;
-  s.res = res;
-  s.cur = -1;
-  size_t maxslots = spec->nfields + spec->npreds + 5;
-  s.slots = calloc(maxslots + 1, sizeof *s.slots);
-  s.field_slot = calloc(spec->nfields + 1, sizeof(int));
-  s.pred_slot = calloc(spec->npreds + 1, sizeof(int));
+  scan sc;
+  memset(&sc, 0, sizeof sc);
+  sc.spec = spec;
+  sc.res = res;
+  sc.slots = calloc(spec->nfields + spec->npreds + 6, sizeof *sc.slots);
+  sc.field_slot = calloc(spec->nfields + 1, sizeof(int));
+  sc.pred_slot = calloc(spec->npreds + 1, sizeof(int));
   res->cols = calloc(spec->nfields + 1, sizeof *res->cols);
-  size_t chunk = spec->chunk ? spec->chunk : (size_t)1 << 20;
-  char *buf = malloc(chunk);
-  yajl_handle h = yajl_alloc(&callbacks, NULL, &s);
+  size_t cap = spec->chunk ? spec->chunk : (size_t)1 << 20;
+  char *buf = malloc(cap);
   int rc = 0;
-  linepos lp = {1, 0};
-  long long base = 0, next_report = 64LL << 20;
-  if (!s.slots || !s.field_slot || !s.pred_slot || !res->cols || !buf || !h) {
+  long long base = 0; /* file offset of buf[0] */
+  if (!sc.slots || !sc.field_slot || !sc.pred_slot || !res->cols || !buf) {
     rc = asc_fail(err, path, -1, 0, 0, "out of memory");
     goto done;
   }
-  yajl_config(h, yajl_dont_validate_strings, 1);
   for (size_t i = 0; i < spec->nfields; i++) {
-    s.field_slot[i] = add_slot(&s, spec->fields[i].name, spec->fields[i].in_args);
+    sc.field_slot[i] = add_slot(&sc, spec->fields[i].name, spec->fields[i].in_args);
     asc_kind k = spec->fields[i].type == ASC_JT_STRING ? ASC_STR
                  : spec->fields[i].type == ASC_JT_NUM  ? ASC_F64
                                                        : ASC_I64;
     asc_col_init(&res->cols[i], k);
   }
   for (size_t i = 0; i < spec->npreds; i++)
-    s.pred_slot[i] = add_slot(&s, spec->preds[i].name, spec->preds[i].in_args);
-  s.ph_slot = add_slot(&s, "ph", 0);
-  s.name_slot = add_slot(&s, "name", 0);
-  s.pid_slot = add_slot(&s, "pid", 0);
-  s.tid_slot = add_slot(&s, "tid", 0);
-  s.argname_slot = add_slot(&s, "name", 1);
+    sc.pred_slot[i] = add_slot(&sc, spec->preds[i].name, spec->preds[i].in_args);
+  if (spec->want_meta) {
+    sc.ph_slot = add_slot(&sc, "ph", 0);
+    sc.name_slot = add_slot(&sc, "name", 0);
+    sc.pid_slot = add_slot(&sc, "pid", 0);
+    sc.tid_slot = add_slot(&sc, "tid", 0);
+    sc.argname_slot = add_slot(&sc, "name", 1);
+  }
 
-  size_t n;
-  while ((n = fread(buf, 1, chunk, f)) > 0) {
-    yajl_status st = yajl_parse(h, (const unsigned char *)buf, n);
-    if (st != yajl_status_ok) {
-      if (s.oom) rc = asc_fail(err, path, base, 0, 0, "out of memory");
-      else rc = parse_error(h, path, buf, n, base, lp, 0, err);
+  machine m = {ST_ROOT, 0, 0};
+  size_t start = 0, end = 0; /* unconsumed bytes are buf[start, end) */
+  int eof = 0;
+  long long next_report = 64LL << 20;
+  while (m.state != ST_DONE) {
+    const char *out = NULL;
+    int r = step(&sc, &m, buf + start, buf + end, eof, &out);
+    if (r == OK) {
+      start = (size_t)(out - buf);
+      continue;
+    }
+    if (r == BAD) {
+      if (sc.oom) rc = asc_fail(err, path, base + (long long)start, 0, 0, "out of memory");
+      else rc = parse_error(path, base + (long long)(sc.bad_at - buf), sc.bad_msg, 0, err);
       goto done;
     }
-    count_lines(&lp, buf, n, base);
-    base += (long long)n;
-    if (spec->progress && base >= next_report) {
-      next_report = base + (64LL << 20);
-      if (spec->progress(spec->progress_ud, base, total)) {
+    /* NEED: keep the unconsumed tail, read more, grow the buffer for a unit larger than it */
+    if (eof) {
+      if (base + (long long)end == 0) rc = asc_fail(err, path, 0, 1, 1, "the file is empty");
+      else rc = parse_error(path, base + (long long)end, "premature EOF", 1, err);
+      goto done;
+    }
+    if (start > 0) {
+      memmove(buf, buf + start, end - start);
+      base += (long long)start;
+      end -= start;
+      start = 0;
+    }
+    if (end == cap) {
+      char *nb = realloc(buf, cap * 2);
+      if (!nb) {
+        rc = asc_fail(err, path, base, 0, 0, "out of memory (an event larger than %zu bytes)", cap);
+        goto done;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    size_t n = fread(buf + end, 1, cap - end, f);
+    if (n == 0) {
+      if (ferror(f)) {
+        rc = asc_fail(err, path, base + (long long)end, 0, 0, "read error: %s", strerror(errno));
+        goto done;
+      }
+      eof = 1;
+    }
+    end += n;
+    if (spec->progress && base + (long long)end >= next_report) {
+      next_report = base + (long long)end + (64LL << 20);
+      if (spec->progress(spec->progress_ud, base + (long long)end, total)) {
         rc = asc_fail(err, path, base, 0, 0, "interrupted");
         goto done;
       }
     }
   }
-  if (ferror(f)) {
-    rc = asc_fail(err, path, base, 0, 0, "read error: %s", strerror(errno));
-    goto done;
-  }
-  if (base == 0) {
-    rc = asc_fail(err, path, 0, 1, 1, "the file is empty");
-    goto done;
-  }
-  if (yajl_complete_parse(h) != yajl_status_ok) {
-    rc = parse_error(h, path, buf, 0, base, lp, 1, err);
-    goto done;
-  }
-  if (s.event_depth == 0) {
-    rc = asc_fail(err, path, 0, 1, 1,
-                  "no event array: expected a JSON array or an object with \"traceEvents\"");
+  if (!m.found_events) {
+    rc = asc_fail(err, path, 0, 1, 1, "no event array: expected a JSON array or an object with \"traceEvents\"");
     goto done;
   }
   /* A value that could not be converted became null; the caller decides whether to warn. */
-  snprintf(res->warning, sizeof res->warning, "%s", s.bad);
+  snprintf(res->warning, sizeof res->warning, "%s", sc.bad);
 done:
-  res->bytes = base;
-  if (spec->progress && rc == 0) spec->progress(spec->progress_ud, base, total);
+  res->bytes = total;
+  if (spec->progress && rc == 0) spec->progress(spec->progress_ud, total, total);
   if (rc && !spec->partial) asc_json_result_free(res, spec->nfields);
-  if (h) yajl_free(h);
   free(buf);
-  free(s.scratch);
-  free(s.slots);
-  free(s.field_slot);
-  free(s.pred_slot);
+  free(sc.scratch);
+  free(sc.slots);
+  free(sc.field_slot);
+  free(sc.pred_slot);
   fclose(f);
   return rc;
 }

@@ -285,6 +285,76 @@ static int col_push(lua_State *L) {
   return 0;
 }
 
+/* col:map(fn) for a string column: fn is called once per distinct string and the results
+ * (nil, integers, numbers or strings; one kind) form a new column of the same length. */
+static int col_map(lua_State *L) {
+  asc_col *c = lasc_checkcolumn(L, 1);
+  luaL_argcheck(L, c->kind == ASC_STR, 1, "map works on string columns");
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_settop(L, 2);
+  asc_strtab *st = lasc_column_strings(L, 1);
+  lua_newtable(L); /* 3: id -> result (false for nil) */
+  asc_col empty;
+  asc_col_init(&empty, ASC_I64);
+  asc_col *out = lasc_pushcolumn(L, &empty, 0); /* 4: owned by Lua even if fn raises */
+  asc_strtab *shared = lasc_pushstrings(L);     /* 5 */
+  int kind = -1;
+  for (size_t i = 0; i < c->n; i++) {
+    uint32_t id = c->v.s[i];
+    int t = LUA_TNIL;
+    if (id) {
+      t = lua_rawgeti(L, 3, id);
+      if (t == LUA_TNIL) {
+        lua_pop(L, 1);
+        size_t len;
+        const char *s = asc_strtab_get(st, id, &len);
+        lua_pushvalue(L, 2);
+        lua_pushlstring(L, s, len);
+        lua_call(L, 1, 1);
+        if (lua_isnil(L, -1)) {
+          lua_pop(L, 1);
+          lua_pushboolean(L, 0);
+        }
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, 3, id);
+        t = lua_type(L, -1);
+      }
+    }
+    if (t == LUA_TBOOLEAN) t = LUA_TNIL;
+    if (t != LUA_TNIL && kind < 0) {
+      /* the first result decides the kind; rows so far were all missing */
+      kind = t == LUA_TSTRING ? ASC_STR : lua_isinteger(L, -1) ? ASC_I64 : ASC_F64;
+      size_t k = out->n;
+      asc_col_free(out);
+      asc_col_init(out, (asc_kind)kind);
+      for (size_t j = 0; j < k; j++)
+        if (asc_col_push_null(out)) return luaL_error(L, "out of memory");
+    }
+    int r;
+    if (t == LUA_TNIL) {
+      r = asc_col_push_null(out);
+    } else if (out->kind == ASC_STR) {
+      size_t len;
+      const char *s = luaL_checklstring(L, -1, &len);
+      uint32_t nid;
+      r = asc_strtab_intern(shared, s, len, &nid) || asc_col_push_str(out, nid);
+    } else if (out->kind == ASC_I64) {
+      if (!lua_isinteger(L, -1)) return luaL_error(L, "map: results of different kinds");
+      r = asc_col_push_i64(out, lua_tointeger(L, -1));
+    } else {
+      r = asc_col_push_f64(out, luaL_checknumber(L, -1));
+    }
+    if (id) lua_pop(L, 1);
+    if (r) return luaL_error(L, "out of memory");
+  }
+  if (out->kind == ASC_STR) {
+    lua_pushvalue(L, 5);
+    lua_setiuservalue(L, 4, 1);
+  }
+  lua_pushvalue(L, 4);
+  return 1;
+}
+
 static int col_gc(lua_State *L) {
   asc_col_free(lasc_checkcolumn(L, 1));
   return 0;
@@ -495,6 +565,7 @@ void lasc_register_column(lua_State *L) {
   static const luaL_Reg col_methods[] = {
       {"get", col_get},     {"id", col_id},       {"kind", col_kind}, {"totable", col_totable},
       {"stats", col_stats}, {"order", col_order}, {"take", col_take}, {"push", col_push},
+      {"map", col_map},
       {NULL, NULL}};
   if (luaL_newmetatable(L, ASC_STRINGS_MT)) {
     luaL_setfuncs(L, strings_meta, 0);

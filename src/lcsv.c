@@ -285,8 +285,9 @@ static int writer_columns(lua_State *L) {
     size_t row = k;
     if (order) {
       if (order[k] < 1 || (size_t)order[k] > nrows) {
+        int bad = (int)order[k];
         if (owned) free(order);
-        return luaL_error(L, "writer:columns: row %d out of range", (int)order[k]);
+        return luaL_error(L, "writer:columns: row %d out of range", bad);
       }
       row = (size_t)order[k] - 1;
     }

@@ -516,6 +516,7 @@ static const luaL_Reg fns[] = {{"scan", l_scan}, {"decode", l_decode}, {"load", 
 
 int lasc_open_json(lua_State *L) {
   luaL_newlib(L, fns);
+  lasc_json_writer_register(L);
   lua_pushlightuserdata(L, NULL);
   lua_setfield(L, -2, "null");
   return 1;

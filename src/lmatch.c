@@ -86,7 +86,9 @@ static int l_index(lua_State *L) {
 
 typedef int64_t (*lookup)(const asc_match_index *, uint64_t, int64_t);
 
-/* Bulk query: a column of 1-based rows of the indexed input (null where nothing matched). */
+/* Bulk query: a column of 1-based rows of the indexed input (null where nothing matched),
+ * the number of matches, and how many of them had ended before their query time
+ * (start + dur < t; only known when durations were indexed). */
 static int query(lua_State *L, lookup fn) {
   asc_match_index *ix = luaL_checkudata(L, 1, INDEX_MT);
   size_t nk, nt;
@@ -96,10 +98,16 @@ static int query(lua_State *L, lookup fn) {
   asc_col out;
   asc_col_init(&out, ASC_I64);
   int rc = nk != nt ? -2 : asc_col_reserve(&out, nt + 1);
+  lua_Integer matched = 0, ended = 0;
   if (rc == 0) {
     for (size_t i = 0; i < nt; i++) {
       int64_t r = t[i] == ASC_NULL_I64 ? -1 : fn(ix, k[i], t[i]);
       out.v.i[i] = r < 0 ? ASC_NULL_I64 : r + 1;
+      if (r >= 0) {
+        matched++;
+        int64_t end = ix->row_end[r];
+        if (end != ASC_NULL_I64 && end < t[i]) ended++;
+      }
     }
     out.n = nt;
   }
@@ -108,7 +116,9 @@ static int query(lua_State *L, lookup fn) {
   if (rc == -2) return luaL_error(L, "match: %d keys but %d times", (int)nk, (int)nt);
   if (rc) return oom(L);
   lasc_pushcolumn(L, &out, 0);
-  return 1;
+  lua_pushinteger(L, matched);
+  lua_pushinteger(L, ended);
+  return 3;
 }
 
 static int m_latest(lua_State *L) { return query(L, asc_match_latest); }

@@ -23,6 +23,8 @@ void asc_match_free(asc_match_index *ix) {
   free(ix->end);
   free(ix->maxend);
   free(ix->row);
+  free(ix->row_end);
+  ix->row_end = NULL;
   ix->key = NULL;
   ix->start = ix->end = ix->maxend = ix->row = NULL;
   ix->n = 0;
@@ -38,15 +40,18 @@ int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *st
   ix->end = malloc(m * sizeof *ix->end);
   ix->maxend = malloc(m * sizeof *ix->maxend);
   ix->row = malloc(m * sizeof *ix->row);
-  if (!it || !ix->key || !ix->start || !ix->end || !ix->maxend || !ix->row) {
+  ix->row_end = malloc(m * sizeof *ix->row_end);
+  ix->nrows = n;
+  if (!it || !ix->key || !ix->start || !ix->end || !ix->maxend || !ix->row || !ix->row_end) {
     free(it);
     asc_match_free(ix);
     return -1;
   }
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
+    int64_t e = starts[i] != ASC_NULL_I64 && durs && durs[i] != ASC_NULL_I64 ? starts[i] + durs[i] : ASC_NULL_I64;
+    ix->row_end[i] = e;
     if (starts[i] == ASC_NULL_I64) continue;
-    int64_t e = durs && durs[i] != ASC_NULL_I64 ? starts[i] + durs[i] : ASC_NULL_I64;
     it[k++] = (item){keys[i], starts[i], e, (int64_t)i};
   }
   qsort(it, k, sizeof *it, cmp_item);

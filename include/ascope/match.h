@@ -13,6 +13,8 @@ typedef struct asc_match_index {
   int64_t *end;     /* start + dur, INT64_MIN when unknown */
   int64_t *maxend;  /* running max of end within the key's group */
   int64_t *row;     /* 0-based row in the input */
+  int64_t *row_end; /* by input row: start + dur, INT64_MIN when unknown */
+  size_t nrows;     /* input rows */
 } asc_match_index;
 
 /* Rows with a null start are left out. durs may be NULL (ends unknown). */

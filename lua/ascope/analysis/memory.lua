@@ -12,65 +12,36 @@ local M = {}
 
 M.MODES = { "latest", "within", "within-or-latest" }
 
-local function null_rows(n)
-  local c = column.new("integer")
-  for _ = 1, n do c:push(nil) end
-  return c
-end
-
 --- Attribute each memory row to a trace event.
 -- mem: {n, name, alloc_ns}; trace: {n, name, ts, dur, stack} or nil.
 -- Returns {rows (column of 1-based trace rows, null = none), call_stack (string column),
---          top (string column), matched, suspects, latest_matched}
+--          top (string column), matched, suspects, latest_matched}; suspects are the latest
+-- matches whose operator had already ended (ts + dur < Allocation Time).
 function M.attribute(mem, trace, mode)
   local n = mem.n
   if not trace or trace.n == 0 then
-    local rows = null_rows(n)
-    local empty = column.new("string")
-    for _ = 1, n do empty:push(nil) end
-    return { rows = rows, call_stack = empty, top = empty, matched = 0, suspects = 0, latest_matched = 0 }
+    local none = column.fill("string", nil, n)
+    return { rows = column.fill("integer", nil, n), call_stack = none, top = none, matched = 0,
+             suspects = 0, latest_matched = 0 }
   end
   local ix = match.index(trace.name, trace.ts, trace.dur)
-  local latest = ix:latest(mem.name, mem.alloc_ns)
-  -- suspect: the latest same-name op had already ended when the allocation happened
-  local suspects, latest_matched = 0, 0
-  local ts, dur, t = trace.ts, trace.dur, mem.alloc_ns
-  for i = 1, n do
-    local r = latest[i]
-    if r then
-      latest_matched = latest_matched + 1
-      local d = dur[r]
-      if d and ts[r] + d < t[i] then suspects = suspects + 1 end
-    end
-  end
-  local rows = latest
+  local latest, latest_matched, suspects = ix:latest(mem.name, mem.alloc_ns)
+  local rows, matched = latest, latest_matched
   if mode == "within" then
-    rows = ix:within(mem.name, mem.alloc_ns)
+    rows, matched = ix:within(mem.name, mem.alloc_ns)
   elseif mode == "within-or-latest" then
     local w = ix:within(mem.name, mem.alloc_ns)
     rows = column.new("integer")
-    for i = 1, n do rows:push(w[i] or latest[i]) end
-  end
-  local call_stack = trace.stack:take(rows)
-  local top = column.new("string")
-  local cache = {}
-  local matched = 0
-  for i = 1, n do
-    local id = call_stack:id(i)
-    if id ~= 0 then
-      matched = matched + 1
-      local t1 = cache[id]
-      if not t1 then
-        t1 = trace_fmt.top_frame(call_stack[i])
-        cache[id] = t1
-      end
-      top:push(t1)
-    else
-      top:push(nil)
+    matched = 0
+    for i = 1, n do
+      local r = w[i] or latest[i]
+      if r then matched = matched + 1 end
+      rows:push(r)
     end
   end
-  return { rows = rows, call_stack = call_stack, top = top, matched = matched,
-           suspects = suspects, latest_matched = latest_matched }
+  local call_stack = trace.stack:take(rows)
+  return { rows = rows, call_stack = call_stack, top = call_stack:map(trace_fmt.top_frame),
+           matched = matched, suspects = suspects, latest_matched = latest_matched }
 end
 
 local NO_STACK = "(no call stack)"

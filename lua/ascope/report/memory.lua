@@ -148,24 +148,14 @@ function M.report_md(result, path)
   return w:close()
 end
 
-local function num(x)
-  if x == nil then return "0" end
-  if math.type(x) == "integer" then return tostring(x) end
-  return ("%.10g"):format(x)
-end
-
 --- memory_trace.json: per rank a process with counter tracks (allocated / reserved / active
--- MB) and one slice per attributed allocation; call stacks go to "stackFrames" once and slices
--- point at them with "sf", so the file stays small when stacks repeat.
+-- MB) and one slice per attributed allocation ("B" without an end for never-released memory,
+-- which the viewers extend to the end of the trace); call stacks go to "stackFrames" once and
+-- slices point at them with "sf". Rows are written by the C template writer.
 function M.trace_json(result, path)
-  local w, err = writer.open(path)
+  local w, err = json.writer(path)
   if not w then return nil, err end
   w:write('{"displayTimeUnit":"ms","traceEvents":[\n')
-  local first = true
-  local function emit(s)
-    if first then first = false else w:write(",\n") end
-    w:write(s)
-  end
   local frames, nframes, frame_lines = {}, 0, {}
   local function frame_id(stack)
     local parent
@@ -184,41 +174,30 @@ function M.trace_json(result, path)
     end
     return parent
   end
-  local us = fmt.us
+  local first = true
   for pid, r in ipairs(result.ranks) do
-    emit(('{"ph":"M","name":"process_name","pid":%d,"tid":0,"args":{"name":%s}}')
-      :format(pid, json.encode(("rank %s (%s)"):format(r.rank, r.role))))
-    emit(('{"ph":"M","name":"thread_name","pid":%d,"tid":1,"args":{"name":"allocations"}}'):format(pid))
-    local last_ns = 0
-    for i = 1, r.n do
-      local t = r.start_ns[i]
-      if t then
-        local d = r.dur_ns[i]
-        local e = t + (d or 0)
-        if e > last_ns then last_ns = e end
-      end
-    end
-    local sf_cache = {}
-    for i = 1, r.n do
-      local t = r.start_ns[i]
-      if t then
-        emit(('{"ph":"C","name":"memory (MB)","pid":%d,"ts":%s,"args":{"allocated":%s,"reserved":%s,"active":%s}}')
-          :format(pid, us(t), num(r.allocated_mb[i]), num(r.reserved_mb[i]), num(r.active_mb[i])))
-        local size = r.size_kb[i]
-        local sid = r.call_stack:id(i)
-        if size and size > 0 and sid ~= 0 then
-          local sf = sf_cache[sid]
-          if not sf then
-            sf = frame_id(r.call_stack[i])
-            sf_cache[sid] = sf
-          end
-          local d = r.dur_ns[i]
-          emit(('{"ph":"X","name":%s,"pid":%d,"tid":1,"ts":%s,"dur":%s,"sf":"%d","args":{"size_kb":%s,"call_stack_top":%s,"released":%s}}')
-            :format(json.encode(r.name[i] or ""), pid, us(t), us(d or math.max(last_ns - t, 0)), sf,
-              num(size), json.encode(r.top[i] or ""), d and "true" or "false"))
-        end
-      end
-    end
+    local head = ('{"ph":"M","name":"process_name","pid":%d,"tid":0,"args":{"name":%s}},\n'
+      .. '{"ph":"M","name":"thread_name","pid":%d,"tid":1,"args":{"name":"allocations"}}')
+      :format(pid, json.encode(("rank %s (%s)"):format(r.rank, r.role)), pid)
+    w:write(first and "" or ",\n", head)
+    first = false
+    local order = r.start_ns:order()
+    local ts = { r.start_ns, scale = 3 }
+    w:rows({ '{"ph":"C","name":"memory (MB)","pid":', tostring(pid), ',"ts":', ts,
+             ',"args":{"allocated":', { r.allocated_mb, missing = "0" }, ',"reserved":',
+             { r.reserved_mb, missing = "0" }, ',"active":', { r.active_mb, missing = "0" }, "}}" },
+           { order = order, first = false, need = { r.start_ns } })
+    local sf = r.call_stack:map(frame_id)
+    local slice = { ',"pid":', tostring(pid), ',"tid":1,"ts":', ts, ',"sf":', { sf, string = true },
+                    ',"args":{"size_kb":', { r.size_kb }, ',"call_stack_top":', { r.top, string = true } }
+    local released = { '{"ph":"X","name":', { r.name, string = true }, ',"dur":', { r.dur_ns, scale = 3 } }
+    for _, part in ipairs(slice) do released[#released + 1] = part end
+    released[#released + 1] = "}}"
+    w:rows(released, { order = order, first = false, need = { r.start_ns, r.dur_ns, sf }, positive = r.size_kb })
+    local open = { '{"ph":"B","name":', { r.name, string = true } }
+    for _, part in ipairs(slice) do open[#open + 1] = part end
+    open[#open + 1] = ',"released":false}}'
+    w:rows(open, { order = order, first = false, need = { r.start_ns, sf }, positive = r.size_kb, missing = r.dur_ns })
   end
   w:write('\n],"stackFrames":{', table.concat(frame_lines, ",\n"), "}}\n")
   return w:close()

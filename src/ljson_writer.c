@@ -1,0 +1,250 @@
+/* json.writer(path): large JSON outputs (Chrome traces of millions of events) written from
+ * columns by a row template in C, to a temporary file renamed into place on close.
+ *
+ *   local w = assert(json.writer("out/trace.json"))
+ *   w:write('{"traceEvents":[\n')
+ *   w:rows({ '{"ph":"C","ts":', { ts_ns, scale = 3 }, ',"args":{"mb":', { mb, missing = "0" }, '}}' },
+ *          { order = order_col, sep = ",\n", need = { ts_ns }, positive = size, missing = dur })
+ *   w:write("]}\n"); assert(w:close())
+ *
+ * A template part is literal text or {column, scale = N (integers / 10^N, exact),
+ * missing = "text" (for a missing value), string = true (JSON-quote the value)}. Row options:
+ * order (column of 1-based rows, default all), sep (between rows, also before the first row
+ * when first = false), need (columns that must have a value), positive (a column that must be
+ * > 0), missing (a column that must have no value). Returns the number of rows written. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ascope/decimal.h"
+#include "ascope/fs.h"
+#include "lbind.h"
+
+#define WRITER_MT "ascope.json.writer"
+
+typedef struct {
+  asc_atomic out;
+  int open;
+  long long rows;
+} jw;
+
+static jw *check(lua_State *L) {
+  jw *w = luaL_checkudata(L, 1, WRITER_MT);
+  if (!w->open) luaL_error(L, "json writer is closed");
+  return w;
+}
+
+static void put_json_string(FILE *f, const char *s, size_t n) {
+  putc('"', f);
+  size_t run = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      run++;
+      continue;
+    }
+    fwrite(s + i - run, 1, run, f);
+    run = 0;
+    switch (c) {
+    case '"': fputs("\\\"", f); break;
+    case '\\': fputs("\\\\", f); break;
+    case '\n': fputs("\\n", f); break;
+    case '\r': fputs("\\r", f); break;
+    case '\t': fputs("\\t", f); break;
+    default: fprintf(f, "\\u%04x", c);
+    }
+  }
+  fwrite(s + n - run, 1, run, f);
+  putc('"', f);
+}
+
+typedef struct {
+  const char *text; /* literal, or the text for a missing value */
+  size_t len;
+  asc_col *col;
+  asc_strtab *st;
+  int scale, quote;
+} part;
+
+static int is_null(const asc_col *c, size_t i) {
+  return c->kind == ASC_I64 ? c->v.i[i] == ASC_NULL_I64 : c->kind == ASC_F64 ? isnan(c->v.f[i]) : c->v.s[i] == 0;
+}
+
+static void put_cell(FILE *f, const part *p, size_t row) {
+  char buf[40];
+  size_t n;
+  if (!p->col || is_null(p->col, row)) {
+    fwrite(p->text, 1, p->len, f);
+    return;
+  }
+  switch (p->col->kind) {
+  case ASC_I64:
+    n = p->scale ? asc_format_scaled(p->col->v.i[row], p->scale, buf)
+                 : (size_t)snprintf(buf, sizeof buf, "%lld", (long long)p->col->v.i[row]);
+    if (p->quote) putc('"', f);
+    fwrite(buf, 1, n, f);
+    if (p->quote) putc('"', f);
+    break;
+  case ASC_F64:
+    n = asc_format_double(p->col->v.f[row], buf);
+    fwrite(buf, 1, n, f);
+    break;
+  case ASC_STR: {
+    const char *s = asc_strtab_get(p->st, p->col->v.s[row], &n);
+    if (p->quote) put_json_string(f, s, n);
+    else fwrite(s, 1, n, f);
+    break;
+  }
+  }
+}
+
+static asc_col *opt_col(lua_State *L, int opts, const char *key) {
+  asc_col *c = NULL;
+  if (lua_getfield(L, opts, key) != LUA_TNIL) c = lasc_checkcolumn(L, -1);
+  lua_pop(L, 1); /* the column stays referenced by the options table */
+  return c;
+}
+
+static int m_rows(lua_State *L) {
+  jw *w = check(L);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  int opts = lua_istable(L, 3) ? 3 : 0;
+  int np = (int)lua_rawlen(L, 2);
+  part *parts = lua_newuserdatauv(L, (size_t)(np + 1) * sizeof *parts, 0);
+  size_t nrows = (size_t)-1;
+  for (int j = 0; j < np; j++) {
+    memset(&parts[j], 0, sizeof parts[j]);
+    parts[j].text = "null";
+    parts[j].len = 4;
+    lua_rawgeti(L, 2, j + 1);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      parts[j].text = lua_tolstring(L, -1, &parts[j].len);
+    } else {
+      luaL_checktype(L, -1, LUA_TTABLE);
+      lua_getfield(L, -1, "scale");
+      parts[j].scale = (int)luaL_optinteger(L, -1, 0);
+      lua_getfield(L, -2, "missing");
+      if (lua_isstring(L, -1)) parts[j].text = lua_tolstring(L, -1, &parts[j].len);
+      lua_getfield(L, -3, "string");
+      parts[j].quote = lua_toboolean(L, -1);
+      lua_rawgeti(L, -4, 1);
+      parts[j].col = lasc_checkcolumn(L, -1);
+      if (parts[j].col->kind == ASC_STR) parts[j].st = lasc_column_strings(L, -1);
+      lua_pop(L, 4);
+      if (nrows == (size_t)-1) nrows = parts[j].col->n;
+      else if (parts[j].col->n != nrows) return luaL_error(L, "json writer: columns differ in length");
+    }
+    lua_pop(L, 1);
+  }
+  if (nrows == (size_t)-1) nrows = 0;
+  const char *sep = ",\n";
+  size_t seplen = 2;
+  int first = 1;
+  asc_col *positive = NULL, *missing = NULL;
+  asc_col *need[16];
+  int nneed = 0;
+  int64_t *order = NULL;
+  size_t norder = nrows;
+  int owned = 0;
+  if (opts) {
+    if (lua_getfield(L, opts, "sep") == LUA_TSTRING) sep = lua_tolstring(L, -1, &seplen);
+    lua_pop(L, 1);
+    if (lua_getfield(L, opts, "first") == LUA_TBOOLEAN) first = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    positive = opt_col(L, opts, "positive");
+    missing = opt_col(L, opts, "missing");
+    if (lua_getfield(L, opts, "need") == LUA_TTABLE) {
+      int k = (int)lua_rawlen(L, -1);
+      for (int i = 1; i <= k && nneed < 16; i++) {
+        lua_rawgeti(L, -1, i);
+        need[nneed++] = lasc_checkcolumn(L, -1);
+        lua_pop(L, 1);
+      }
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, opts, "order") != LUA_TNIL) order = lasc_toint64s(L, lua_gettop(L), &norder, &owned);
+    lua_pop(L, 1);
+  }
+  FILE *f = w->out.f;
+  long long written = 0;
+  for (size_t k = 0; k < norder; k++) {
+    size_t row = k;
+    if (order) {
+      if (order[k] < 1 || (size_t)order[k] > nrows) {
+        int bad = (int)order[k];
+        if (owned) free(order);
+        return luaL_error(L, "json writer: row %d out of range", bad);
+      }
+      row = (size_t)order[k] - 1;
+    }
+    int keep = 1;
+    for (int i = 0; i < nneed && keep; i++) keep = row < need[i]->n && !is_null(need[i], row);
+    if (keep && positive)
+      keep = positive->kind == ASC_I64 ? positive->v.i[row] != ASC_NULL_I64 && positive->v.i[row] > 0
+             : positive->kind == ASC_F64 ? positive->v.f[row] > 0
+                                         : positive->v.s[row] != 0;
+    if (keep && missing) keep = is_null(missing, row);
+    if (!keep) continue;
+    if (!first) fwrite(sep, 1, seplen, f);
+    first = 0;
+    for (int j = 0; j < np; j++) put_cell(f, &parts[j], row);
+    written++;
+  }
+  if (owned) free(order);
+  w->rows += written;
+  lua_pushinteger(L, written);
+  return 1;
+}
+
+static int m_write(lua_State *L) {
+  jw *w = check(L);
+  int top = lua_gettop(L);
+  for (int i = 2; i <= top; i++) {
+    size_t n;
+    const char *s = luaL_checklstring(L, i, &n);
+    fwrite(s, 1, n, w->out.f);
+  }
+  return 0;
+}
+
+static int m_close(lua_State *L) {
+  jw *w = luaL_checkudata(L, 1, WRITER_MT);
+  if (!w->open) return 0;
+  w->open = 0;
+  asc_error err;
+  if (asc_atomic_commit(&w->out, &err)) return lasc_pusherror(L, &err);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int m_gc(lua_State *L) {
+  jw *w = luaL_checkudata(L, 1, WRITER_MT);
+  if (w->open) asc_atomic_abort(&w->out);
+  w->open = 0;
+  return 0;
+}
+
+static int l_writer(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  jw *w = lua_newuserdatauv(L, sizeof *w, 0);
+  memset(w, 0, sizeof *w);
+  luaL_setmetatable(L, WRITER_MT);
+  asc_error err;
+  if (asc_atomic_open(&w->out, path, &err)) return lasc_pusherror(L, &err);
+  w->open = 1;
+  return 1;
+}
+
+/* Adds json.writer to the module table on top of the stack. */
+void lasc_json_writer_register(lua_State *L) {
+  static const luaL_Reg methods[] = {{"write", m_write}, {"rows", m_rows}, {"close", m_close}, {NULL, NULL}};
+  if (luaL_newmetatable(L, WRITER_MT)) {
+    lua_pushcfunction(L, m_gc);
+    lua_setfield(L, -2, "__gc");
+    luaL_newlib(L, methods);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+  lua_pushcfunction(L, l_writer);
+  lua_setfield(L, -2, "writer");
+}
