@@ -249,18 +249,236 @@ static const char *type_word(asc_ctype t) {
   return t == ASC_CT_INTEGER ? "a whole number" : t == ASC_CT_US ? "a time" : "a number";
 }
 
-int asc_csv_read(const char *path, const asc_csv_spec *spec, asc_csv_result *res,
-                 asc_error *err) {
+/* Typed reading has its own tokenizer: each record is parsed in place from the read buffer and
+ * every field converted straight into its column (quoted fields with doubled quotes are the
+ * only ones copied). A record cut by the end of the buffer is parsed again after a refill. */
+typedef struct {
+  const asc_csv_spec *spec;
+  asc_csv_result *res;
+  const char *path;
+  int header_done;
+  char **hnames; /* header fields */
+  size_t nh, hcap;
+  long *hmap; /* header index -> spec column or -1 */
+  long line;
+  int failed; /* 1 error set, 2 out of memory */
+  asc_error *err;
+} typed;
+
+static void typed_field(typed *t, size_t f, const char *v, size_t n, long line) {
+  if (!t->header_done) {
+    if (t->nh == t->hcap) {
+      size_t nc = t->hcap ? t->hcap * 2 : 32;
+      char **p = realloc(t->hnames, nc * sizeof *p);
+      if (!p) return (void)(t->failed = 2);
+      t->hnames = p;
+      t->hcap = nc;
+    }
+    char *copy = malloc(n + 1);
+    if (!copy) return (void)(t->failed = 2);
+    memcpy(copy, v, n);
+    copy[n] = '\0';
+    t->hnames[t->nh++] = copy;
+    return;
+  }
+  if (f >= t->nh || t->hmap[f] < 0) return;
+  size_t j = (size_t)t->hmap[f];
+  const asc_csv_colspec *cs = &t->spec->cols[j];
+  asc_col *c = &t->res->cols[j];
+  n = asc_trim(&v, n);
+  int bad = 0, oom;
+  if (cs->type == ASC_CT_STRING) {
+    uint32_t id;
+    oom = asc_strtab_intern(t->spec->strings, v, n, &id) || asc_col_push_str(c, id);
+  } else if (asc_is_na(v, n)) {
+    oom = asc_col_push_null(c);
+  } else if (cs->type == ASC_CT_NUMBER) {
+    double d;
+    bad = asc_decimal_f64(v, n, &d) != 0;
+    oom = asc_col_push_f64(c, bad ? NAN : d);
+  } else {
+    int64_t x;
+    bad = (cs->type == ASC_CT_US ? asc_decimal_scaled(v, n, 3, &x) : asc_decimal_i64(v, n, &x)) != 0;
+    oom = asc_col_push_i64(c, bad ? ASC_NULL_I64 : x);
+  }
+  if (oom) return (void)(t->failed = 2);
+  if (!bad) return;
+  if (!t->spec->bad_as_null) {
+    asc_fail(t->err, t->path, -1, line, (long)f + 1, "column \"%s\": \"%.*s\" is not %s", cs->name,
+             (int)(n > 80 ? 80 : n), v, type_word(cs->type));
+    t->failed = 1;
+    return;
+  }
+  if (t->res->bad_cells++ == 0)
+    snprintf(t->res->first_bad, sizeof t->res->first_bad, "%s:%ld: column \"%s\": \"%.*s\" is not %s", t->path,
+             line, cs->name, (int)(n > 80 ? 80 : n), v, type_word(cs->type));
+}
+
+static void typed_row(typed *t, long line) {
+  if (!t->header_done) {
+    t->header_done = 1;
+    t->hmap = malloc((t->nh + 1) * sizeof *t->hmap);
+    if (!t->hmap) return (void)(t->failed = 2);
+    for (size_t h = 0; h < t->nh; h++) t->hmap[h] = -1;
+    for (size_t j = 0; j < t->spec->ncols; j++) {
+      for (size_t h = 0; h < t->nh; h++)
+        if (t->hmap[h] < 0 && header_eq(t->hnames[h], strlen(t->hnames[h]), t->spec->cols[j].name)) {
+          t->hmap[h] = (long)j;
+          t->res->present[j] = 1;
+          break;
+        }
+      if (!t->res->present[j] && !t->spec->cols[j].optional) {
+        asc_fail(t->err, t->path, -1, line, 0, "missing column \"%s\" in the header", t->spec->cols[j].name);
+        t->failed = 1;
+        return;
+      }
+    }
+    return;
+  }
+  /* cells a short row did not have are missing values */
+  for (size_t j = 0; j < t->spec->ncols; j++)
+    if (t->res->cols[j].n == t->res->nrows && asc_col_push_null(&t->res->cols[j])) return (void)(t->failed = 2);
+  t->res->nrows++;
+}
+
+enum { REC_OK = 0, REC_NEED = 1, REC_BAD = -1 };
+
+/* Characters that end an unquoted field. */
+static const unsigned char field_end[256] = {[','] = 1, ['\n'] = 1, ['\r'] = 1, ['"'] = 1};
+
+typedef struct {
+  const char *v;
+  size_t n;
+  int doubled; /* holds "" pairs to undo */
+} span_t;
+
+typedef struct {
+  span_t *sp;
+  size_t n, cap;
+  char *scratch;
+  size_t scap;
+} fields_t;
+
+/* One record from p (eof: the buffer holds the rest of the file). The fields are collected first
+ * and converted only once the record is complete, so a record cut by the buffer's end leaves no
+ * trace and is simply parsed again after the refill. */
+static int record(typed *t, fields_t *fl, const char *p, const char *e, int eof, const char **out,
+                  const char **bad_at) {
+  long line = t->line, nl = 0;
+  fl->n = 0;
+  /* an empty line is no record */
+  if (p < e && (*p == '\n' || *p == '\r')) {
+    if (*p == '\r' && p + 1 >= e && !eof) return REC_NEED;
+    if (*p == '\r' && p + 1 < e && p[1] == '\n') p++;
+    t->line++;
+    *out = p + 1;
+    return REC_OK;
+  }
+  for (;;) {
+    span_t sp = {p, 0, 0};
+    if (p < e && *p == '"') {
+      const char *q = p + 1;
+      for (;;) {
+        const char *quote = memchr(q, '"', (size_t)(e - q));
+        if (!quote || quote + 1 >= e) {
+          if (!eof) return REC_NEED;
+          if (!quote) return *bad_at = p, REC_BAD; /* unclosed quote */
+          q = quote;
+          break;
+        }
+        if (quote[1] == '"') {
+          sp.doubled = 1;
+          q = quote + 2;
+          continue;
+        }
+        q = quote;
+        break;
+      }
+      sp.v = p + 1;
+      sp.n = (size_t)(q - sp.v);
+      for (const char *c = sp.v; (c = memchr(c, '\n', (size_t)(q - c))) != NULL; c++) nl++;
+      p = q + 1;
+      while (p < e && (*p == ' ' || *p == '\t')) p++;
+      if (p < e && *p != ',' && *p != '\n' && *p != '\r') return *bad_at = p, REC_BAD;
+    } else {
+      while (p < e && !field_end[(unsigned char)*p]) p++;
+      if (p < e && *p == '"') return *bad_at = p, REC_BAD; /* a quote inside an unquoted field */
+      sp.n = (size_t)(p - sp.v);
+    }
+    if (p >= e && !eof) return REC_NEED;
+    if (p < e && *p == '\r' && p + 1 >= e && !eof) return REC_NEED;
+    if (fl->n == fl->cap) {
+      size_t nc = fl->cap ? fl->cap * 2 : 64;
+      span_t *ns = realloc(fl->sp, nc * sizeof *ns);
+      if (!ns) return t->failed = 2, REC_BAD;
+      fl->sp = ns;
+      fl->cap = nc;
+    }
+    fl->sp[fl->n++] = sp;
+    if (p >= e) break;
+    if (*p == ',') {
+      p++;
+      continue;
+    }
+    if (*p == '\r' && p + 1 < e && p[1] == '\n') p++;
+    p++;
+    nl++;
+    break;
+  }
+  for (size_t f = 0; f < fl->n && !t->failed; f++) {
+    span_t *sp = &fl->sp[f];
+    const char *v = sp->v;
+    size_t n = sp->n;
+    if (sp->doubled) {
+      if (n + 1 > fl->scap) {
+        size_t nc = fl->scap ? fl->scap : 256;
+        while (nc < n + 1) nc *= 2;
+        char *np = realloc(fl->scratch, nc);
+        if (!np) return t->failed = 2, REC_BAD;
+        fl->scratch = np;
+        fl->scap = nc;
+      }
+      size_t k = 0;
+      for (size_t i = 0; i < n; i++) {
+        fl->scratch[k++] = v[i];
+        if (v[i] == '"') i++;
+      }
+      v = fl->scratch;
+      n = k;
+    }
+    typed_field(t, f, v, n, line);
+  }
+  if (!t->failed) typed_row(t, line);
+  t->line += nl;
+  *out = p;
+  return t->failed ? REC_BAD : REC_OK;
+}
+
+int asc_csv_read(const char *path, const asc_csv_spec *spec, asc_csv_result *res, asc_error *err) {
   memset(res, 0, sizeof *res);
   if (!spec->strings) return asc_fail(err, path, -1, 0, 0, "no string table given");
-  asc_csv_reader *r;
-  if (asc_csv_open(path, &r, err)) return -1;
-  int rc = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) return asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(errno));
+  fseeko(f, 0, SEEK_END);
+  long long total = ftello(f);
+  fseeko(f, 0, SEEK_SET);
   size_t nc = spec->ncols;
-  long *map = calloc(nc + 1, sizeof *map);
+  typed t;
+  memset(&t, 0, sizeof t);
+  t.spec = spec;
+  t.res = res;
+  t.path = path;
+  t.line = 1;
+  t.err = err;
+  int rc = 0;
+  size_t cap = 1 << 20, start = 0, end = 0;
+  long long base = 0, next_report = 64LL << 20;
+  char *buf = malloc(cap);
+  fields_t fl = {NULL, 0, 0, NULL, 0};
+  int eof = 0, first = 1;
   res->cols = calloc(nc + 1, sizeof *res->cols);
   res->present = calloc(nc + 1, sizeof *res->present);
-  if (!map || !res->cols || !res->present) {
+  if (!buf || !res->cols || !res->present) {
     rc = asc_fail(err, path, -1, 0, 0, "out of memory");
     goto done;
   }
@@ -268,91 +486,65 @@ int asc_csv_read(const char *path, const asc_csv_spec *spec, asc_csv_result *res
     asc_col_init(&res->cols[j], spec->cols[j].type == ASC_CT_STRING   ? ASC_STR
                                 : spec->cols[j].type == ASC_CT_NUMBER ? ASC_F64
                                                                       : ASC_I64);
-  asc_csv_record hdr;
-  int got = asc_csv_next(r, &hdr, err);
-  if (got < 0) {
-    rc = -1;
-    goto done;
-  }
-  if (got == 0) {
-    rc = asc_fail(err, path, 0, 1, 0, "the file is empty (no header line)");
-    goto done;
-  }
-  for (size_t j = 0; j < nc; j++) {
-    map[j] = -1;
-    for (size_t h = 0; h < hdr.nfields; h++)
-      if (header_eq(hdr.fields[h], hdr.lens[h], spec->cols[j].name)) {
-        map[j] = (long)h;
-        break;
+  for (;;) {
+    if (start < end) {
+      const char *out, *bad_at = NULL;
+      int r = record(&t, &fl, buf + start, buf + end, eof, &out, &bad_at);
+      if (r == REC_OK) {
+        start = (size_t)(out - buf);
+        continue;
       }
-    res->present[j] = map[j] >= 0;
-    if (map[j] < 0 && !spec->cols[j].optional) {
-      rc = asc_fail(err, path, -1, hdr.line, 0, "missing column \"%s\" in the header",
-                    spec->cols[j].name);
-      goto done;
-    }
-  }
-  asc_csv_record rec;
-  long long next_report = 64LL << 20;
-  while ((got = asc_csv_next(r, &rec, err)) == 1) {
-    for (size_t j = 0; j < nc; j++) {
-      asc_col *c = &res->cols[j];
-      const char *v = "";
-      size_t n = 0;
-      if (map[j] >= 0 && (size_t)map[j] < rec.nfields) {
-        v = rec.fields[map[j]];
-        n = asc_trim(&v, rec.lens[map[j]]);
-      }
-      int bad = 0, oom = 0;
-      if (spec->cols[j].type == ASC_CT_STRING) {
-        uint32_t id = 0;
-        if (map[j] >= 0 && (size_t)map[j] < rec.nfields)
-          oom = asc_strtab_intern(spec->strings, v, n, &id);
-        oom = oom || asc_col_push_str(c, id);
-      } else if (asc_is_na(v, n)) {
-        oom = asc_col_push_null(c);
-      } else if (spec->cols[j].type == ASC_CT_NUMBER) {
-        double d;
-        bad = asc_decimal_f64(v, n, &d) != 0;
-        oom = asc_col_push_f64(c, bad ? NAN : d);
-      } else {
-        int64_t x;
-        bad = (spec->cols[j].type == ASC_CT_US ? asc_decimal_scaled(v, n, 3, &x)
-                                               : asc_decimal_i64(v, n, &x)) != 0;
-        oom = asc_col_push_i64(c, bad ? ASC_NULL_I64 : x);
-      }
-      if (oom) {
-        rc = asc_fail(err, path, -1, rec.line, 0, "out of memory");
-        goto done;
-      }
-      if (bad) {
-        if (!spec->bad_as_null) {
-          rc = asc_fail(err, path, -1, rec.line, map[j] + 1,
-                        "column \"%s\": \"%.*s\" is not %s", spec->cols[j].name,
-                        (int)(n > 80 ? 80 : n), v, type_word(spec->cols[j].type));
-          goto done;
-        }
-        if (res->bad_cells++ == 0)
-          snprintf(res->first_bad, sizeof res->first_bad,
-                   "%s:%ld: column \"%s\": \"%.*s\" is not %s", path, rec.line,
-                   spec->cols[j].name, (int)(n > 80 ? 80 : n), v, type_word(spec->cols[j].type));
-      }
-    }
-    res->nrows++;
-    if (spec->progress && asc_csv_bytes_read(r) >= next_report) {
-      next_report = asc_csv_bytes_read(r) + (64LL << 20);
-      if (spec->progress(spec->progress_ud, asc_csv_bytes_read(r), asc_csv_size(r))) {
-        rc = asc_fail(err, path, -1, rec.line, 0, "interrupted");
+      if (r == REC_BAD) {
+        if (t.failed == 2) rc = asc_fail(err, path, -1, t.line, 0, "out of memory");
+        else if (t.failed) rc = -1;
+        else rc = asc_fail(err, path, base + (bad_at - buf), t.line, 0,
+                           "malformed CSV: a stray or unclosed quote");
         goto done;
       }
     }
+    if (eof) break;
+    /* refill: keep the unfinished record, grow for a record larger than the buffer */
+    if (start > 0) {
+      memmove(buf, buf + start, end - start);
+      base += (long long)start;
+      end -= start;
+      start = 0;
+    }
+    if (end == cap) {
+      char *nb = realloc(buf, cap * 2);
+      if (!nb) {
+        rc = asc_fail(err, path, base, t.line, 0, "out of memory");
+        goto done;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    size_t n = fread(buf + end, 1, cap - end, f);
+    if (n == 0) {
+      if (ferror(f)) {
+        rc = asc_fail(err, path, base + (long long)end, 0, 0, "read error: %s", strerror(errno));
+        goto done;
+      }
+      eof = 1;
+    }
+    if (first && end + n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) start = 3;
+    first = 0;
+    end += n;
+    if (spec->progress && base + (long long)end >= next_report) {
+      next_report = base + (long long)end + (64LL << 20);
+      spec->progress(spec->progress_ud, base + (long long)end, total);
+    }
   }
-  if (got < 0) rc = -1;
+  if (!t.header_done) rc = asc_fail(err, path, 0, 1, 0, "the file is empty (no header line)");
+  if (rc == 0 && spec->progress) spec->progress(spec->progress_ud, total, total);
 done:
-  if (rc == 0 && spec->progress)
-    spec->progress(spec->progress_ud, asc_csv_bytes_read(r), asc_csv_size(r));
-  asc_csv_close(r);
-  free(map);
+  fclose(f);
+  free(buf);
+  free(fl.sp);
+  free(fl.scratch);
+  for (size_t h = 0; h < t.nh; h++) free(t.hnames[h]);
+  free(t.hnames);
+  free(t.hmap);
   if (rc) asc_csv_result_free(res, nc);
   return rc;
 }

@@ -21,6 +21,8 @@ size_t asc_trim(const char **s, size_t n) {
 int asc_is_na(const char *s, size_t n) {
   n = asc_trim(&s, n);
   if (n == 0) return 1;
+  if ((s[0] >= '0' && s[0] <= '9') || s[0] == '+' || s[0] == '.' || (s[0] == '-' && n > 1))
+    return 0; /* the common case: a number */
   static const char *na[] = {"N/A", "NA", "NaN", "null", "None", "nan", "-"};
   for (size_t i = 0; i < sizeof na / sizeof *na; i++)
     if (strlen(na[i]) == n && strncasecmp(na[i], s, n) == 0) return 1;
@@ -107,10 +109,32 @@ int asc_decimal_i64(const char *s, size_t n, int64_t *out) {
   return asc_decimal_scaled(s, n, 0, out);
 }
 
+/* Clinger's fast path: up to 15 significant digits and a power of ten up to 22 give the
+ * correctly rounded double by one exact multiplication or division. */
+static int fast_f64(const char *s, size_t n, double *out) {
+  static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                               1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  size_t i = 0;
+  int neg = 0;
+  if (i < n && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
+  unsigned long long m = 0;
+  int digits = 0, frac = 0, seen = 0;
+  for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, seen = 1)
+    if ((m = m * 10 + (unsigned)(s[i] - '0')) != 0) digits++;
+  if (i < n && s[i] == '.')
+    for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, seen = 1, frac++)
+      if ((m = m * 10 + (unsigned)(s[i] - '0')) != 0) digits++;
+  if (!seen || i != n || digits > 15 || frac > 22) return -1;
+  double d = (double)m / p10[frac];
+  *out = neg ? -d : d;
+  return 0;
+}
+
 int asc_decimal_f64(const char *s, size_t n, double *out) {
   n = asc_trim(&s, n);
   if (n >= 2 && s[0] == '"' && s[n - 1] == '"') s++, n -= 2, n = asc_trim(&s, n);
   if (n == 0 || n >= 64) return -1;
+  if (fast_f64(s, n, out) == 0) return 0;
   char buf[64];
   memcpy(buf, s, n);
   buf[n] = '\0';

@@ -35,6 +35,19 @@ int main(void) {
   double d;
   CHECK(asc_decimal_f64(" 18816.5\t", 9, &d) == 0 && d == 18816.5);
   CHECK(asc_decimal_f64("N/A", 3, &d) != 0);
+  CHECK(asc_decimal_f64("954.3701171875", 14, &d) == 0 && d == 954.3701171875);
+  CHECK(asc_decimal_f64("-0.1", 4, &d) == 0 && d == -0.1);
+  CHECK(asc_decimal_f64("1e3", 3, &d) == 0 && d == 1000.0);
+  CHECK(asc_decimal_f64("12345678901234567890", 20, &d) == 0 && d == 12345678901234567890.0);
+  int same = 1;
+  char txt[64];
+  for (int i = 0; i < 50000; i++) {
+    double x = (double)(i * 7919 % 100003) / 1024.0 + (double)i * 1e-3;
+    int k = snprintf(txt, sizeof txt, "%.9f", x);
+    double a, b = strtod(txt, NULL);
+    same &= asc_decimal_f64(txt, (size_t)k, &a) == 0 && a == b;
+  }
+  CHECK(same); /* the fast path agrees with strtod */
   CHECK(asc_is_na("N/A", 3) && asc_is_na("", 0) && asc_is_na(" \t", 2) && !asc_is_na("0", 1));
   char buf[32];
   CHECK(asc_format_double(0.1, buf) == 3 && strcmp(buf, "0.1") == 0);

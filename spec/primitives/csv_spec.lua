@@ -78,6 +78,28 @@ describe("csv quirks of real files", function()
     assert.truthy(err:find("malformed CSV", 1, true))
   end)
 
+  it("reads records that cross read-buffer boundaries, quoted newlines and quotes included", function()
+    local p = dir .. "/big.csv"
+    local w = assert(csv.writer(p))
+    w:row("Name", "Stack", "Time(us)")
+    for i = 1, 40000 do
+      w:row("op" .. i, ('a.py(%d): "f";\r\nb.py(2): g, h'):format(i), ("%d.%03d"):format(1700000000000000 + i, i % 1000))
+    end
+    assert(w:close())
+    local r = assert(csv.read(p, { columns = { Name = "string", Stack = "string", ["Time(us)"] = "us" } }))
+    assert.equal(40000, r.n)
+    for _, i in ipairs({ 1, 9999, 23456, 40000 }) do
+      assert.equal("op" .. i, r.columns.Name[i])
+      assert.equal(('a.py(%d): "f";\r\nb.py(2): g, h'):format(i), r.columns.Stack[i])
+      assert.equal((1700000000000000 + i) * 1000 + i % 1000, r.columns["Time(us)"][i])
+    end
+    -- every record but the header spans two lines: the last one starts on line 2 * 40000
+    h.write(p, h.read(p) .. "bad,x,y\n")
+    local r2, err = csv.read(p, { columns = { Name = "string", ["Time(us)"] = "us" } })
+    assert.is_nil(r2)
+    assert.truthy(err:find(p .. ":80002:3", 1, true), err)
+  end)
+
   it("rejects an empty file", function()
     local p = dir .. "/e.csv"
     h.write(p, "")
