@@ -531,6 +531,112 @@ static int column_fill(lua_State *L) {
   return 1;
 }
 
+static int num_at(const asc_col *c, size_t i, double *out) {
+  if (c->kind == ASC_I64) {
+    if (c->v.i[i] == ASC_NULL_I64) return 0;
+    *out = (double)c->v.i[i];
+  } else if (c->kind == ASC_F64) {
+    if (isnan(c->v.f[i])) return 0;
+    *out = c->v.f[i];
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
+/* column.group_sum(keys, values, opts) sums values by key over the rows that pass the filters:
+ *   positive = col  (col > 0)      negative = col  (col < 0)      missing = col  (col has no value)
+ *   alive_at = {starts, durations, t}  (start <= t < start + duration; no duration = still alive)
+ * keys is a string column or nil (one group). Returns a list of {key, sum, count} (key nil for
+ * rows without a key) and the totals sum, count. Rows whose value is missing are left out. */
+static int column_group_sum(lua_State *L) {
+  asc_col *keys = lua_isnil(L, 1) ? NULL : lasc_checkcolumn(L, 1);
+  asc_col *vals = lasc_checkcolumn(L, 2);
+  luaL_argcheck(L, !keys || keys->kind == ASC_STR, 1, "keys must be a string column");
+  luaL_argcheck(L, !keys || keys->n == vals->n, 1, "keys and values differ in length");
+  asc_col *pos = NULL, *neg = NULL, *miss = NULL, *st = NULL, *du = NULL;
+  int64_t t = 0;
+  if (lua_istable(L, 3)) {
+    if (lua_getfield(L, 3, "positive") != LUA_TNIL) pos = lasc_checkcolumn(L, -1);
+    if (lua_getfield(L, 3, "negative") != LUA_TNIL) neg = lasc_checkcolumn(L, -1);
+    if (lua_getfield(L, 3, "missing") != LUA_TNIL) miss = lasc_checkcolumn(L, -1);
+    if (lua_getfield(L, 3, "alive_at") == LUA_TTABLE) {
+      lua_rawgeti(L, -1, 1);
+      st = lasc_checkcolumn(L, -1);
+      lua_rawgeti(L, -2, 2);
+      du = lasc_checkcolumn(L, -1);
+      lua_rawgeti(L, -3, 3);
+      t = luaL_checkinteger(L, -1);
+      luaL_argcheck(L, st->kind == ASC_I64 && du->kind == ASC_I64, 3, "alive_at needs integer columns");
+    }
+  }
+  size_t n = vals->n;
+  if ((pos && pos->n != n) || (neg && neg->n != n) || (miss && miss->n != n) || (st && (st->n != n || du->n != n)))
+    return luaL_error(L, "group_sum: columns differ in length");
+  uint32_t nk = 1;
+  if (keys) nk = asc_strtab_count(lasc_column_strings(L, 1)) + 1;
+  double *sum = lua_newuserdatauv(L, (size_t)nk * sizeof *sum, 0);
+  lua_Integer *cnt = lua_newuserdatauv(L, (size_t)nk * sizeof *cnt, 0);
+  memset(sum, 0, (size_t)nk * sizeof *sum);
+  memset(cnt, 0, (size_t)nk * sizeof *cnt);
+  double total = 0;
+  lua_Integer total_n = 0;
+  for (size_t i = 0; i < n; i++) {
+    double v, x;
+    if (!num_at(vals, i, &v)) continue;
+    if (pos && !(num_at(pos, i, &x) && x > 0)) continue;
+    if (neg && !(num_at(neg, i, &x) && x < 0)) continue;
+    if (miss && !is_null(miss, i)) continue;
+    if (st) {
+      int64_t s0 = st->v.i[i], d = du->v.i[i];
+      if (s0 == ASC_NULL_I64 || s0 > t || (d != ASC_NULL_I64 && s0 + d <= t)) continue;
+    }
+    uint32_t k = keys ? keys->v.s[i] : 0;
+    sum[k] += v;
+    cnt[k]++;
+    total += v;
+    total_n++;
+  }
+  asc_strtab *names = keys ? lasc_column_strings(L, 1) : NULL;
+  lua_newtable(L);
+  lua_Integer m = 0;
+  for (uint32_t k = 0; k < nk; k++) {
+    if (!cnt[k]) continue;
+    lua_createtable(L, 0, 3);
+    if (k) {
+      size_t len;
+      const char *s = asc_strtab_get(names, k, &len);
+      lua_pushlstring(L, s, len);
+      lua_setfield(L, -2, "key");
+    }
+    lua_pushnumber(L, sum[k]);
+    lua_setfield(L, -2, "sum");
+    lua_pushinteger(L, cnt[k]);
+    lua_setfield(L, -2, "count");
+    lua_rawseti(L, -2, ++m);
+  }
+  lua_pushnumber(L, total);
+  lua_pushinteger(L, total_n);
+  return 3;
+}
+
+/* col:argmax() -> row of the largest value (the first of equals) and the value; nil if none */
+static int col_argmax(lua_State *L) {
+  asc_col *c = lasc_checkcolumn(L, 1);
+  luaL_argcheck(L, c->kind != ASC_STR, 1, "not a numeric column");
+  size_t best = 0;
+  double bv = 0;
+  int found = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    double v;
+    if (num_at(c, i, &v) && (!found || v > bv)) best = i, bv = v, found = 1;
+  }
+  if (!found) return 0;
+  lua_pushinteger(L, (lua_Integer)best + 1);
+  lasc_pushcell(L, c, NULL, best);
+  return 2;
+}
+
 /* column.new(kind [, values]) */
 static int column_new(lua_State *L) {
   static const char *const kinds[] = {"integer", "number", "string", NULL};
@@ -565,7 +671,7 @@ void lasc_register_column(lua_State *L) {
   static const luaL_Reg col_methods[] = {
       {"get", col_get},     {"id", col_id},       {"kind", col_kind}, {"totable", col_totable},
       {"stats", col_stats}, {"order", col_order}, {"take", col_take}, {"push", col_push},
-      {"map", col_map},
+      {"map", col_map}, {"argmax", col_argmax},
       {NULL, NULL}};
   if (luaL_newmetatable(L, ASC_STRINGS_MT)) {
     luaL_setfuncs(L, strings_meta, 0);
@@ -582,7 +688,8 @@ void lasc_register_column(lua_State *L) {
 }
 
 int lasc_open_column(lua_State *L) {
-  static const luaL_Reg fns[] = {{"new", column_new}, {"concat", column_concat}, {"fill", column_fill}, {"strings", column_strings}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"new", column_new}, {"concat", column_concat}, {"fill", column_fill},
+                                 {"group_sum", column_group_sum}, {"strings", column_strings}, {NULL, NULL}};
   lasc_register_column(L);
   luaL_newlib(L, fns);
   return 1;

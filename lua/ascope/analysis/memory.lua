@@ -46,11 +46,12 @@ end
 
 local NO_STACK = "(no call stack)"
 
-local function ranked(groups, total_kb, top_n)
+-- group_sum results -> the top_n call sites, largest first, with their share of `whole` KB
+local function ranked(groups, whole_kb, top_n)
   local list = {}
-  for site, g in pairs(groups) do
-    list[#list + 1] = { call_site = site, size_kb = g.size_kb, count = g.count,
-                        share = total_kb and total_kb > 0 and g.size_kb / total_kb or nil }
+  for i, g in ipairs(groups) do
+    list[i] = { call_site = g.key or NO_STACK, size_kb = g.sum, count = g.count,
+                share = whole_kb and whole_kb > 0 and g.sum / whole_kb or nil }
   end
   table.sort(list, function(a, b)
     if a.size_kb ~= b.size_kb then return a.size_kb > b.size_kb end
@@ -61,75 +62,36 @@ local function ranked(groups, total_kb, top_n)
   return out, #list
 end
 
-local function add(groups, site, kb)
-  local g = groups[site]
-  if not g then
-    g = { size_kb = 0, count = 0 }
-    groups[site] = g
-  end
-  g.size_kb = g.size_kb + kb
-  g.count = g.count + 1
-end
-
 --- Summary of one rank's events.
 -- ev: {n, size_kb, start_ns, dur_ns, allocated_mb, top} (columns). Returns plain numbers and
 -- lists: events, allocations, releases, peak {allocated_mb, time_ns, row}, live_at_peak,
 -- top_call_sites, leak_suspects.
 --
--- live at peak: the allocations (size > 0) alive at the peak instant t, i.e.
+-- peak: the largest Allocation Total Allocated(MB) and the allocation time of its row (the
+-- first such row). live at peak: the allocations (size > 0) alive at the peak instant t, i.e.
 -- start <= t < start + duration, or never released; grouped by call_stack_top.
+-- leak suspects: allocations that were never released (no Duration), by call site.
 function M.summarize(ev, top_n)
   top_n = top_n or 20
-  local n = ev.n
-  local size, start, dur, alloc, top = ev.size_kb, ev.start_ns, ev.dur_ns, ev.allocated_mb, ev.top
-  local allocations, releases = 0, 0
-  local peak_mb, peak_row = nil, nil
-  local sites, leaks = {}, {}
-  local allocated_kb, leaked_kb = 0, 0
-  for i = 1, n do
-    local s = size[i]
-    if s and s > 0 then
-      allocations = allocations + 1
-      local site = top[i] or NO_STACK
-      add(sites, site, s)
-      allocated_kb = allocated_kb + s
-      if dur[i] == nil then
-        add(leaks, site, s)
-        leaked_kb = leaked_kb + s
-      end
-    elseif s and s < 0 then
-      releases = releases + 1
-    end
-    local a = alloc[i]
-    if a and (peak_mb == nil or a > peak_mb) then
-      peak_mb, peak_row = a, i
-    end
-  end
+  local size, top = ev.size_kb, ev.top
+  local sites, allocated_kb, allocations = column.group_sum(top, size, { positive = size })
+  local _, _, releases = column.group_sum(nil, size, { negative = size })
+  local leaks, leaked_kb = column.group_sum(top, size, { positive = size, missing = ev.dur_ns })
+  local peak_row, peak_mb = ev.allocated_mb:argmax()
+  local peak_ns = peak_row and ev.start_ns[peak_row]
   local live, live_kb, live_count = {}, 0, 0
-  local peak_ns = peak_row and start[peak_row]
   if peak_ns then
-    for i = 1, n do
-      local s = size[i]
-      if s and s > 0 then
-        local st = start[i]
-        local d = dur[i]
-        if st <= peak_ns and (d == nil or st + d > peak_ns) then
-          add(live, top[i] or NO_STACK, s)
-          live_kb = live_kb + s
-          live_count = live_count + 1
-        end
-      end
-    end
+    live, live_kb, live_count = column.group_sum(top, size,
+      { positive = size, alive_at = { ev.start_ns, ev.dur_ns, peak_ns } })
   end
-  local peak_kb = peak_mb and peak_mb * 1024
-  local live_list, live_sites = ranked(live, peak_kb, top_n)
+  local live_list, live_sites = ranked(live, peak_mb and peak_mb * 1024, top_n)
   local site_list, nsites = ranked(sites, allocated_kb, top_n)
   local leak_list, nleaks = ranked(leaks, leaked_kb, top_n)
   return {
-    events = n,
+    events = ev.n,
     allocations = allocations,
     releases = releases,
-    peak = peak_row and { allocated_mb = peak_mb, time_ns = peak_ns, row = peak_row } or nil,
+    peak = peak_row and peak_ns and { allocated_mb = peak_mb, time_ns = peak_ns, row = peak_row } or nil,
     live_at_peak = { sites = live_list, site_count = live_sites, size_kb = live_kb, count = live_count },
     top_call_sites = { sites = site_list, site_count = nsites, size_kb = allocated_kb },
     leak_suspects = { sites = leak_list, site_count = nleaks, size_kb = leaked_kb },
