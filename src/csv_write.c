@@ -9,52 +9,89 @@
 struct asc_csv_writer {
   asc_atomic out;
   int row_started;
+  char *buf; /* rows are assembled here and written in large blocks */
+  size_t n, cap;
 };
+
+static int flush(asc_csv_writer *w) {
+  if (w->n && fwrite(w->buf, 1, w->n, w->out.f) != w->n) return -1;
+  w->n = 0;
+  return 0;
+}
+
+static int put(asc_csv_writer *w, const char *s, size_t n) {
+  if (w->n + n > w->cap) {
+    if (flush(w)) return -1;
+    if (n > w->cap) return fwrite(s, 1, n, w->out.f) == n ? 0 : -1;
+  }
+  memcpy(w->buf + w->n, s, n);
+  w->n += n;
+  return 0;
+}
+
+static int putch(asc_csv_writer *w, char c) {
+  if (w->n == w->cap && flush(w)) return -1;
+  w->buf[w->n++] = c;
+  return 0;
+}
 
 int asc_csv_writer_open(const char *path, int bom, asc_csv_writer **out, asc_error *err) {
   asc_csv_writer *w = calloc(1, sizeof *w);
   if (!w) return asc_fail(err, path, -1, 0, 0, "out of memory");
+  w->cap = 1 << 20;
+  if (!(w->buf = malloc(w->cap))) {
+    free(w);
+    return asc_fail(err, path, -1, 0, 0, "out of memory");
+  }
   if (asc_atomic_open(&w->out, path, err)) {
+    free(w->buf);
     free(w);
     return -1;
   }
-  if (bom) fputs("\xEF\xBB\xBF", w->out.f);
+  if (bom) put(w, "\xEF\xBB\xBF", 3);
   *out = w;
   return 0;
 }
 
 int asc_csv_write_field(asc_csv_writer *w, const char *s, size_t n) {
-  FILE *f = w->out.f;
-  if (w->row_started) putc(',', f);
+  if (w->row_started && putch(w, ',')) return -1;
   w->row_started = 1;
   int quote = n > 0 && (s[0] == ' ' || s[n - 1] == ' ');
   quote = quote || memchr(s, '\n', n) || memchr(s, '"', n) || memchr(s, ',', n) || memchr(s, '\r', n);
-  if (!quote) return fwrite(s, 1, n, f) == n ? 0 : -1;
-  putc('"', f);
+  if (!quote) return put(w, s, n);
+  if (putch(w, '"')) return -1;
   /* write the runs between quotes whole; each quote is written twice */
   const char *p = s, *end = s + n;
   while (p < end) {
     const char *q = memchr(p, '"', (size_t)(end - p));
     size_t run = (size_t)((q ? q + 1 : end) - p);
-    if (fwrite(p, 1, run, f) != run) return -1;
-    if (q) putc('"', f);
+    if (put(w, p, run)) return -1;
+    if (q && putch(w, '"')) return -1;
     p += run;
   }
-  return putc('"', f) == EOF ? -1 : 0;
+  return putch(w, '"');
 }
 
 int asc_csv_end_row(asc_csv_writer *w) {
   w->row_started = 0;
-  return putc('\n', w->out.f) == EOF ? -1 : 0;
+  return putch(w, '\n');
 }
 
 int asc_csv_writer_close(asc_csv_writer *w, asc_error *err) {
-  int rc = asc_atomic_commit(&w->out, err);
+  int rc = 0;
+  if (flush(w)) {
+    asc_atomic_abort(&w->out);
+    rc = asc_fail(err, w->out.path, -1, 0, 0, "write failed");
+  } else {
+    rc = asc_atomic_commit(&w->out, err);
+  }
+  free(w->buf);
   free(w);
   return rc;
 }
 
 void asc_csv_writer_abort(asc_csv_writer *w) {
   asc_atomic_abort(&w->out);
+  free(w->buf);
   free(w);
 }

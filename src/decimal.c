@@ -189,6 +189,28 @@ size_t asc_format_double(double x, char *buf) {
   return strlen(buf);
 }
 
+/* Digits of u written backwards from end; returns the start. */
+static char *utoa_back(unsigned long long u, char *end) {
+  do {
+    *--end = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  return end;
+}
+
+size_t asc_format_int(int64_t v, char *buf) {
+  char tmp[24];
+  unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+  char *s = utoa_back(u, tmp + sizeof tmp);
+  size_t n = 0;
+  if (v < 0) buf[n++] = '-';
+  size_t k = (size_t)(tmp + sizeof tmp - s);
+  memcpy(buf + n, s, k);
+  n += k;
+  buf[n] = '\0';
+  return n;
+}
+
 size_t asc_format_scaled(int64_t v, int digits, char *buf) {
   unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
   unsigned long long unit = 1;
@@ -200,5 +222,15 @@ size_t asc_format_scaled(int64_t v, int digits, char *buf) {
   } else {
     while (frac % 10 == 0) frac /= 10, nd--;
   }
-  return (size_t)snprintf(buf, 32, "%s%llu.%0*llu", v < 0 ? "-" : "", whole, nd, frac);
+  char tmp[48];
+  char *end = tmp + sizeof tmp;
+  char *s = utoa_back(frac, end);
+  while (end - s < nd) *--s = '0';
+  *--s = '.';
+  s = utoa_back(whole, s);
+  if (v < 0) *--s = '-';
+  size_t n = (size_t)(end - s);
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  return n;
 }

@@ -43,6 +43,11 @@ typedef struct scan {
   int has_args_slots;
   char *scratch; /* decoded strings */
   size_t scratch_cap;
+  /* escaped strings are interned by their raw text first, so each distinct one (call stacks
+   * repeat) is decoded once: raw id -> decoded id */
+  asc_strtab *raw;
+  uint32_t *raw_id;
+  size_t raw_cap;
   int oom;
   const char *bad_at; /* where the fast path found a problem */
   const char *bad_msg;
@@ -286,9 +291,25 @@ static int text_eq(scan *sc, const slot *sl, const char *v) {
 static int intern(scan *sc, const slot *sl, uint32_t *id) {
   *id = 0;
   if (sl->vtype == V_NONE || sl->vtype == V_NULL || sl->vtype == V_CONTAINER) return 0;
+  uint32_t rid = 0;
+  if (sl->esc) {
+    if (!sc->raw && !(sc->raw = asc_strtab_new())) return sc->oom = 1;
+    if (asc_strtab_intern(sc->raw, sl->v, sl->vlen, &rid)) return sc->oom = 1;
+    if (rid < sc->raw_cap && sc->raw_id[rid]) return *id = sc->raw_id[rid], 0;
+    if (rid >= sc->raw_cap) {
+      size_t nc = sc->raw_cap ? sc->raw_cap * 2 : 1024;
+      while (nc <= rid) nc *= 2;
+      uint32_t *p = realloc(sc->raw_id, nc * sizeof *p);
+      if (!p) return sc->oom = 1;
+      memset(p + sc->raw_cap, 0, (nc - sc->raw_cap) * sizeof *p);
+      sc->raw_id = p;
+      sc->raw_cap = nc;
+    }
+  }
   size_t n;
   const char *t = slot_text(sc, sl, &n);
   if (asc_strtab_intern(sc->spec->strings, t, n, id)) return sc->oom = 1;
+  if (rid) sc->raw_id[rid] = *id;
   return 0;
 }
 
@@ -665,6 +686,8 @@ done:
   if (rc && !spec->partial) asc_json_result_free(res, spec->nfields);
   free(buf);
   free(sc.scratch);
+  asc_strtab_free(sc.raw);
+  free(sc.raw_id);
   free(sc.slots);
   free(sc.field_slot);
   free(sc.pred_slot);

@@ -224,7 +224,7 @@ static int write_cell(asc_csv_writer *w, const colspec *c, size_t row) {
   case ASC_I64: {
     int64_t v = c->col->v.i[row];
     if (v == ASC_NULL_I64) return asc_csv_write_field(w, c->text, c->text_len);
-    n = c->scale ? asc_format_scaled(v, c->scale, buf) : (size_t)snprintf(buf, sizeof buf, "%lld", (long long)v);
+    n = c->scale ? asc_format_scaled(v, c->scale, buf) : asc_format_int(v, buf);
     break;
   }
   case ASC_F64:

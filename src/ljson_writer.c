@@ -80,7 +80,7 @@ static void put_cell(FILE *f, const part *p, size_t row) {
   switch (p->col->kind) {
   case ASC_I64:
     n = p->scale ? asc_format_scaled(p->col->v.i[row], p->scale, buf)
-                 : (size_t)snprintf(buf, sizeof buf, "%lld", (long long)p->col->v.i[row]);
+                 : asc_format_int(p->col->v.i[row], buf);
     if (p->quote) putc('"', f);
     fwrite(buf, 1, n, f);
     if (p->quote) putc('"', f);

@@ -27,5 +27,7 @@ size_t asc_format_double(double x, char *buf);
 /* Exact decimal text of v / 10^digits with trailing zeros dropped and at least one decimal:
  * (1000100000, 6) -> "1000.1", (6000000000, 6) -> "6000.0". buf must hold 32 bytes. */
 size_t asc_format_scaled(int64_t v, int digits, char *buf);
+/* Decimal text of an integer; buf must hold 24 bytes. */
+size_t asc_format_int(int64_t v, char *buf);
 
 #endif

@@ -1,5 +1,6 @@
 /* Exact decimal parsing: the property every time in ascope rests on. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,5 +67,12 @@ int main(void) {
     all_ok &= n > 0 && strtod(buf, NULL) == x;
   }
   CHECK(all_ok);
+  CHECK(asc_format_scaled(1000100000, 6, buf) == 6 && strcmp(buf, "1000.1") == 0);
+  CHECK(asc_format_scaled(6000000000, 6, buf) && strcmp(buf, "6000.0") == 0);
+  CHECK(asc_format_scaled(1736405443871259720, 6, buf) && strcmp(buf, "1736405443871.25972") == 0);
+  CHECK(asc_format_scaled(-1500, 3, buf) && strcmp(buf, "-1.5") == 0);
+  CHECK(asc_format_scaled(5, 3, buf) && strcmp(buf, "0.005") == 0);
+  CHECK(asc_format_int(-42, buf) == 3 && strcmp(buf, "-42") == 0);
+  CHECK(asc_format_int(INT64_MAX, buf) && strcmp(buf, "9223372036854775807") == 0);
   CTEST_END();
 }
