@@ -53,11 +53,18 @@ int asc_csv_writer_open(const char *path, int bom, asc_csv_writer **out, asc_err
   return 0;
 }
 
+int asc_csv_needs_quotes(const char *s, size_t n) {
+  if (n > 0 && (s[0] == ' ' || s[n - 1] == ' ')) return 1;
+  return memchr(s, '\n', n) || memchr(s, '"', n) || memchr(s, ',', n) || memchr(s, '\r', n);
+}
+
 int asc_csv_write_field(asc_csv_writer *w, const char *s, size_t n) {
+  return asc_csv_write_field_q(w, s, n, asc_csv_needs_quotes(s, n));
+}
+
+int asc_csv_write_field_q(asc_csv_writer *w, const char *s, size_t n, int quote) {
   if (w->row_started && putch(w, ',')) return -1;
   w->row_started = 1;
-  int quote = n > 0 && (s[0] == ' ' || s[n - 1] == ' ');
-  quote = quote || memchr(s, '\n', n) || memchr(s, '"', n) || memchr(s, ',', n) || memchr(s, '\r', n);
   if (!quote) return put(w, s, n);
   if (putch(w, '"')) return -1;
   /* write the runs between quotes whole; each quote is written twice */

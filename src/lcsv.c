@@ -210,6 +210,7 @@ static int writer_row(lua_State *L) {
 typedef struct {
   asc_col *col; /* NULL for a constant */
   asc_strtab *st;
+  unsigned char *quote; /* by string id: 0 not known yet, 1 plain, 2 needs quotes */
   const char *text; /* constant text, or the text of a missing value */
   size_t text_len;
   int scale; /* > 0: integers are printed divided by 10^scale (ns -> ms is 6) */
@@ -232,10 +233,14 @@ static int write_cell(asc_csv_writer *w, const colspec *c, size_t row) {
     if (!n) return asc_csv_write_field(w, c->text, c->text_len);
     if (!strpbrk(buf, ".eEn")) memcpy(buf + n, ".0", 3), n += 2;
     break;
-  case ASC_STR:
-    s = c->col->v.s[row] ? asc_strtab_get(c->st, c->col->v.s[row], &n) : NULL;
+  case ASC_STR: {
+    uint32_t id = c->col->v.s[row];
+    s = id ? asc_strtab_get(c->st, id, &n) : NULL;
     if (!s) return asc_csv_write_field(w, c->text, c->text_len);
-    break;
+    /* call stacks repeat: decide their quoting once per distinct string */
+    if (!c->quote[id]) c->quote[id] = (unsigned char)(1 + asc_csv_needs_quotes(s, n));
+    return asc_csv_write_field_q(w, s, n, c->quote[id] == 2);
+  }
   }
   return asc_csv_write_field(w, s, n);
 }
@@ -271,7 +276,14 @@ static int writer_columns(lua_State *L) {
       lua_replace(L, spec);
     }
     cs[j].col = lasc_checkcolumn(L, spec);
-    if (cs[j].col->kind == ASC_STR) cs[j].st = lasc_column_strings(L, spec);
+    if (cs[j].col->kind == ASC_STR) {
+      cs[j].st = lasc_column_strings(L, spec);
+      size_t ids = (size_t)asc_strtab_count(cs[j].st) + 1;
+      cs[j].quote = lua_newuserdatauv(L, ids, 0); /* freed with the call's stack frame */
+      memset(cs[j].quote, 0, ids);
+      lua_insert(L, spec); /* keep it below the spec value popped next */
+      spec++;
+    }
     if (nrows == (size_t)-1) nrows = cs[j].col->n;
     else if (cs[j].col->n != nrows) return luaL_error(L, "writer:columns: columns differ in length");
     lua_pop(L, 1);

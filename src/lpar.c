@@ -198,6 +198,7 @@ typedef struct {
   lua_State *L;
   int items, fn, results, errors;
   size_t nfail;
+  int stop_gc;
 } map_ctx;
 
 static int write_all(int fd, const char *p, size_t n) {
@@ -220,6 +221,8 @@ static int traceback(lua_State *L) {
 static int do_item(void *ud, size_t i, int fd) {
   map_ctx *m = ud;
   lua_State *L = m->L;
+  /* a collection would write mark bits into every page of the inherited heap, copying it */
+  if (m->stop_gc) lua_gc(L, LUA_GCSTOP);
   lua_pushcfunction(L, traceback);
   int h = lua_gettop(L);
   lua_pushvalue(L, m->fn);
@@ -254,20 +257,24 @@ static void item_done(void *ud, size_t i, const char *data, size_t len, int stat
   lua_rawseti(L, m->errors, (lua_Integer)i + 1);
 }
 
-/* par.map(items, fn [, {jobs = N}]) -> results, errors, failed_count */
+/* par.map(items, fn [, {jobs = N, gc = false}]) -> results, errors, failed_count
+ * gc = false stops the garbage collector in the workers: right for short jobs that only read
+ * the parent's data (writing outputs), wrong for jobs that build a lot of garbage. */
 static int l_map(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TFUNCTION);
-  int jobs = asc_cpu_count();
+  int jobs = asc_cpu_count(), stop_gc = 0;
   if (lua_istable(L, 3)) {
     lua_getfield(L, 3, "jobs");
     jobs = (int)luaL_optinteger(L, -1, jobs);
-    lua_pop(L, 1);
+    lua_getfield(L, 3, "gc");
+    stop_gc = lua_isboolean(L, -1) && !lua_toboolean(L, -1);
+    lua_pop(L, 2);
   }
   lua_settop(L, 2);
   lua_newtable(L);
   lua_newtable(L);
-  map_ctx m = {L, 1, 2, 3, 4, 0};
+  map_ctx m = {L, 1, 2, 3, 4, 0, stop_gc};
   size_t n = (size_t)lua_rawlen(L, 1);
   if (jobs <= 1 || n <= 1) {
     /* in process: same semantics, no fork */

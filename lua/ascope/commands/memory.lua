@@ -6,6 +6,7 @@ local fmt = require "ascope.fmt"
 local log = require "ascope.log"
 local t = require("ascope.i18n").t
 local fs = require("ascope_core").fs
+local par = require("ascope_core").par
 
 local M = {}
 
@@ -87,16 +88,24 @@ function M.main(opts, words)
     end
   end
   result.problems = memory.check_output(result)
+  -- each output is written by its own worker process (they share the results through fork)
   local out = opts.output
-  local written = {}
+  local todo, written = {}, {}
   for _, f in ipairs(ORDER) do
     if formats[f] then
-      local name, write = WRITERS[f][1], WRITERS[f][2]
-      log.stage("writing %s", out .. "/" .. name)
-      local ok, werr = write(result, out .. "/" .. name)
-      if not ok then error(werr, 0) end
-      written[#written + 1] = out .. "/" .. name
+      todo[#todo + 1] = f
+      written[#written + 1] = out .. "/" .. WRITERS[f][1]
     end
+  end
+  local _, werrs = par.map(todo, function(f)
+    local path = out .. "/" .. WRITERS[f][1]
+    log.stage("writing %s", path)
+    local ok, werr = WRITERS[f][2](result, path)
+    if not ok then error(werr, 0) end
+    return true
+  end, { jobs = opts.jobs, gc = false })
+  for i = 1, #todo do
+    if werrs[i] then error(werrs[i], 0) end
   end
 
   -- the short summary on stdout
