@@ -2,3 +2,4 @@ std = "lua54"
 max_line_length = 130
 files["spec/"] = { std = "+busted" }
 files["rules/"] = { std = "min" }
+files["lua/ascope/locale/"] = { max_line_length = false }

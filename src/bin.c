@@ -128,15 +128,16 @@ int asc_npy_parse(const uint8_t *p, size_t n, asc_npy *out, char *why, size_t wh
   const char *d = dict_value(h, hl, "descr");
   if (!d || (*d != '\'' && *d != '"')) return snprintf(why, whylen, "no descr in .npy header"), -1;
   size_t k = 0;
-  for (d++; d < h + hl && *d != '\'' && *d != '"' && k < sizeof out->descr - 1; d++)
-    out->descr[k++] = *d;
+  for (d++; d < h + hl && *d != '\'' && *d != '"' && k < sizeof out->descr - 1; d++) out->descr[k++] = *d;
   const char *t = out->descr;
-  if (*t == '<' || *t == '|' || *t == '=') t++;
-  else if (*t == '>') return snprintf(why, whylen, "big-endian .npy data is not supported"), -1;
+  if (*t == '<' || *t == '|' || *t == '=')
+    t++;
+  else if (*t == '>')
+    return snprintf(why, whylen, "big-endian .npy data is not supported"), -1;
   out->kind = *t;
   out->itemsize = atoi(t + 1);
-  if (!strchr("iufb", out->kind) || (out->itemsize != 1 && out->itemsize != 2 &&
-                                     out->itemsize != 4 && out->itemsize != 8))
+  if (!strchr("iufb", out->kind) ||
+      (out->itemsize != 1 && out->itemsize != 2 && out->itemsize != 4 && out->itemsize != 8))
     return snprintf(why, whylen, "unsupported dtype %s", out->descr), -1;
   const char *fo = dict_value(h, hl, "fortran_order");
   out->fortran = fo && strncmp(fo, "True", 4) == 0;

@@ -75,9 +75,7 @@ static void on_field(void *data, size_t n, void *ud) {
   r->arena[r->arena_n + n] = '\0';
   r->fields[r->nfields++] = (span){r->arena_n, n};
   r->arena_n += n + 1;
-  for (const char *q = data; n && (q = memchr(q, '\n', n - (size_t)(q - (const char *)data)));
-       q++)
-    r->line++;
+  for (const char *q = data; n && (q = memchr(q, '\n', n - (size_t)(q - (const char *)data))); q++) r->line++;
 }
 
 static void on_row(int c, void *ud) {
@@ -310,8 +308,8 @@ static void typed_field(typed *t, size_t f, const char *v, size_t n, long line) 
     return;
   }
   if (t->res->bad_cells++ == 0)
-    snprintf(t->res->first_bad, sizeof t->res->first_bad, "%s:%ld: column \"%s\": \"%.*s\" is not %s", t->path,
-             line, cs->name, (int)(n > 80 ? 80 : n), v, type_word(cs->type));
+    snprintf(t->res->first_bad, sizeof t->res->first_bad, "%s:%ld: column \"%s\": \"%.*s\" is not %s",
+             t->path, line, cs->name, (int)(n > 80 ? 80 : n), v, type_word(cs->type));
 }
 
 static void typed_row(typed *t, long line) {
@@ -337,7 +335,8 @@ static void typed_row(typed *t, long line) {
   }
   /* cells a short row did not have are missing values */
   for (size_t j = 0; j < t->spec->ncols; j++)
-    if (t->res->cols[j].n == t->res->nrows && asc_col_push_null(&t->res->cols[j])) return (void)(t->failed = 2);
+    if (t->res->cols[j].n == t->res->nrows && asc_col_push_null(&t->res->cols[j]))
+      return (void)(t->failed = 2);
   t->res->nrows++;
 }
 
@@ -495,10 +494,13 @@ int asc_csv_read(const char *path, const asc_csv_spec *spec, asc_csv_result *res
         continue;
       }
       if (r == REC_BAD) {
-        if (t.failed == 2) rc = asc_fail(err, path, -1, t.line, 0, "out of memory");
-        else if (t.failed) rc = -1;
-        else rc = asc_fail(err, path, base + (bad_at - buf), t.line, 0,
-                           "malformed CSV: a stray or unclosed quote");
+        if (t.failed == 2)
+          rc = asc_fail(err, path, -1, t.line, 0, "out of memory");
+        else if (t.failed)
+          rc = -1;
+        else
+          rc = asc_fail(err, path, base + (bad_at - buf), t.line, 0,
+                        "malformed CSV: a stray or unclosed quote");
         goto done;
       }
     }

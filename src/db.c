@@ -59,17 +59,20 @@ static int kind_from_decl(const char *decl, asc_kind *k) {
   if (!decl || !*decl) return 0;
   char up[64];
   size_t i = 0;
-  for (; decl[i] && i < sizeof up - 1; i++) up[i] = (char)(decl[i] >= 'a' && decl[i] <= 'z' ? decl[i] - 32 : decl[i]);
+  for (; i < sizeof up - 1 && decl[i]; i++)
+    up[i] = (char)(decl[i] >= 'a' && decl[i] <= 'z' ? decl[i] - 32 : decl[i]);
   up[i] = '\0';
-  if (strstr(up, "INT")) *k = ASC_I64;
+  if (strstr(up, "INT"))
+    *k = ASC_I64;
   else if (strstr(up, "REAL") || strstr(up, "FLOA") || strstr(up, "DOUB") || strstr(up, "NUMERIC"))
     *k = ASC_F64;
-  else *k = ASC_STR;
+  else
+    *k = ASC_STR;
   return 1;
 }
 
-int asc_db_query(asc_db *db, const char *sql, const char *const *params, size_t nparams,
-                 asc_strtab *strings, asc_db_result *res, asc_error *err) {
+int asc_db_query(asc_db *db, const char *sql, const char *const *params, size_t nparams, asc_strtab *strings,
+                 asc_db_result *res, asc_error *err) {
   memset(res, 0, sizeof *res);
   sqlite3_stmt *st;
   if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
@@ -141,8 +144,8 @@ done:
 
 int asc_db_has_table(asc_db *db, const char *name) {
   sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(db->h, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?",
-                         -1, &st, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2(db->h, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?", -1,
+                         &st, NULL) != SQLITE_OK)
     return 0;
   sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
   int has = sqlite3_step(st) == SQLITE_ROW;

@@ -24,8 +24,7 @@ int asc_mkdirs(const char *path, asc_error *err) {
     }
   }
   struct stat st;
-  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-    return asc_fail(err, path, -1, 0, 0, "not a folder");
+  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return asc_fail(err, path, -1, 0, 0, "not a folder");
   return 0;
 }
 
@@ -80,12 +79,10 @@ void asc_atomic_abort(asc_atomic *a) {
   }
 }
 
-static int by_name(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static int walk(char *path, size_t len, int (*fn)(void *, const char *, int), void *ud,
-                asc_error *err, int depth) {
+static int walk(char *path, size_t len, int (*fn)(void *, const char *, int), void *ud, asc_error *err,
+                int depth) {
   if (depth > 64) return 0;
   DIR *d = opendir(path);
   if (!d) return asc_fail(err, path, -1, 0, 0, "cannot read folder: %s", strerror(errno));

@@ -50,8 +50,10 @@ int asc_iset_union2(const asc_iset *a, const asc_iset *b, asc_iset *out) {
   if (!out->v) return -1;
   size_t i = 0, j = 0, k = 0;
   while (i < a->n || j < b->n) {
-    if (j >= b->n || (i < a->n && a->v[i].s <= b->v[j].s)) out->v[k++] = a->v[i++];
-    else out->v[k++] = b->v[j++];
+    if (j >= b->n || (i < a->n && a->v[i].s <= b->v[j].s))
+      out->v[k++] = a->v[i++];
+    else
+      out->v[k++] = b->v[j++];
   }
   out->n = merge_sorted(out->v, k);
   return 0;
@@ -66,8 +68,10 @@ int asc_iset_intersect(const asc_iset *a, const asc_iset *b, asc_iset *out) {
     int64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
     int64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
     if (s < e) out->v[k++] = (asc_ival){s, e};
-    if (a->v[i].e < b->v[j].e) i++;
-    else j++;
+    if (a->v[i].e < b->v[j].e)
+      i++;
+    else
+      j++;
   }
   out->n = k;
   return 0;

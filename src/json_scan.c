@@ -62,8 +62,7 @@ static const char *skip_ws(const char *p, const char *e) {
 }
 
 /* p at the opening quote; on OK *out is after the closing quote and [*s, *s + *n) the content. */
-static int string_span(const char *p, const char *e, const char **s, size_t *n, int *esc,
-                       const char **out) {
+static int string_span(const char *p, const char *e, const char **s, size_t *n, int *esc, const char **out) {
   const char *q = p + 1;
   for (;;) {
     const char *quote = memchr(q, '"', (size_t)(e - q));
@@ -208,7 +207,10 @@ static int members(scan *sc, const char *p, const char *e, int in_args, const ch
 /* ---------- values of kept events ---------- */
 
 static int hexval(char c) {
-  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+  return c >= '0' && c <= '9'   ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                : -1;
 }
 
 static size_t put_utf8(char *o, unsigned cp) {
@@ -417,9 +419,12 @@ static int step(scan *sc, machine *m, const char *p, const char *e, int eof, con
   int r;
   switch (m->state) {
   case ST_ROOT:
-    if (*p == '[') m->state = ST_EV_FIRST, m->found_events = 1;
-    else if (*p == '{') m->state = ST_OBJ_FIRST, m->in_object = 1;
-    else return sc->bad_at = p, sc->bad_msg = "expected '[' or '{'", BAD;
+    if (*p == '[')
+      m->state = ST_EV_FIRST, m->found_events = 1;
+    else if (*p == '{')
+      m->state = ST_OBJ_FIRST, m->in_object = 1;
+    else
+      return sc->bad_at = p, sc->bad_msg = "expected '[' or '{'", BAD;
     *out = p + 1;
     return OK;
   case ST_OBJ_FIRST:
@@ -481,8 +486,10 @@ static void locate(const char *path, long long off, long *line, long *col) {
   size_t n;
   while (pos < off && (n = fread(buf, 1, sizeof buf, f)) > 0) {
     for (size_t i = 0; i < n && pos < off; i++, pos++) {
-      if (buf[i] == '\n') (*line)++, *col = 1;
-      else (*col)++;
+      if (buf[i] == '\n')
+        (*line)++, *col = 1;
+      else
+        (*col)++;
     }
   }
   fclose(f);
@@ -573,8 +580,7 @@ static int add_slot(scan *sc, const char *name, int in_args) {
   return (int)sc->nslots++;
 }
 
-int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *res,
-                  asc_error *err) {
+int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *res, asc_error *err) {
   memset(res, 0, sizeof *res);
   asc_col_init(&res->meta_what, ASC_STR);
   asc_col_init(&res->meta_pid, ASC_STR);
@@ -632,14 +638,18 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
       continue;
     }
     if (r == BAD) {
-      if (sc.oom) rc = asc_fail(err, path, base + (long long)start, 0, 0, "out of memory");
-      else rc = parse_error(path, base + (long long)(sc.bad_at - buf), sc.bad_msg, 0, err);
+      if (sc.oom)
+        rc = asc_fail(err, path, base + (long long)start, 0, 0, "out of memory");
+      else
+        rc = parse_error(path, base + (long long)(sc.bad_at - buf), sc.bad_msg, 0, err);
       goto done;
     }
     /* NEED: keep the unconsumed tail, read more, grow the buffer for a unit larger than it */
     if (eof) {
-      if (base + (long long)end == 0) rc = asc_fail(err, path, 0, 1, 1, "the file is empty");
-      else rc = parse_error(path, base + (long long)end, "premature EOF", 1, err);
+      if (base + (long long)end == 0)
+        rc = asc_fail(err, path, 0, 1, 1, "the file is empty");
+      else
+        rc = parse_error(path, base + (long long)end, "premature EOF", 1, err);
       goto done;
     }
     if (start > 0) {
@@ -675,7 +685,8 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
     }
   }
   if (!m.found_events) {
-    rc = asc_fail(err, path, 0, 1, 1, "no event array: expected a JSON array or an object with \"traceEvents\"");
+    rc = asc_fail(err, path, 0, 1, 1,
+                  "no event array: expected a JSON array or an object with \"traceEvents\"");
     goto done;
   }
   /* A value that could not be converted became null; the caller decides whether to warn. */

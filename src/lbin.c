@@ -71,8 +71,8 @@ static size_t check_range(lua_State *L, view_ud *v, int idx, size_t len) {
   lua_Integer off = luaL_checkinteger(L, idx);
   if (off < 0) off += (lua_Integer)v->n;
   if (off < 0 || (size_t)off > v->n || len > v->n - (size_t)off)
-    luaL_error(L, "%s: %d bytes at offset %d are outside the %d-byte view (file offset %d)",
-               v->path, (int)len, (int)luaL_checkinteger(L, idx), (int)v->n, (int)v->base);
+    luaL_error(L, "%s: %d bytes at offset %d are outside the %d-byte view (file offset %d)", v->path,
+               (int)len, (int)luaL_checkinteger(L, idx), (int)v->n, (int)v->base);
   return (size_t)off;
 }
 
@@ -125,16 +125,20 @@ static int m_bytes(lua_State *L) {
 }
 
 typedef enum { T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64 } scalar;
-static const char *const scalar_names[] = {"i8",  "u8",  "i16", "u16", "i32",
-                                           "u32", "i64", "u64", "f32", "f64", NULL};
+static const char *const scalar_names[] = {"i8",  "u8",  "i16", "u16", "i32", "u32",
+                                           "i64", "u64", "f32", "f64", NULL};
 static const size_t scalar_size[] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8};
 
 static void push_scalar(lua_State *L, const uint8_t *p, scalar t) {
   switch (t) {
   case T_I8: lua_pushinteger(L, (int8_t)p[0]); break;
   case T_U8: lua_pushinteger(L, p[0]); break;
-#define RD(T) \
-  do { T x_; memcpy(&x_, p, sizeof x_); lua_pushinteger(L, (lua_Integer)x_); } while (0)
+#define RD(T)                                                                                                \
+  do {                                                                                                       \
+    T x_;                                                                                                    \
+    memcpy(&x_, p, sizeof x_);                                                                               \
+    lua_pushinteger(L, (lua_Integer)x_);                                                                     \
+  } while (0)
   case T_I16: RD(int16_t); break;
   case T_U16: RD(uint16_t); break;
   case T_I32: RD(int32_t); break;
@@ -184,8 +188,10 @@ static int m_array(lua_State *L) {
   for (lua_Integer i = 0; i < count; i++) {
     const uint8_t *p = v->p + o + (size_t)i * (size_t)stride;
     push_scalar(L, p, t);
-    if (t >= T_F32) c.v.f[i] = lua_tonumber(L, -1);
-    else c.v.i[i] = lua_tointeger(L, -1);
+    if (t >= T_F32)
+      c.v.f[i] = lua_tonumber(L, -1);
+    else
+      c.v.i[i] = lua_tointeger(L, -1);
     lua_pop(L, 1);
   }
   c.n = (size_t)count;
@@ -210,8 +216,8 @@ static void read_struct(lua_State *L, view_ud *v, size_t base, int layout) {
     lua_pop(L, 3);
     size_t need = (size_t)(count > 0 ? count : 1) * scalar_size[t];
     if (off < 0 || base + (size_t)off + need > v->n)
-      luaL_error(L, "%s: field '%s' at %d+%d runs past the %d-byte view", v->path,
-                 lua_tostring(L, -2), (int)base, (int)off, (int)v->n);
+      luaL_error(L, "%s: field '%s' at %d+%d runs past the %d-byte view", v->path, lua_tostring(L, -2),
+                 (int)base, (int)off, (int)v->n);
     lua_pushvalue(L, -2);
     if (count > 0) {
       lua_createtable(L, (int)count, 0);
@@ -257,8 +263,8 @@ static int m_structs(lua_State *L) {
 
 static int pb_decode(lua_State *L, view_ud *v, const uint8_t *p, size_t n, int schema, int depth);
 
-static void pb_value(lua_State *L, view_ud *v, const asc_pb_field *f, const char *type,
-                     int sub_schema, int depth) {
+static void pb_value(lua_State *L, view_ud *v, const asc_pb_field *f, const char *type, int sub_schema,
+                     int depth) {
   if (strcmp(type, "message") == 0) {
     if (f->wire != ASC_PB_LEN) luaL_error(L, "protobuf: field %d is not a message", f->field);
     pb_decode(L, v, f->bytes, f->len, sub_schema, depth + 1);
@@ -410,8 +416,18 @@ static int m_npy(lua_State *L) {
       int sgn = h.kind == 'i';
       switch (h.itemsize) {
       case 1: x = sgn ? (int8_t)p[0] : p[0]; break;
-      case 2: { uint16_t u; memcpy(&u, p, 2); x = sgn ? (int16_t)u : u; break; }
-      case 4: { uint32_t u; memcpy(&u, p, 4); x = sgn ? (int32_t)u : (int64_t)u; break; }
+      case 2: {
+        uint16_t u;
+        memcpy(&u, p, 2);
+        x = sgn ? (int16_t)u : u;
+        break;
+      }
+      case 4: {
+        uint32_t u;
+        memcpy(&u, p, 4);
+        x = sgn ? (int32_t)u : (int64_t)u;
+        break;
+      }
       default: memcpy(&x, p, 8);
       }
       c.v.i[i] = x;
@@ -430,11 +446,10 @@ static int m_tostring(lua_State *L) {
 }
 
 int lasc_open_bin(lua_State *L) {
-  static const luaL_Reg methods[] = {
-      {"size", m_size},     {"offset", m_offset},   {"sub", m_sub},
-      {"tail", m_tail},     {"bytes", m_bytes},     {"read", m_read},
-      {"array", m_array},   {"struct", m_struct},   {"structs", m_structs},
-      {"protobuf", m_protobuf}, {"npy", m_npy},     {NULL, NULL}};
+  static const luaL_Reg methods[] = {{"size", m_size},         {"offset", m_offset}, {"sub", m_sub},
+                                     {"tail", m_tail},         {"bytes", m_bytes},   {"read", m_read},
+                                     {"array", m_array},       {"struct", m_struct}, {"structs", m_structs},
+                                     {"protobuf", m_protobuf}, {"npy", m_npy},       {NULL, NULL}};
   static const luaL_Reg fns[] = {{"open", l_open}, {"from_string", l_from_string}, {NULL, NULL}};
   if (luaL_newmetatable(L, MAP_MT)) {
     lua_pushcfunction(L, map_gc);

@@ -24,8 +24,7 @@ asc_strtab *lasc_checkstrings(lua_State *L, int idx) {
 static const char STRINGS_KEY = 's';
 
 asc_strtab *lasc_pushstrings(lua_State *L) {
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &STRINGS_KEY) == LUA_TUSERDATA)
-    return lasc_checkstrings(L, -1);
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &STRINGS_KEY) == LUA_TUSERDATA) return lasc_checkstrings(L, -1);
   lua_pop(L, 1);
   strings_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
   u->t = NULL;
@@ -57,8 +56,10 @@ static int strings_get(lua_State *L) {
   asc_strtab *t = lasc_checkstrings(L, 1);
   size_t n;
   const char *s = asc_strtab_get(t, (uint32_t)luaL_checkinteger(L, 2), &n);
-  if (s) lua_pushlstring(L, s, n);
-  else lua_pushnil(L);
+  if (s)
+    lua_pushlstring(L, s, n);
+  else
+    lua_pushnil(L);
   return 1;
 }
 
@@ -79,8 +80,10 @@ asc_col *lasc_pushcolumn(lua_State *L, asc_col *moved, int strings_idx) {
   asc_col_init(moved, moved->kind);
   luaL_setmetatable(L, ASC_COLUMN_MT);
   if (u->c.kind == ASC_STR) {
-    if (strings_idx) lua_pushvalue(L, strings_idx);
-    else lasc_pushstrings(L);
+    if (strings_idx)
+      lua_pushvalue(L, strings_idx);
+    else
+      lasc_pushstrings(L);
     lua_setiuservalue(L, -2, 1);
   }
   return &u->c;
@@ -96,18 +99,24 @@ asc_strtab *lasc_column_strings(lua_State *L, int idx) {
 void lasc_pushcell(lua_State *L, const asc_col *c, const asc_strtab *st, size_t i) {
   switch (c->kind) {
   case ASC_I64:
-    if (c->v.i[i] == ASC_NULL_I64) lua_pushnil(L);
-    else lua_pushinteger(L, c->v.i[i]);
+    if (c->v.i[i] == ASC_NULL_I64)
+      lua_pushnil(L);
+    else
+      lua_pushinteger(L, c->v.i[i]);
     break;
   case ASC_F64:
-    if (isnan(c->v.f[i])) lua_pushnil(L);
-    else lua_pushnumber(L, c->v.f[i]);
+    if (isnan(c->v.f[i]))
+      lua_pushnil(L);
+    else
+      lua_pushnumber(L, c->v.f[i]);
     break;
   case ASC_STR: {
     size_t n;
     const char *s = st ? asc_strtab_get(st, c->v.s[i], &n) : NULL;
-    if (s) lua_pushlstring(L, s, n);
-    else lua_pushnil(L);
+    if (s)
+      lua_pushlstring(L, s, n);
+    else
+      lua_pushnil(L);
     break;
   }
   }
@@ -154,7 +163,7 @@ static int col_totable(lua_State *L) {
 }
 
 static int is_null(const asc_col *c, size_t i) {
-  return c->kind == ASC_I64 ? c->v.i[i] == ASC_NULL_I64
+  return c->kind == ASC_I64   ? c->v.i[i] == ASC_NULL_I64
          : c->kind == ASC_F64 ? isnan(c->v.f[i])
                               : c->v.s[i] == 0;
 }
@@ -175,10 +184,14 @@ static int col_stats(lua_State *L) {
       if (x > mx) mx = x;
     }
     lua_pushinteger(L, (lua_Integer)k);
-    if (sum >= INT64_MIN && sum <= INT64_MAX) lua_pushinteger(L, (lua_Integer)sum);
-    else lua_pushnumber(L, (double)sum);
-    if (k) lua_pushinteger(L, mn), lua_pushinteger(L, mx);
-    else lua_pushnil(L), lua_pushnil(L);
+    if (sum >= INT64_MIN && sum <= INT64_MAX)
+      lua_pushinteger(L, (lua_Integer)sum);
+    else
+      lua_pushnumber(L, (double)sum);
+    if (k)
+      lua_pushinteger(L, mn), lua_pushinteger(L, mx);
+    else
+      lua_pushnil(L), lua_pushnil(L);
   } else {
     double sum = 0, mn = INFINITY, mx = -INFINITY;
     for (size_t i = 0; i < c->n; i++) {
@@ -190,8 +203,10 @@ static int col_stats(lua_State *L) {
     }
     lua_pushinteger(L, (lua_Integer)k);
     lua_pushnumber(L, sum);
-    if (k) lua_pushnumber(L, mn), lua_pushnumber(L, mx);
-    else lua_pushnil(L), lua_pushnil(L);
+    if (k)
+      lua_pushnumber(L, mn), lua_pushnumber(L, mx);
+    else
+      lua_pushnil(L), lua_pushnil(L);
   }
   return 4;
 }
@@ -245,10 +260,12 @@ static int col_take(lua_State *L) {
   for (size_t k = 0; k < n; k++) {
     int64_t r = rows[k];
     if (r == ASC_NULL_I64) { /* no row: a missing value */
-      char *dst = (char *)out.v.p + k * w;
-      if (c->kind == ASC_I64) *(int64_t *)dst = ASC_NULL_I64;
-      else if (c->kind == ASC_F64) *(double *)dst = NAN;
-      else *(uint32_t *)dst = 0;
+      if (c->kind == ASC_I64)
+        out.v.i[k] = ASC_NULL_I64;
+      else if (c->kind == ASC_F64)
+        out.v.f[k] = NAN;
+      else
+        out.v.s[k] = 0;
       continue;
     }
     if (r < 1 || (size_t)r > c->n) {
@@ -392,8 +409,8 @@ int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n, int *owned) {
     int64_t *out = malloc((c->n ? c->n : 1) * sizeof *out);
     if (!out) luaL_error(L, "out of memory");
     for (size_t i = 0; i < c->n; i++)
-      out[i] = c->kind == ASC_F64 ? (isnan(c->v.f[i]) ? ASC_NULL_I64 : (int64_t)c->v.f[i])
-                                  : (int64_t)c->v.s[i];
+      out[i] =
+          c->kind == ASC_F64 ? (isnan(c->v.f[i]) ? ASC_NULL_I64 : (int64_t)c->v.f[i]) : (int64_t)c->v.s[i];
     *n = c->n;
     *owned = 1;
     return out;
@@ -407,8 +424,10 @@ int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n, int *owned) {
     int isint;
     lua_Integer v = lua_tointegerx(L, -1, &isint);
     if (!isint) {
-      if (lua_isnil(L, -1)) v = ASC_NULL_I64;
-      else if (lua_type(L, -1) == LUA_TNUMBER) v = (lua_Integer)lua_tonumber(L, -1);
+      if (lua_isnil(L, -1))
+        v = ASC_NULL_I64;
+      else if (lua_type(L, -1) == LUA_TNUMBER)
+        v = (lua_Integer)lua_tonumber(L, -1);
       else {
         free(out);
         luaL_error(L, "bad argument #%d: element %d is not a number", idx, (int)i + 1);
@@ -477,8 +496,10 @@ static int column_concat(lua_State *L) {
   for (lua_Integer i = 1; i <= k; i++) {
     lua_rawgeti(L, 1, i);
     asc_col *c = lasc_checkcolumn(L, -1);
-    if (i == 1) kind = c->kind;
-    else if (c->kind != kind) return luaL_error(L, "column.concat: columns of different kinds");
+    if (i == 1)
+      kind = c->kind;
+    else if (c->kind != kind)
+      return luaL_error(L, "column.concat: columns of different kinds");
     if (kind == ASC_STR && lasc_column_strings(L, -1) != lasc_pushstrings(L))
       return luaL_error(L, "column.concat: string columns from another string table");
     if (kind == ASC_STR) lua_pop(L, 1);
@@ -522,9 +543,12 @@ static int column_fill(lua_State *L) {
     if (asc_strtab_intern(st, s, len, &sv)) return luaL_error(L, "out of memory");
   }
   for (lua_Integer i = 0; i < n; i++) {
-    if (c.kind == ASC_I64) c.v.i[i] = iv;
-    else if (c.kind == ASC_F64) c.v.f[i] = fv;
-    else c.v.s[i] = sv;
+    if (c.kind == ASC_I64)
+      c.v.i[i] = iv;
+    else if (c.kind == ASC_F64)
+      c.v.f[i] = fv;
+    else
+      c.v.s[i] = sv;
   }
   c.n = (size_t)n;
   lasc_pushcolumn(L, &c, 0);
@@ -571,7 +595,8 @@ static int column_group_sum(lua_State *L) {
     }
   }
   size_t n = vals->n;
-  if ((pos && pos->n != n) || (neg && neg->n != n) || (miss && miss->n != n) || (st && (st->n != n || du->n != n)))
+  if ((pos && pos->n != n) || (neg && neg->n != n) || (miss && miss->n != n) ||
+      (st && (st->n != n || du->n != n)))
     return luaL_error(L, "group_sum: columns differ in length");
   uint32_t nk = 1;
   if (keys) nk = asc_strtab_count(lasc_column_strings(L, 1)) + 1;
@@ -665,14 +690,15 @@ void lasc_register_column(lua_State *L) {
   static const luaL_Reg strings_meta[] = {{"__gc", strings_gc}, {NULL, NULL}};
   static const luaL_Reg strings_methods[] = {
       {"info", strings_info}, {"intern", strings_intern}, {"get", strings_get}, {NULL, NULL}};
-  static const luaL_Reg col_meta[] = {{"__gc", col_gc},         {"__len", col_len},
-                                      {"__index", col_index},   {"__tostring", col_tostring},
+  static const luaL_Reg col_meta[] = {{"__gc", col_gc},
+                                      {"__len", col_len},
+                                      {"__index", col_index},
+                                      {"__tostring", col_tostring},
                                       {NULL, NULL}};
-  static const luaL_Reg col_methods[] = {
-      {"get", col_get},     {"id", col_id},       {"kind", col_kind}, {"totable", col_totable},
-      {"stats", col_stats}, {"order", col_order}, {"take", col_take}, {"push", col_push},
-      {"map", col_map}, {"argmax", col_argmax},
-      {NULL, NULL}};
+  static const luaL_Reg col_methods[] = {{"get", col_get},         {"id", col_id},       {"kind", col_kind},
+                                         {"totable", col_totable}, {"stats", col_stats}, {"order", col_order},
+                                         {"take", col_take},       {"push", col_push},   {"map", col_map},
+                                         {"argmax", col_argmax},   {NULL, NULL}};
   if (luaL_newmetatable(L, ASC_STRINGS_MT)) {
     luaL_setfuncs(L, strings_meta, 0);
     luaL_newlib(L, strings_methods);
@@ -688,8 +714,9 @@ void lasc_register_column(lua_State *L) {
 }
 
 int lasc_open_column(lua_State *L) {
-  static const luaL_Reg fns[] = {{"new", column_new}, {"concat", column_concat}, {"fill", column_fill},
-                                 {"group_sum", column_group_sum}, {"strings", column_strings}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"new", column_new},         {"concat", column_concat},
+                                 {"fill", column_fill},       {"group_sum", column_group_sum},
+                                 {"strings", column_strings}, {NULL, NULL}};
   lasc_register_column(L);
   luaL_newlib(L, fns);
   return 1;

@@ -31,10 +31,10 @@ static int l_read(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   luaL_checktype(L, 2, LUA_TTABLE);
   lua_settop(L, 2);
-  lasc_pushstrings(L);             /* 3 */
-  lua_getfield(L, 2, "columns");   /* 4 */
+  lasc_pushstrings(L);           /* 3 */
+  lua_getfield(L, 2, "columns"); /* 4 */
   luaL_argcheck(L, lua_istable(L, 4), 2, "columns: a table of header name -> type");
-  lua_getfield(L, 2, "optional");  /* 5 */
+  lua_getfield(L, 2, "optional"); /* 5 */
   size_t nc = 0;
   for (lua_pushnil(L); lua_next(L, 4); lua_pop(L, 1)) nc++;
   asc_csv_colspec *cols = lua_newuserdatauv(L, (nc + 1) * sizeof *cols, 0); /* 6 */
@@ -211,7 +211,7 @@ typedef struct {
   asc_col *col; /* NULL for a constant */
   asc_strtab *st;
   unsigned char *quote; /* by string id: 0 not known yet, 1 plain, 2 needs quotes */
-  const char *text; /* constant text, or the text of a missing value */
+  const char *text;     /* constant text, or the text of a missing value */
   size_t text_len;
   int scale; /* > 0: integers are printed divided by 10^scale (ns -> ms is 6) */
 } colspec;
@@ -284,8 +284,10 @@ static int writer_columns(lua_State *L) {
       lua_insert(L, spec); /* keep it below the spec value popped next */
       spec++;
     }
-    if (nrows == (size_t)-1) nrows = cs[j].col->n;
-    else if (cs[j].col->n != nrows) return luaL_error(L, "writer:columns: columns differ in length");
+    if (nrows == (size_t)-1)
+      nrows = cs[j].col->n;
+    else if (cs[j].col->n != nrows)
+      return luaL_error(L, "writer:columns: columns differ in length");
     lua_pop(L, 1);
   }
   if (nrows == (size_t)-1) nrows = 0;
@@ -353,8 +355,7 @@ int lasc_open_csv(lua_State *L) {
   static const luaL_Reg reader_m[] = {{"next", reader_next}, {"close", reader_close}, {NULL, NULL}};
   static const luaL_Reg writer_m[] = {
       {"row", writer_row}, {"columns", writer_columns}, {"close", writer_close}, {NULL, NULL}};
-  static const luaL_Reg fns[] = {
-      {"read", l_read}, {"open", l_open}, {"writer", l_writer}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"read", l_read}, {"open", l_open}, {"writer", l_writer}, {NULL, NULL}};
   if (luaL_newmetatable(L, READER_MT)) {
     lua_pushcfunction(L, reader_close);
     lua_setfield(L, -2, "__gc");

@@ -109,9 +109,7 @@ static int l_realpath(lua_State *L) {
 
 static int l_remove_tree(lua_State *L);
 
-static int by_name(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* fs.list(dir) -> sorted names in dir (not recursive, without . and ..) or nil, message */
 static int l_list(lua_State *L) {
@@ -147,9 +145,16 @@ static int l_list(lua_State *L) {
 }
 
 int lasc_open_fs(lua_State *L) {
-  static const luaL_Reg fns[] = {{"walk", l_walk},     {"stat", l_stat},         {"mkdirs", l_mkdirs},
-                                 {"write", l_write},   {"cpus", l_cpus},         {"isatty", l_isatty},
-                                 {"realpath", l_realpath}, {"list", l_list}, {"remove_tree", l_remove_tree}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"walk", l_walk},
+                                 {"stat", l_stat},
+                                 {"mkdirs", l_mkdirs},
+                                 {"write", l_write},
+                                 {"cpus", l_cpus},
+                                 {"isatty", l_isatty},
+                                 {"realpath", l_realpath},
+                                 {"list", l_list},
+                                 {"remove_tree", l_remove_tree},
+                                 {NULL, NULL}};
   luaL_newlib(L, fns);
   return 1;
 }

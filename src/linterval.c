@@ -153,8 +153,10 @@ static int m_covers(lua_State *L) {
   size_t lo = 0, hi = a->n;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    if (a->v[mid].e <= t) lo = mid + 1;
-    else hi = mid;
+    if (a->v[mid].e <= t)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   lua_pushboolean(L, lo < a->n && a->v[lo].s <= t);
   return 1;
@@ -191,13 +193,11 @@ static int m_tostring(lua_State *L) {
 
 int lasc_open_interval(lua_State *L) {
   static const luaL_Reg methods[] = {
-      {"union", m_union},   {"intersect", m_intersect}, {"subtract", m_subtract},
-      {"gaps", m_gaps},     {"clip", m_clip},           {"total", m_total},
-      {"get", m_get},       {"bounds", m_bounds},       {"stats", m_stats},
-      {"percentile", m_percentile}, {"covers", m_covers}, {"columns", m_columns},
+      {"union", m_union}, {"intersect", m_intersect},   {"subtract", m_subtract}, {"gaps", m_gaps},
+      {"clip", m_clip},   {"total", m_total},           {"get", m_get},           {"bounds", m_bounds},
+      {"stats", m_stats}, {"percentile", m_percentile}, {"covers", m_covers},     {"columns", m_columns},
       {NULL, NULL}};
-  static const luaL_Reg fns[] = {
-      {"union", l_union}, {"from_durations", l_from_durations}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"union", l_union}, {"from_durations", l_from_durations}, {NULL, NULL}};
   if (luaL_newmetatable(L, ISET_MT)) {
     lua_pushcfunction(L, m_gc);
     lua_setfield(L, -2, "__gc");

@@ -105,7 +105,7 @@ static int l_scan(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   luaL_checktype(L, 2, LUA_TTABLE);
   lua_settop(L, 2);
-  lua_newtable(L); /* 3: keeps predicate value strings alive */
+  lua_newtable(L);                      /* 3: keeps predicate value strings alive */
   asc_strtab *st = lasc_pushstrings(L); /* 4 */
 
   size_t nf = 0, np = 0;
@@ -117,7 +117,7 @@ static int l_scan(lua_State *L) {
     for (lua_pushnil(L); lua_next(L, 6); lua_pop(L, 1)) np++;
   asc_jfield *fields = lua_newuserdatauv(L, (nf + 1) * sizeof *fields, 0); /* 7 */
   asc_jpred *preds = lua_newuserdatauv(L, (np + 1) * sizeof *preds, 0);    /* 8 */
-  lua_newtable(L); /* 9: field names in order */
+  lua_newtable(L);                                                         /* 9: field names in order */
   size_t k = 0;
   if (nf)
     for (lua_pushnil(L); lua_next(L, 5); lua_pop(L, 1)) {
@@ -216,8 +216,10 @@ typedef struct {
 static int attach(dec *d) {
   lua_State *L = d->L;
   if (d->depth == 0) return 1;
-  if (d->kind[d->depth - 1] == 1) lua_rawset(L, -3);
-  else lua_rawseti(L, -2, ++d->idx[d->depth - 1]);
+  if (d->kind[d->depth - 1] == 1)
+    lua_rawset(L, -3);
+  else
+    lua_rawseti(L, -2, ++d->idx[d->depth - 1]);
   return 1;
 }
 
@@ -268,9 +270,8 @@ static int d_end(void *ud) {
   return attach(d);
 }
 
-static const yajl_callbacks dec_callbacks = {d_null,      d_bool, NULL,  NULL,          d_number,
-                                             d_string,    d_start_map, d_key, d_end, d_start_array,
-                                             d_end};
+static const yajl_callbacks dec_callbacks = {d_null,      d_bool, NULL,  NULL,          d_number, d_string,
+                                             d_start_map, d_key,  d_end, d_start_array, d_end};
 
 typedef struct {
   yajl_handle h;
@@ -304,8 +305,10 @@ static int decode_text(lua_State *L, const char *s, size_t n, const char *name) 
     if (at > n) at = n;
     long line = 1, col = 1;
     for (size_t i = 0; i < at; i++) {
-      if (s[i] == '\n') line++, col = 1;
-      else col++;
+      if (s[i] == '\n')
+        line++, col = 1;
+      else
+        col++;
     }
     unsigned char *m = yajl_get_error(u->h, 0, (const unsigned char *)s, n);
     asc_error err;
@@ -469,8 +472,10 @@ static void encode_value(lua_State *L, lasc_buf *b, int idx, int indent, int lev
   switch (lua_type(L, idx)) {
   case LUA_TNIL: lasc_adds(L, b, "null"); break;
   case LUA_TLIGHTUSERDATA:
-    if (lua_touserdata(L, idx) == NULL) lasc_adds(L, b, "null");
-    else luaL_error(L, "json.encode: cannot encode a pointer");
+    if (lua_touserdata(L, idx) == NULL)
+      lasc_adds(L, b, "null");
+    else
+      luaL_error(L, "json.encode: cannot encode a pointer");
     break;
   case LUA_TBOOLEAN: lasc_adds(L, b, lua_toboolean(L, idx) ? "true" : "false"); break;
   case LUA_TNUMBER:
@@ -511,8 +516,8 @@ static int l_encode(lua_State *L) {
   return 1;
 }
 
-static const luaL_Reg fns[] = {{"scan", l_scan}, {"decode", l_decode}, {"load", l_load},
-                               {"encode", l_encode}, {NULL, NULL}};
+static const luaL_Reg fns[] = {
+    {"scan", l_scan}, {"decode", l_decode}, {"load", l_load}, {"encode", l_encode}, {NULL, NULL}};
 
 int lasc_open_json(lua_State *L) {
   luaL_newlib(L, fns);

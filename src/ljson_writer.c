@@ -72,7 +72,9 @@ typedef struct {
 } part;
 
 static int is_null(const asc_col *c, size_t i) {
-  return c->kind == ASC_I64 ? c->v.i[i] == ASC_NULL_I64 : c->kind == ASC_F64 ? isnan(c->v.f[i]) : c->v.s[i] == 0;
+  return c->kind == ASC_I64   ? c->v.i[i] == ASC_NULL_I64
+         : c->kind == ASC_F64 ? isnan(c->v.f[i])
+                              : c->v.s[i] == 0;
 }
 
 static void put_cell(FILE *f, const part *p, size_t row) {
@@ -84,8 +86,7 @@ static void put_cell(FILE *f, const part *p, size_t row) {
   }
   switch (p->col->kind) {
   case ASC_I64:
-    n = p->scale ? asc_format_scaled(p->col->v.i[row], p->scale, buf)
-                 : asc_format_int(p->col->v.i[row], buf);
+    n = p->scale ? asc_format_scaled(p->col->v.i[row], p->scale, buf) : asc_format_int(p->col->v.i[row], buf);
     if (p->quote) putc('"', f);
     fwrite(buf, 1, n, f);
     if (p->quote) putc('"', f);
@@ -96,8 +97,10 @@ static void put_cell(FILE *f, const part *p, size_t row) {
     break;
   case ASC_STR: {
     const char *s = asc_strtab_get(p->st, p->col->v.s[row], &n);
-    if (p->quote) put_json_string(f, s, n);
-    else fwrite(s, 1, n, f);
+    if (p->quote)
+      put_json_string(f, s, n);
+    else
+      fwrite(s, 1, n, f);
     break;
   }
   }
@@ -136,8 +139,10 @@ static int m_rows(lua_State *L) {
       parts[j].col = lasc_checkcolumn(L, -1);
       if (parts[j].col->kind == ASC_STR) parts[j].st = lasc_column_strings(L, -1);
       lua_pop(L, 4);
-      if (nrows == (size_t)-1) nrows = parts[j].col->n;
-      else if (parts[j].col->n != nrows) return luaL_error(L, "json writer: columns differ in length");
+      if (nrows == (size_t)-1)
+        nrows = parts[j].col->n;
+      else if (parts[j].col->n != nrows)
+        return luaL_error(L, "json writer: columns differ in length");
     }
     lua_pop(L, 1);
   }
@@ -185,7 +190,7 @@ static int m_rows(lua_State *L) {
     int keep = 1;
     for (int i = 0; i < nneed && keep; i++) keep = row < need[i]->n && !is_null(need[i], row);
     if (keep && positive)
-      keep = positive->kind == ASC_I64 ? positive->v.i[row] != ASC_NULL_I64 && positive->v.i[row] > 0
+      keep = positive->kind == ASC_I64   ? positive->v.i[row] != ASC_NULL_I64 && positive->v.i[row] > 0
              : positive->kind == ASC_F64 ? positive->v.f[row] > 0
                                          : positive->v.s[row] != 0;
     if (keep && missing) keep = is_null(missing, row);

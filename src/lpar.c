@@ -54,7 +54,10 @@ static void encode(lua_State *L, lasc_buf *b, int idx, int depth) {
   }
   case LUA_TUSERDATA: {
     asc_col *c = luaL_testudata(L, idx, ASC_COLUMN_MT);
-    if (!c) luaL_error(L, "par: cannot send a %s", luaL_typename(L, idx));
+    if (!c) {
+      luaL_error(L, "par: cannot send a %s", luaL_typename(L, idx));
+      return;
+    }
     uint64_t n = c->n;
     lasc_addc(L, b, 'C');
     lasc_addc(L, b, (char)c->kind);
@@ -149,8 +152,10 @@ static int decode(lua_State *L, reader *r, asc_strtab *st) {
     for (uint64_t i = 0; i < count; i++) {
       if (decode(L, r, st)) return lua_pop(L, 1), -1;
       if (decode(L, r, st)) return lua_pop(L, 2), -1;
-      if (lua_isnil(L, -2)) lua_pop(L, 2);
-      else lua_rawset(L, -3);
+      if (lua_isnil(L, -2))
+        lua_pop(L, 2);
+      else
+        lua_rawset(L, -3);
     }
     return 0;
   }
@@ -213,8 +218,10 @@ static int write_all(int fd, const char *p, size_t n) {
 
 static int traceback(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
-  if (msg && getenv("ASCOPE_DEBUG")) luaL_traceback(L, L, msg, 1);
-  else if (!msg) lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  if (msg && getenv("ASCOPE_DEBUG"))
+    luaL_traceback(L, L, msg, 1);
+  else if (!msg)
+    lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
   return 1;
 }
 
@@ -239,8 +246,7 @@ static int do_item(void *ud, size_t i, int fd) {
   return write_all(fd, b->p, b->n) ? 2 : 0;
 }
 
-static void item_done(void *ud, size_t i, const char *data, size_t len, int status,
-                      const char *why) {
+static void item_done(void *ud, size_t i, const char *data, size_t len, int status, const char *why) {
   map_ctx *m = ud;
   lua_State *L = m->L;
   asc_strtab *st = lasc_pushstrings(L);
@@ -316,8 +322,7 @@ static int l_decode(lua_State *L) {
 }
 
 int lasc_open_par(lua_State *L) {
-  static const luaL_Reg fns[] = {
-      {"map", l_map}, {"encode", l_encode}, {"decode", l_decode}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"map", l_map}, {"encode", l_encode}, {"decode", l_decode}, {NULL, NULL}};
   luaL_newlib(L, fns);
   return 1;
 }

@@ -30,8 +30,8 @@ void asc_match_free(asc_match_index *ix) {
   ix->n = 0;
 }
 
-int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *starts,
-                    const int64_t *durs, size_t n) {
+int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *starts, const int64_t *durs,
+                    size_t n) {
   ix->n = 0;
   item *it = malloc((n ? n : 1) * sizeof *it);
   size_t m = n ? n : 1;
@@ -49,7 +49,8 @@ int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *st
   }
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
-    int64_t e = starts[i] != ASC_NULL_I64 && durs && durs[i] != ASC_NULL_I64 ? starts[i] + durs[i] : ASC_NULL_I64;
+    int64_t e =
+        starts[i] != ASC_NULL_I64 && durs && durs[i] != ASC_NULL_I64 ? starts[i] + durs[i] : ASC_NULL_I64;
     ix->row_end[i] = e;
     if (starts[i] == ASC_NULL_I64) continue;
     it[k++] = (item){keys[i], starts[i], e, (int64_t)i};
@@ -73,15 +74,19 @@ static size_t upper(const asc_match_index *ix, uint64_t key, int64_t t, size_t *
   size_t lo = 0, hi = ix->n;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    if (ix->key[mid] < key) lo = mid + 1;
-    else hi = mid;
+    if (ix->key[mid] < key)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   *group_lo = lo;
   hi = ix->n;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    if (ix->key[mid] < key || (ix->key[mid] == key && ix->start[mid] <= t)) lo = mid + 1;
-    else hi = mid;
+    if (ix->key[mid] < key || (ix->key[mid] == key && ix->start[mid] <= t))
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }

@@ -27,8 +27,7 @@ static void finish(worker *w, asc_par_done done, void *ud) {
   int status = 0;
   if (WIFSIGNALED(st)) {
     status = -1;
-    snprintf(why, sizeof why, "worker killed by signal %d (%s)", WTERMSIG(st),
-             strsignal(WTERMSIG(st)));
+    snprintf(why, sizeof why, "worker killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
   } else if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
     status = WEXITSTATUS(st);
     snprintf(why, sizeof why, "worker exited with code %d", status);

@@ -44,8 +44,8 @@ typedef struct asc_csv_spec {
 } asc_csv_spec;
 
 typedef struct asc_csv_result {
-  asc_col *cols;   /* ncols */
-  int *present;    /* ncols: was the column in the header */
+  asc_col *cols; /* ncols */
+  int *present;  /* ncols: was the column in the header */
   size_t nrows;
   long long bad_cells;
   char first_bad[512]; /* where the first bad cell was, when bad_as_null */

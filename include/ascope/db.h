@@ -21,8 +21,8 @@ typedef struct asc_db_result {
  * Lua layer; here: nparams values as text (NULL = SQL NULL). A column's kind comes from its
  * declared type (INT -> integer, REAL/FLOA/DOUB -> number, else string); without one, from the
  * first non-null value. */
-int asc_db_query(asc_db *db, const char *sql, const char *const *params, size_t nparams,
-                 asc_strtab *strings, asc_db_result *res, asc_error *err);
+int asc_db_query(asc_db *db, const char *sql, const char *const *params, size_t nparams, asc_strtab *strings,
+                 asc_db_result *res, asc_error *err);
 void asc_db_result_free(asc_db_result *res);
 /* Does a table exist? */
 int asc_db_has_table(asc_db *db, const char *name);

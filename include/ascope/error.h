@@ -13,8 +13,8 @@ typedef struct asc_error {
 } asc_error;
 
 /* Fill err (which may be NULL) and return -1, so callers can write `return asc_fail(...)`. */
-int asc_fail(asc_error *err, const char *file, long long offset, long line, long column,
-             const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+int asc_fail(asc_error *err, const char *file, long long offset, long line, long column, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 
 /* "file:line:column (byte N): msg", leaving out the parts that are unknown. */
 void asc_error_format(const asc_error *err, char *out, size_t outsz);

@@ -23,8 +23,7 @@ int asc_mkdirs(const char *path, asc_error *err);
 
 /* Calls fn for every regular file below root (sorted by name within each folder, depth first,
  * not following links to folders). fn returns non-zero to stop. */
-int asc_walk(const char *root, int (*fn)(void *ud, const char *path, int is_dir), void *ud,
-             asc_error *err);
+int asc_walk(const char *root, int (*fn)(void *ud, const char *path, int is_dir), void *ud, asc_error *err);
 
 int asc_cpu_count(void);
 

@@ -37,7 +37,7 @@ typedef struct asc_json_spec {
   const asc_jpred *preds; /* all must hold */
   size_t npreds;
   int want_meta;
-  int partial; /* on a parse error keep what was read (the error is still reported) */
+  int partial;  /* on a parse error keep what was read (the error is still reported) */
   size_t chunk; /* read size, default 1 MiB */
   asc_strtab *strings;
   /* Called about every 64 MiB; returning non-zero stops the scan with an error. */
@@ -57,8 +57,7 @@ typedef struct asc_json_result {
 
 /* 0 on success. On error -1 with err filled (file, byte offset, line, column, yajl's message);
  * with spec->partial the rows read so far stay in res, otherwise res is emptied. */
-int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *res,
-                  asc_error *err);
+int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *res, asc_error *err);
 void asc_json_result_free(asc_json_result *res, size_t nfields);
 
 #endif

@@ -8,7 +8,7 @@
 
 typedef struct asc_match_index {
   size_t n;
-  uint64_t *key;    /* sorted by (key, start, row) */
+  uint64_t *key; /* sorted by (key, start, row) */
   int64_t *start;
   int64_t *end;     /* start + dur, INT64_MIN when unknown */
   int64_t *maxend;  /* running max of end within the key's group */
@@ -18,8 +18,8 @@ typedef struct asc_match_index {
 } asc_match_index;
 
 /* Rows with a null start are left out. durs may be NULL (ends unknown). */
-int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *starts,
-                    const int64_t *durs, size_t n);
+int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *starts, const int64_t *durs,
+                    size_t n);
 void asc_match_free(asc_match_index *ix);
 /* Row of the latest start <= t for key, ties going to the later input row; -1 when none. */
 int64_t asc_match_latest(const asc_match_index *ix, uint64_t key, int64_t t);

@@ -145,20 +145,20 @@ end
 --- "all" or "0,2,4-7" -> nil (all) or a set {[0]=true, [2]=true, ...}
 function M.rank_list(text)
   if text == nil or text == "all" then return nil end
-  local set = {}
+  local ranks = {}
   for part in tostring(text):gmatch("[^,]+") do
     local a, b = part:match("^%s*(%d+)%s*%-%s*(%d+)%s*$")
     if a then
       a, b = tonumber(a), tonumber(b)
       if b < a then errors.usage("--rank-list: range %s runs backwards", part) end
-      for r = a, b do set[r] = true end
+      for r = a, b do ranks[r] = true end
     else
       local n = part:match("^%s*(%d+)%s*$")
       if not n then errors.usage("--rank-list takes 'all' or numbers and ranges like 0,2,4-7, not %q", text) end
-      set[tonumber(n)] = true
+      ranks[tonumber(n)] = true
     end
   end
-  return set
+  return ranks
 end
 
 return M

@@ -16,10 +16,10 @@ static int64_t us(const char *s) {
 int main(void) {
   CHECK(us("1736408883688177.930") == 1736408883688177930LL);
   CHECK(us("1779785515596661.420\t") == 1779785515596661420LL); /* trailing tab */
-  CHECK(us("\"1000100\"") == 1000100000LL);                      /* quoted */
+  CHECK(us("\"1000100\"") == 1000100000LL);                     /* quoted */
   CHECK(us("1000000.0") == 1000000000LL);
   CHECK(us("162.66") == 162660);
-  CHECK(us("0.0005") == 1);  /* 0.5 ns rounds half away from zero */
+  CHECK(us("0.0005") == 1); /* 0.5 ns rounds half away from zero */
   CHECK(us("0.0004") == 0);
   CHECK(us("0.00006") == 0); /* far below half a unit */
   CHECK(us("-1.5") == -1500);

@@ -16,8 +16,8 @@ int main(void) {
 
   asc_iset g;
   CHECK(asc_iset_gaps(&u, -5, 70, &g) == 0);
-  CHECK(g.n == 3 && g.v[0].s == -5 && g.v[0].e == 0 && g.v[1].s == 20 && g.v[1].e == 30 &&
-        g.v[2].s == 50 && g.v[2].e == 70);
+  CHECK(g.n == 3 && g.v[0].s == -5 && g.v[0].e == 0 && g.v[1].s == 20 && g.v[1].e == 30 && g.v[2].s == 50 &&
+        g.v[2].e == 70);
   CHECK(asc_iset_length_percentile(&g, 50) == 10.0);
   CHECK(asc_iset_length_percentile(&g, 100) == 20.0);
 
@@ -25,8 +25,8 @@ int main(void) {
   asc_iset b, x, d;
   CHECK(asc_iset_union(s2, e2, 2, &b) == 0);
   CHECK(asc_iset_intersect(&u, &b, &x) == 0);
-  CHECK(x.n == 3 && x.v[0].s == 15 && x.v[0].e == 20 && x.v[1].s == 30 && x.v[1].e == 32 &&
-        x.v[2].s == 35 && x.v[2].e == 50);
+  CHECK(x.n == 3 && x.v[0].s == 15 && x.v[0].e == 20 && x.v[1].s == 30 && x.v[1].e == 32 && x.v[2].s == 35 &&
+        x.v[2].e == 50);
   CHECK(asc_iset_subtract(&u, &b, &d) == 0);
   CHECK(d.n == 2 && d.v[0].s == 0 && d.v[0].e == 15 && d.v[1].s == 32 && d.v[1].e == 35);
 
