@@ -25,6 +25,8 @@ local function sh(cmd)
 end
 
 local function measure(label, ...)
+  -- start each step with no dirty pages left by the previous one's outputs
+  os.execute("sync")
   local args = { B .. "/bench/measure", ... }
   for k, v in ipairs(args) do args[k] = "'" .. v .. "'" end
   local out = sh(table.concat(args, " ") .. " 2>/dev/null")
