@@ -246,6 +246,21 @@ describe("memory with bad input", function()
     assert.truthy(err:find("lacks required columns: Allocation Time(us) (in " .. p .. ")", 1, true), err)
   end)
 
+  it("reads several collections of one rank in the order of the times in their names", function()
+    local later = dir .. "/train/host_12_20260101120000123_ascend_pt"
+    local earlier = dir .. "/train/20251231_235959_ascend_pt"
+    for _, pt in ipairs({ later, earlier }) do
+      h.write(pt .. "/profiler_info_3.json", "{}")
+      h.copy(h.real .. "/msinsight_pytorch_text_level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_memory.csv",
+        pt .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv")
+    end
+    local r = assert(memory.parse(dir, { jobs = 1 }))
+    assert.equal(1, #r.ranks)
+    assert.same({ earlier, later }, r.ranks[1].dirs)
+    assert.equal(368, r.ranks[1].n)
+    assert.equal(3, r.ranks[1].rank)
+  end)
+
   it("says so when there is nothing to read", function()
     local code, _, err = h.run("memory", dir, "-o", dir .. "/out")
     assert.equal(1, code)
