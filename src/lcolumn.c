@@ -662,6 +662,128 @@ static int col_argmax(lua_State *L) {
   return 2;
 }
 
+/* column.group(a [, b]) groups rows by the value of one column or the pair of values of two
+ * (any kinds, same length). Returns the group number of every row (an integer column, 1-based,
+ * numbered in order of first appearance), the list of distinct values ({a} or {a, b}; nil for
+ * a missing value), and a table group -> integer column of its rows. */
+typedef struct {
+  uint64_t a, b;
+  uint32_t g;
+} gslot;
+
+static uint64_t cell_bits(const asc_col *c, size_t i) {
+  if (c->kind == ASC_I64) return (uint64_t)c->v.i[i];
+  if (c->kind == ASC_STR) return c->v.s[i];
+  uint64_t u;
+  double d = isnan(c->v.f[i]) ? NAN : c->v.f[i];
+  memcpy(&u, &d, 8);
+  return u;
+}
+
+static int column_group(lua_State *L) {
+  asc_col *a = lasc_checkcolumn(L, 1);
+  asc_col *b = lua_isnoneornil(L, 2) ? NULL : lasc_checkcolumn(L, 2);
+  if (b && b->n != a->n) return luaL_error(L, "column.group: columns differ in length");
+  asc_strtab *sa = a->kind == ASC_STR ? lasc_column_strings(L, 1) : NULL;
+  asc_strtab *sb = b && b->kind == ASC_STR ? lasc_column_strings(L, 2) : NULL;
+  size_t n = a->n, cap = 64;
+  while (cap < n * 2 + 2) cap *= 2;
+  gslot *tab = lua_newuserdatauv(L, cap * sizeof *tab, 0); /* freed by the GC */
+  memset(tab, 0, cap * sizeof *tab);
+  asc_col ids;
+  asc_col_init(&ids, ASC_I64);
+  asc_col *out = lasc_pushcolumn(L, &ids, 0);
+  if (asc_col_reserve(out, n + 1)) return luaL_error(L, "out of memory");
+  lua_newtable(L); /* distinct values */
+  int distinct = lua_gettop(L);
+  uint32_t ng = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t x = cell_bits(a, i), y = b ? cell_bits(b, i) : 0;
+    uint64_t h = (x * 0x9E3779B97F4A7C15ull) ^ (y + 0x632BE59BD9B4E019ull + (x << 6));
+    h ^= h >> 29;
+    size_t k = (size_t)h & (cap - 1);
+    while (tab[k].g && (tab[k].a != x || tab[k].b != y)) k = (k + 1) & (cap - 1);
+    if (!tab[k].g) {
+      tab[k] = (gslot){x, y, ++ng};
+      lua_createtable(L, 2, 0);
+      lasc_pushcell(L, a, sa, i);
+      lua_rawseti(L, -2, 1);
+      if (b) {
+        lasc_pushcell(L, b, sb, i);
+        lua_rawseti(L, -2, 2);
+      }
+      lua_rawseti(L, distinct, ng);
+    }
+    out->v.i[i] = tab[k].g;
+  }
+  out->n = n;
+  /* rows of each group (the counts stay on the stack while columns are allocated) */
+  size_t *count = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *count, 0);
+  memset(count, 0, ((size_t)ng + 1) * sizeof *count);
+  for (size_t i = 0; i < n; i++) count[out->v.i[i]]++;
+  lua_newtable(L);
+  int rows_t = lua_gettop(L);
+  asc_col **rc = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *rc, 0);
+  for (uint32_t g = 1; g <= ng; g++) {
+    asc_col r;
+    asc_col_init(&r, ASC_I64);
+    rc[g] = lasc_pushcolumn(L, &r, 0);
+    if (asc_col_reserve(rc[g], count[g] + 1)) return luaL_error(L, "out of memory");
+    lua_rawseti(L, rows_t, g);
+  }
+  for (size_t i = 0; i < n; i++) {
+    asc_col *r = rc[out->v.i[i]];
+    r->v.i[r->n++] = (int64_t)i + 1;
+  }
+  lua_pushvalue(L, distinct - 1); /* ids */
+  lua_pushvalue(L, distinct);
+  lua_pushvalue(L, rows_t);
+  return 3;
+}
+
+/* col:lookup(t) for an integer column: a new column with t[value] for every row (t's values
+ * are all integers, all numbers or all strings; nil for values t does not have). */
+static int col_lookup(lua_State *L) {
+  asc_col *c = lasc_checkcolumn(L, 1);
+  luaL_argcheck(L, c->kind == ASC_I64, 1, "lookup works on integer columns");
+  luaL_checktype(L, 2, LUA_TTABLE);
+  asc_col empty;
+  asc_col_init(&empty, ASC_I64);
+  asc_col *out = lasc_pushcolumn(L, &empty, 0);
+  int outi = lua_gettop(L);
+  asc_strtab *shared = lasc_pushstrings(L);
+  int kind = -1;
+  for (size_t i = 0; i < c->n; i++) {
+    int t = c->v.i[i] == ASC_NULL_I64 ? LUA_TNIL : lua_rawgeti(L, 2, c->v.i[i]);
+    if (c->v.i[i] == ASC_NULL_I64) lua_pushnil(L);
+    if (t != LUA_TNIL && kind < 0) {
+      kind = t == LUA_TSTRING ? ASC_STR : lua_isinteger(L, -1) ? ASC_I64 : ASC_F64;
+      size_t k = out->n;
+      asc_col_free(out);
+      asc_col_init(out, (asc_kind)kind);
+      for (size_t j = 0; j < k; j++)
+        if (asc_col_push_null(out)) return luaL_error(L, "out of memory");
+    }
+    int r;
+    if (t == LUA_TNIL) r = asc_col_push_null(out);
+    else if (out->kind == ASC_STR) {
+      size_t len;
+      const char *s = luaL_checklstring(L, -1, &len);
+      uint32_t id;
+      r = asc_strtab_intern(shared, s, len, &id) || asc_col_push_str(out, id);
+    } else if (out->kind == ASC_I64) r = asc_col_push_i64(out, luaL_checkinteger(L, -1));
+    else r = asc_col_push_f64(out, luaL_checknumber(L, -1));
+    lua_pop(L, 1);
+    if (r) return luaL_error(L, "out of memory");
+  }
+  if (out->kind == ASC_STR) {
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, outi, 1);
+  }
+  lua_pushvalue(L, outi);
+  return 1;
+}
+
 /* column.new(kind [, values]) */
 static int column_new(lua_State *L) {
   static const char *const kinds[] = {"integer", "number", "string", NULL};
@@ -698,7 +820,7 @@ void lasc_register_column(lua_State *L) {
   static const luaL_Reg col_methods[] = {{"get", col_get},         {"id", col_id},       {"kind", col_kind},
                                          {"totable", col_totable}, {"stats", col_stats}, {"order", col_order},
                                          {"take", col_take},       {"push", col_push},   {"map", col_map},
-                                         {"argmax", col_argmax},   {NULL, NULL}};
+                                         {"argmax", col_argmax}, {"lookup", col_lookup},   {NULL, NULL}};
   if (luaL_newmetatable(L, ASC_STRINGS_MT)) {
     luaL_setfuncs(L, strings_meta, 0);
     luaL_newlib(L, strings_methods);
@@ -715,7 +837,7 @@ void lasc_register_column(lua_State *L) {
 
 int lasc_open_column(lua_State *L) {
   static const luaL_Reg fns[] = {{"new", column_new},         {"concat", column_concat},
-                                 {"fill", column_fill},       {"group_sum", column_group_sum},
+                                 {"fill", column_fill},       {"group_sum", column_group_sum}, {"group", column_group},
                                  {"strings", column_strings}, {NULL, NULL}};
   lasc_register_column(L);
   luaL_newlib(L, fns);

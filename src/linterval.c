@@ -20,48 +20,50 @@ static asc_iset *push_iset(lua_State *L, asc_iset *moved) {
 
 static int oom(lua_State *L) { return luaL_error(L, "out of memory"); }
 
-/* interval.union(starts, ends): columns or sequences of int64 */
-static int l_union(lua_State *L) {
-  size_t ns, ne;
-  int os, oe;
+/* Union of intervals from two columns or sequences; the second holds ends, or durations when
+ * durations is set. An optional third argument (column or sequence of 1-based rows) selects
+ * the rows to use, so a lane or a class of events needs no copied columns. */
+static int build(lua_State *L, int durations) {
+  const char *fn = durations ? "interval.from_durations" : "interval.union";
+  size_t ns, ne, nr = 0;
+  int os, oe, orow = 0;
   int64_t *s = lasc_toint64s(L, 1, &ns, &os);
   int64_t *e = lasc_toint64s(L, 2, &ne, &oe);
+  int64_t *rows = lua_isnoneornil(L, 3) ? NULL : lasc_toint64s(L, 3, &nr, &orow);
+  size_t n = rows ? nr : ns;
+  int64_t *ss = malloc((n ? n : 1) * sizeof *ss), *ee = malloc((n ? n : 1) * sizeof *ee);
+  int rc = ns != ne ? -2 : (!ss || !ee) ? -1 : 0;
+  for (size_t k = 0; rc == 0 && k < n; k++) {
+    size_t i = k;
+    if (rows) {
+      if (rows[k] < 1 || (size_t)rows[k] > ns) {
+        rc = -3;
+        break;
+      }
+      i = (size_t)rows[k] - 1;
+    }
+    ss[k] = s[i];
+    ee[k] = !durations ? e[i] : s[i] == ASC_NULL_I64 || e[i] == ASC_NULL_I64 ? ASC_NULL_I64 : s[i] + e[i];
+  }
   asc_iset r;
-  int rc = ns == ne ? asc_iset_union(s, e, ns, &r) : -2;
+  if (rc == 0) rc = asc_iset_union(ss, ee, n, &r);
+  free(ss);
+  free(ee);
   if (os) free(s);
   if (oe) free(e);
-  if (rc == -2) return luaL_error(L, "interval.union: %d starts but %d ends", (int)ns, (int)ne);
+  if (orow) free(rows);
+  if (rc == -2) return luaL_error(L, "%s: %d starts but %d ends or durations", fn, (int)ns, (int)ne);
+  if (rc == -3) return luaL_error(L, "%s: a row number is out of range", fn);
   if (rc) return oom(L);
   push_iset(L, &r);
   return 1;
 }
 
-/* interval.from_durations(starts, durations) */
-static int l_from_durations(lua_State *L) {
-  size_t ns, nd;
-  int os, od;
-  int64_t *s = lasc_toint64s(L, 1, &ns, &os);
-  int64_t *d = lasc_toint64s(L, 2, &nd, &od);
-  if (ns != nd) {
-    if (os) free(s);
-    if (od) free(d);
-    return luaL_error(L, "interval.from_durations: %d starts but %d durations", (int)ns, (int)nd);
-  }
-  int64_t *e = malloc((ns ? ns : 1) * sizeof *e);
-  int rc = -1;
-  asc_iset r;
-  if (e) {
-    for (size_t i = 0; i < ns; i++)
-      e[i] = s[i] == ASC_NULL_I64 || d[i] == ASC_NULL_I64 ? ASC_NULL_I64 : s[i] + d[i];
-    rc = asc_iset_union(s, e, ns, &r);
-  }
-  free(e);
-  if (os) free(s);
-  if (od) free(d);
-  if (rc) return oom(L);
-  push_iset(L, &r);
-  return 1;
-}
+/* interval.union(starts, ends [, rows]) */
+static int l_union(lua_State *L) { return build(L, 0); }
+
+/* interval.from_durations(starts, durations [, rows]) */
+static int l_from_durations(lua_State *L) { return build(L, 1); }
 
 typedef int (*binop)(const asc_iset *, const asc_iset *, asc_iset *);
 

@@ -24,7 +24,7 @@ local M = {
   versions = core.versions,
 }
 
-local lazy = { memory = "ascope.memory", rules = "ascope.rules" }
+local lazy = { memory = "ascope.memory", timeline = "ascope.timeline", rules = "ascope.rules" }
 
 return setmetatable(M, {
   __index = function(t, k)

@@ -10,6 +10,7 @@ M.VERSION = "0.1.0"
 -- command -> module; each module returns {spec = <cli spec>, main = function(opts, words, ctx)}
 M.commands = {
   memory = "ascope.commands.memory",
+  timeline = "ascope.commands.timeline",
 }
 
 local GLOBAL_FLAGS = {

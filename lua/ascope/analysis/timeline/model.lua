@@ -1,0 +1,187 @@
+--- The timeline model the dimensions work on: lanes with a kind (device, comm, host, overlap,
+-- other), every slice with a class (compute, comm, sync, host, other), rows grouped by lane and
+-- class, flows, and step windows. Built from the reader's columns with grouping done in C.
+local core = require "ascope_core"
+local column, interval = core.column, core.interval
+
+local M = {}
+
+--- "A|B" or {"A", "B"} -> list of Lua patterns
+function M.alternatives(p)
+  if type(p) == "table" then return p end
+  local out = {}
+  for alt in tostring(p or ""):gmatch("[^|]+") do out[#out + 1] = alt end
+  return out
+end
+
+--- Does text match any pattern (case-insensitively)?
+function M.matches(text, patterns)
+  if not text then return false end
+  local lower = text:lower()
+  for _, p in ipairs(M.alternatives(patterns)) do
+    if lower:find(p:lower()) then return true end
+  end
+  return false
+end
+
+local function set_of(list)
+  local s = {}
+  for _, v in ipairs(list or {}) do s[v:upper()] = true end
+  return s
+end
+
+local function lane_kind(name, lanes, opts)
+  if M.matches(name, lanes.overlap) then return "overlap" end
+  if M.matches(name, opts.comm_regex or lanes.comm) then return "comm" end
+  if M.matches(name, opts.device_regex or lanes.device) then return "device" end
+  if M.matches(name, lanes.host) then return "host" end
+  return "other"
+end
+
+--- Class of a device task from its task type, else its name.
+function M.classify(task_type, name, rules)
+  local tt = task_type and task_type:upper()
+  if tt and tt ~= "" then
+    for _, cls in ipairs({ "compute", "comm", "sync" }) do
+      if rules._types[cls][tt] then return cls end
+    end
+    return "other"
+  end
+  if M.matches(name, rules.names.comm) then return "comm" end
+  if M.matches(name, rules.names.compute) then return "compute" end
+  return "other"
+end
+
+M.TAGS = { "p2p", "host_launch", "dataloader", "prefill", "decode" }
+
+local function concat(cols)
+  if #cols == 0 then return column.new("integer") end
+  if #cols == 1 then return cols[1] end
+  return column.concat(cols)
+end
+M.concat = concat
+
+--- Build the model. tl: reader output; rules: rules/timeline.lua; opts: device_regex, comm_regex.
+function M.build(tl, rules, opts)
+  opts = opts or {}
+  rules._types = rules._types or {
+    compute = set_of(rules.task_types.compute), comm = set_of(rules.task_types.comm),
+    sync = set_of(rules.task_types.sync),
+  }
+  local m = { tl = tl, rules = rules, lanes = {} }
+  for i, name in ipairs(tl.lanes) do
+    m.lanes[i] = { index = i, name = name, kind = lane_kind(name, rules.lanes, opts),
+                   process = name:match("^(.-)/"), thread = name:match("/(.*)$") }
+  end
+  local pair_ids, pairs_ = column.group(tl.task_type, tl.name)
+  m.pair_ids, m.pairs = pair_ids, pairs_
+  local class_by_pair = {}
+  for i, p in ipairs(pairs_) do class_by_pair[i] = M.classify(p[1], p[2], rules) end
+  local cls = pair_ids:lookup(class_by_pair)
+  m.class = cls
+  -- name tags (first match wins): the host launch / dataloader activity, P2P and phase ops
+  local tag_by_pair = {}
+  for i, p in ipairs(pairs_) do
+    for _, tag in ipairs(M.TAGS) do
+      if p[2] and M.matches(p[2], rules.patterns[tag]) then
+        tag_by_pair[i] = tag
+        break
+      end
+    end
+  end
+  local _, lt, lt_rows = column.group(tl.lane, pair_ids:lookup(tag_by_pair))
+  m.tagged = {} -- lane -> tag -> rows
+  for g, key in ipairs(lt) do
+    if key[2] then
+      m.tagged[key[1]] = m.tagged[key[1]] or {}
+      m.tagged[key[1]][key[2]] = lt_rows[g]
+    end
+  end
+  -- slices by (lane, class); flows by ph
+  local _, lc, lc_rows = column.group(tl.lane, cls)
+  local _, lp, lp_rows = column.group(tl.lane, tl.ph)
+  m.rows = {}  -- lane -> class -> rows of slices (ph X)
+  m.slices = {} -- lane -> rows of slices
+  for g, key in ipairs(lp) do
+    local lane, ph = key[1], key[2]
+    if ph == "X" then m.slices[lane] = lp_rows[g] end
+  end
+  local by_ph = {}
+  for g, key in ipairs(lp) do
+    local ph = key[2]
+    by_ph[ph] = by_ph[ph] or {}
+    table.insert(by_ph[ph], lp_rows[g])
+  end
+  for g, key in ipairs(lc) do
+    local lane, c = key[1], key[2] or "other"
+    m.rows[lane] = m.rows[lane] or {}
+    m.rows[lane][c] = m.rows[lane][c] and concat({ m.rows[lane][c], lc_rows[g] }) or lc_rows[g]
+  end
+  m.flow_starts = concat(by_ph.s or {})
+  m.flow_ends = concat(by_ph.f or {})
+  -- step windows from ProfilerStep#N markers (or STEP_TIME rows of a .db)
+  local steps = {}
+  local _, _, pair_rows = column.group(pair_ids)
+  for i, p in ipairs(pairs_) do
+    local n = p[2] and p[2]:match(rules.patterns.step)
+    if n then
+      local rows = pair_rows[i]
+      for k = 1, #rows do
+        local r = rows[k]
+        if tl.ph[r] == "X" and tl.ts[r] and tl.dur[r] then
+          steps[#steps + 1] = { id = tonumber(n), start = tl.ts[r], dur = tl.dur[r] }
+        end
+      end
+    end
+  end
+  -- one window per step number (a .db has the step in STEP_TIME and in PYTORCH_API)
+  local by_id, unique = {}, {}
+  for _, st in ipairs(steps) do
+    local prev = by_id[st.id]
+    if not prev then
+      by_id[st.id] = st
+      unique[#unique + 1] = st
+    elseif st.start < prev.start or (st.start == prev.start and st.dur > prev.dur) then
+      prev.start, prev.dur = st.start, st.dur
+    end
+  end
+  table.sort(unique, function(a, b) return a.start < b.start end)
+  m.steps = unique
+  return m
+end
+
+--- Rows (X slices) of lanes of a kind, optionally only of one class.
+function M.rows_of(m, kind, class)
+  local cols = {}
+  for i, lane in ipairs(m.lanes) do
+    if lane.kind == kind then
+      if class then
+        local r = m.rows[i] and m.rows[i][class]
+        if r then cols[#cols + 1] = r end
+      elseif m.slices[i] then
+        cols[#cols + 1] = m.slices[i]
+      end
+    end
+  end
+  return concat(cols)
+end
+
+--- Busy union of rows, clipped to [w0, w1).
+function M.busy(m, rows, w0, w1)
+  local s = interval.from_durations(m.tl.ts, m.tl.dur, rows)
+  if w0 then s = s:clip(w0, w1) end
+  return s
+end
+
+--- Rows tagged `tag` on lanes of the given kinds (a set, or nil for all lanes).
+function M.tagged_rows(m, tag, kinds)
+  local cols = {}
+  for i, lane in ipairs(m.lanes) do
+    if (not kinds or kinds[lane.kind]) and m.tagged[i] and m.tagged[i][tag] then
+      cols[#cols + 1] = m.tagged[i][tag]
+    end
+  end
+  return concat(cols)
+end
+
+return M

@@ -1,0 +1,101 @@
+--- Timeline readers: trace_view.json / msprof_*.json (Chrome trace) and
+-- ascend_pytorch_profiler_*.db give the analyses the same columns, whatever the format:
+--   {n, lane (integer column, index into lanes), lanes = {"process/thread", ...}, name, ts, dur
+--    (ns), task_type, ph ("X" slice, "s"/"f" flow start/finish), flow (flow id), source}
+local core = require "ascope_core"
+local json, column, db = core.json, core.column, core.db
+
+local M = {}
+
+--- Read a Chrome-trace JSON file (bare array or {"traceEvents": [...]}).
+function M.read_json(path, progress)
+  local r, err = json.scan(path, {
+    where = { ph = { "X", "s", "f" } },
+    fields = { ph = "string", pid = "string", tid = "string", name = "string", ts = "us", dur = "us",
+               ["args.Task Type"] = "string", id = "string" },
+    progress = progress,
+  })
+  if not r then return nil, err end
+  local c = r.columns
+  local lane_ids, pairs_ = column.group(c.pid, c.tid)
+  local lanes = {}
+  for i, p in ipairs(pairs_) do
+    local pid, tid = p[1] or "?", p[2] or "?"
+    local process = r.meta.processes[pid] or ("pid " .. pid)
+    local thread = (r.meta.threads[pid] or {})[tid] or ("tid " .. tid)
+    lanes[i] = process .. "/" .. thread
+  end
+  return { n = r.n, lane = lane_ids, lanes = lanes, name = c.name, ts = c.ts, dur = c.dur,
+           task_type = c["args.Task Type"], ph = c.ph, flow = c.id, source = path, warning = r.warning }
+end
+
+local DB_SQL = [[
+SELECT 'Ascend Hardware/Stream ' || t.streamId AS lane, COALESCE(sn.value, tt.value) AS name,
+       t.startNs AS ts, t.endNs - t.startNs AS dur, tt.value AS task_type, 'X' AS ph, NULL AS flow
+  FROM TASK t
+  LEFT JOIN STRING_IDS tt ON tt.id = t.taskType
+  LEFT JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId
+  LEFT JOIN STRING_IDS sn ON sn.id = c.name
+UNION ALL
+SELECT 'Ascend Hardware/Stream ' || t.streamId, NULL, t.startNs, NULL, NULL, 'f', CAST(t.connectionId AS TEXT)
+  FROM TASK t WHERE t.connectionId IS NOT NULL
+]]
+
+local DB_OPTIONAL = {
+  COMMUNICATION_OP = [[
+SELECT 'HCCL/Group ' || COALESCE(g.value, o.groupName), COALESCE(n.value, o.opName), o.startNs,
+       o.endNs - o.startNs, 'COMMUNICATION', 'X', NULL
+  FROM COMMUNICATION_OP o
+  LEFT JOIN STRING_IDS n ON n.id = o.opName
+  LEFT JOIN STRING_IDS g ON g.id = o.groupName]],
+  PYTORCH_API = [[
+SELECT 'Python/Thread ' || (p.globalTid % 4294967296), COALESCE(n.value, p.name), p.startNs, p.endNs - p.startNs,
+       NULL, 'X', NULL
+  FROM PYTORCH_API p LEFT JOIN STRING_IDS n ON n.id = p.name]],
+  CANN_API = [[
+SELECT 'CANN/Thread ' || (a.globalTid % 4294967296), COALESCE(n.value, a.name), a.startNs, a.endNs - a.startNs,
+       NULL, 'X', NULL
+  FROM CANN_API a LEFT JOIN STRING_IDS n ON n.id = a.name
+UNION ALL
+SELECT 'CANN/Thread ' || (a.globalTid % 4294967296), NULL, a.startNs, NULL, NULL, 's', CAST(a.connectionId AS TEXT)
+  FROM CANN_API a WHERE a.connectionId IS NOT NULL]],
+  STEP_TIME = [[
+SELECT 'Python/Steps', 'ProfilerStep#' || s.id, s.startNs, s.endNs - s.startNs, NULL, 'X', NULL FROM STEP_TIME s]],
+}
+
+--- Read an ascend_pytorch_profiler_*.db (times already integer ns; names through STRING_IDS).
+function M.read_db(path)
+  local h, err = db.open(path)
+  if not h then return nil, err end
+  for _, t in ipairs({ "TASK", "STRING_IDS" }) do
+    if not h:has_table(t) then
+      h:close()
+      return nil, ("%s: no %s table (is this an ascend_pytorch_profiler .db?)"):format(path, t)
+    end
+  end
+  local sql = { DB_SQL }
+  for _, t in ipairs({ "COMMUNICATION_OP", "PYTORCH_API", "CANN_API", "STEP_TIME" }) do
+    if h:has_table(t) then sql[#sql + 1] = "UNION ALL\n" .. DB_OPTIONAL[t] end
+  end
+  local r, qerr = h:query(table.concat(sql, "\n"))
+  h:close()
+  if not r then return nil, qerr end
+  local c = r.columns
+  local lane_ids, names = column.group(c.lane)
+  local lanes = {}
+  for i, p in ipairs(names) do lanes[i] = p[1] end
+  return { n = r.n, lane = lane_ids, lanes = lanes, name = c.name, ts = c.ts, dur = c.dur,
+           task_type = c.task_type, ph = c.ph, flow = c.flow, source = path }
+end
+
+--- Either format, by the file's first bytes.
+function M.read(path, progress)
+  local f = io.open(path, "rb")
+  if not f then return nil, path .. ": cannot open" end
+  local head = f:read(16) or ""
+  f:close()
+  if head:sub(1, 15) == "SQLite format 3" then return M.read_db(path) end
+  return M.read_json(path, progress)
+end
+
+return M

@@ -1,0 +1,240 @@
+--- Writers of `ascope timeline` results: timeline_metrics.json, timeline_report.md and the
+-- short text summary.
+local core = require "ascope_core"
+local md = require "ascope.report.md"
+local writer = require "ascope.report.writer"
+local analysis = require "ascope.analysis.timeline"
+local fmt = require "ascope.fmt"
+local i18n = require "ascope.i18n"
+local json = core.json
+
+local M = {}
+
+local function array(t)
+  return setmetatable(t or {}, { __jsontype = "array" })
+end
+
+local function rank_data(r)
+  return {
+    role = r.role, rank = r.rank, trace = r.trace, step_trace = r.step_trace, events = r.events,
+    step = r.step, steps_found = r.steps_found,
+    critical_path = r.critical_path, overlap = r.overlap, op_util = r.op_util, lanes = array(r.lanes),
+    host = r.host, pp_bubble = r.pp_bubble, jitter = r.jitter and {
+      source = r.jitter.source, steps = r.jitter.steps, mean_ms = r.jitter.mean, p50_ms = r.jitter.p50,
+      p95_ms = r.jitter.p95, max_ms = r.jitter.max, cv = r.jitter.cv, long_tail = array(r.jitter.long_tail) },
+    comm_jitter = r.comm_jitter, hotspots = array(r.hotspots), phases = r.phases,
+    dashboard = r.dashboard, findings = array(r.findings), not_computed = r.not_computed,
+  }
+end
+
+--- Ranks side by side: the slowest (by typical step span) and the most jittery.
+function M.summary(res)
+  local slowest, jittery
+  for _, r in ipairs(res.ranks) do
+    local span = r.step and r.step.span_ms
+    if span and (not slowest or span > slowest.span_ms) then slowest = { rank = r.rank, role = r.role, span_ms = span } end
+    local cv = r.jitter and r.jitter.cv
+    if cv and (not jittery or cv > jittery.cv) then jittery = { rank = r.rank, role = r.role, cv = cv } end
+  end
+  return { slowest = slowest, most_jittery = jittery }
+end
+
+function M.data(res)
+  local ranks = array()
+  for i, r in ipairs(res.ranks) do ranks[i] = rank_data(r) end
+  local failed = array()
+  for i, f in ipairs(res.failed) do failed[i] = { role = f.role, rank = f.rank, folders = f.dirs, reason = f.reason } end
+  local d = { input = res.input, ranks = ranks, failed = failed, summary = M.summary(res) }
+  if #ranks == 1 then
+    -- one rank: its metrics also at the top level (critical_path.critical_path_ratio, ...)
+    for k, v in pairs(ranks[1]) do d[k] = v end
+  end
+  return d
+end
+
+function M.metrics_json(res, path)
+  local w, err = writer.open(path)
+  if not w then return nil, err end
+  w:write(json.encode(M.data(res), { indent = 2 }), "\n")
+  return w:close()
+end
+
+local function pct(x) return x and fmt.pct(x) or "n/a" end
+local function num(x, d) return x and ("%." .. (d or 3) .. "f"):format(x) or "n/a" end
+
+local function fired(r)
+  local set = {}
+  for _, f in ipairs(r.findings or {}) do set[f.metric] = f end
+  return set
+end
+
+local function mark(set, metric) return set[metric] and " ⚠" or "" end
+
+--- The dashboard table: one row per measured key.
+function M.dashboard_table(r)
+  local rows = {}
+  local set = fired(r)
+  for _, k in ipairs(analysis.DASHBOARD_KEYS) do
+    local v = r.dashboard[k]
+    if v ~= nil then rows[#rows + 1] = { k, num(v, 4), pct(v) .. mark(set, k) } end
+  end
+  return md.table({ "key", "value", "" }, rows)
+end
+
+local function rank_section(r, top_n)
+  local out = {}
+  local set = fired(r)
+  local function add(s) out[#out + 1] = s end
+  add(("\n## %s rank %s\n\n"):format(r.role ~= "" and r.role or "trace", r.rank))
+  add(("Trace `%s`%s; %d events; %s.\n\n"):format(r.trace, r.step_trace and (", steps from `" .. r.step_trace .. "`") or "",
+    r.events, r.step and r.step.id and ("typical step " .. r.step.id .. " of " .. r.steps_found) or "whole trace as one step"))
+  if #r.findings > 0 then
+    add("### Findings\n\n")
+    for _, f in ipairs(r.findings) do
+      add(("- ⚠ **%s** (%s): %s. %s\n"):format(f.id, f.severity, f.finding, f.action or ""))
+    end
+    add("\n")
+  end
+  local cp = r.critical_path
+  if cp then
+    add(("### 1 Critical path%s\n\n"):format(mark(set, "critical_path_ratio")))
+    add(("Device busy union %.3f ms of a %.3f ms span: critical_path_ratio %s.\n"):format(cp.busy_union_ms, cp.span_ms,
+      pct(cp.critical_path_ratio)))
+    if cp.longest_path_ms then
+      add(("Longest dependency chain %.3f ms over %d tasks (%d nodes, %d flow edges); free %.3f ms.\n\n"):format(
+        cp.longest_path_ms, cp.longest_path_tasks, cp.dag_nodes, cp.flow_edges, cp.free_ms))
+      local rows = {}
+      for c, t in pairs(cp.composition) do rows[#rows + 1] = { c, num(t), pct(t / cp.longest_path_ms) } end
+      table.sort(rows, function(a, b) return tonumber(a[2]) > tonumber(b[2]) end)
+      add(md.table({ "category on the path", "ms", "share" }, rows))
+    end
+    add("\n")
+  end
+  local ov = r.overlap
+  if ov then
+    add(("### 2 Compute/communication overlap%s\n\n"):format(mark(set, "overlap_ratio")))
+    add(("From %s: communication %.3f ms, not overlapped %.3f ms: overlap_ratio %s (exposed %s).\n"):format(
+      ov.source, ov.communication_ms, ov.not_overlapped_ms, pct(ov.overlap_ratio), pct(ov.exposed_ratio)))
+    if ov.alignment and ov.alignment.count > 0 then
+      add(("Alignment gaps along %d flow edges: %d waits, %.3f ms in all.\n\n"):format(ov.alignment.edges,
+        ov.alignment.count, ov.alignment.total_ms))
+      local rows = {}
+      for i, g in ipairs(ov.alignment.top) do rows[i] = { num(g.gap_ms), g.producer, g.consumer, g.consumer_lane } end
+      add(md.table({ "gap ms", "producer", "consumer", "consumer lane" }, rows))
+    end
+    add("\n")
+  end
+  if r.op_util then
+    add(("### 3 Op utilisation and lane idleness%s\n\n"):format(mark(set, "op_utilization")))
+    add(("Compute busy %.3f ms of %.3f ms: op_utilization %s.\n\n"):format(r.op_util.compute_busy_ms, r.op_util.span_ms,
+      pct(r.op_util.op_utilization)))
+  end
+  if #r.lanes > 0 then
+    local rows = {}
+    for i = 1, math.min(#r.lanes, top_n) do
+      local l = r.lanes[i]
+      rows[i] = { l.name, l.kind, num(l.busy_ms), num(l.span_ms), pct(l.idle_ratio), num(l.max_gap_ms), num(l.gap_p95_ms) }
+    end
+    add(md.table({ "lane", "kind", "busy ms", "span ms", "idle", "max gap ms", "gap P95 ms" }, rows))
+    add("\n")
+  end
+  if r.host then
+    add(("### 4 Host/device%s\n\n"):format(mark(set, "host_launch_gap_ratio")))
+    add(("Device compute gaps %.3f ms, of which %.3f ms covered by host launch/sync activity: host_launch_gap_ratio %s.\n")
+      :format(r.host.device_gap_ms, r.host.covered_ms, pct(r.host.host_launch_gap_ratio)))
+    local dl = r.host.dataloader
+    if dl then
+      add(("Data loading %.3f ms, %s with compute (%.3f ms overlap).\n"):format(dl.busy_ms,
+        dl.serial and "serial" or "overlapped", dl.overlap_with_compute_ms))
+    end
+    add("\n")
+  end
+  if r.pp_bubble then
+    add(("### 5 Pipeline bubble%s\n\n"):format(mark(set, "bubble_excess")))
+    add(("Device idle aligned with P2P ops %.3f ms: pp_bubble_ratio %s%s.\n\n"):format(r.pp_bubble.bubble_ms,
+      pct(r.pp_bubble.pp_bubble_ratio), r.pp_bubble.theory and (" (theory " .. pct(r.pp_bubble.theory) .. ")") or ""))
+  end
+  if r.jitter then
+    local j = r.jitter
+    add(("### 6 Jitter%s\n\n"):format(mark(set, "step_cv")))
+    add(("%d steps from %s: mean %.3f ms, P50 %.3f, P95 %.3f, max %.3f, CV %s.\n"):format(j.steps, j.source, j.mean,
+      j.p50, j.p95, j.max, pct(j.cv)))
+    if #j.long_tail > 0 then
+      local list = {}
+      for _, s in ipairs(j.long_tail) do list[#list + 1] = ("%s (%.3f ms)"):format(s.step, s.time_ms) end
+      add("Long-tail steps: " .. table.concat(list, ", ") .. ".\n")
+    end
+    if r.comm_jitter then
+      add(("Communication per step (%s): CV %s%s.\n"):format(r.comm_jitter.column, pct(r.comm_jitter.cv),
+        mark(set, "comm_jitter")))
+    end
+    add("\n")
+  end
+  if r.hotspots and #r.hotspots > 0 then
+    add(("### 7 Critical-path hotspots%s\n\n"):format(mark(set, "raw_top_off_path")))
+    local rows = {}
+    for i, h in ipairs(r.hotspots) do
+      rows[i] = { h.path_rank, h.name, num(h.path_ms), h.path_count, num(h.raw_ms), h.raw_rank }
+    end
+    add(md.table({ "path rank", "operator", "ms on path", "count on path", "raw ms", "raw rank" }, rows))
+    add("\n")
+  end
+  add("### 8 Prefill/decode\n\n")
+  if r.phases.applicable then
+    add(("Prefill %.3f ms (%d), decode %.3f ms (%d); TTFT %s ms, TPOT %s ms.\n\n"):format(r.phases.prefill_ms,
+      r.phases.prefill_count, r.phases.decode_ms, r.phases.decode_count, num(r.phases.ttft_ms), num(r.phases.tpot_ms)))
+  else
+    add("Not applicable: " .. r.phases.reason .. ".\n\n")
+  end
+  local nc = {}
+  for d, why in pairs(r.not_computed) do nc[#nc + 1] = ("- %s: %s"):format(d, why) end
+  table.sort(nc)
+  if #nc > 0 then add("### Not computed\n\n" .. table.concat(nc, "\n") .. "\n\n") end
+  add("### Metrics dashboard\n\n")
+  add(M.dashboard_table(r))
+  return table.concat(out)
+end
+
+function M.report_md(res, path)
+  local w, err = writer.open(path)
+  if not w then return nil, err end
+  local top_n = res.rules.top_n or 10
+  w:write("# ascope timeline report\n\n")
+  w:write(("Input `%s`: %d rank(s) analysed, %d failed.\n"):format(res.input, #res.ranks, #res.failed))
+  for _, f in ipairs(res.failed) do w:write(("\n- **failed** rank %s (%s): %s"):format(tostring(f.rank), f.role, f.reason)) end
+  if #res.ranks > 1 then
+    w:write("\n\n## Ranks\n\n")
+    local rows = {}
+    for i, r in ipairs(res.ranks) do
+      local d = r.dashboard
+      rows[i] = { r.role, r.rank, num(r.step and r.step.span_ms), pct(d.critical_path_ratio), pct(d.op_utilization),
+                  pct(d.overlap_ratio), pct(d.host_launch_gap_ratio), pct(d.step_cv), pct(d.comm_jitter), #r.findings }
+    end
+    w:write(md.table({ "role", "rank", "step span ms", "critical_path", "op_util", "overlap", "host_gap", "step_cv",
+                       "comm_jitter", "findings" }, rows))
+    local s = M.summary(res)
+    if s.slowest then w:write(("\nSlowest rank: %s (%s), step span %.3f ms.\n"):format(s.slowest.rank, s.slowest.role, s.slowest.span_ms)) end
+    if s.most_jittery then w:write(("Most jittery rank: %s (%s), step CV %s.\n"):format(s.most_jittery.rank, s.most_jittery.role, pct(s.most_jittery.cv))) end
+  end
+  w:write("\n")
+  for _, r in ipairs(res.ranks) do w:write(rank_section(r, top_n)) end
+  return w:close()
+end
+
+--- A few lines for stdout.
+function M.text(res)
+  local lines = {}
+  for _, r in ipairs(res.ranks) do
+    local d = r.dashboard
+    local parts = {}
+    for _, k in ipairs(analysis.DASHBOARD_KEYS) do
+      if d[k] ~= nil then parts[#parts + 1] = ("%s %s"):format(k, pct(d[k])) end
+    end
+    lines[#lines + 1] = ("rank %s%s: %s"):format(r.rank, r.role ~= "" and (" (" .. r.role .. ")") or "", table.concat(parts, ", "))
+    for _, f in ipairs(r.findings) do lines[#lines + 1] = ("  ⚠ %s: %s"):format(f.id, f.finding) end
+  end
+  local _ = i18n
+  return table.concat(lines, "\n")
+end
+
+return M
