@@ -114,6 +114,14 @@ local function gen_trace(path, target_bytes)
     np = np + 1
     parts[np] = e
     written = written + #e + 2
+    if n % 20000 == 0 then
+      -- a training step every 20000 events: ProfilerStep#k on the Python lane
+      local m = ('{"ph": "X", "name": "ProfilerStep#%d", "pid": 3016828, "tid": 3016828, "ts": "%s", '
+        .. '"dur": %d, "cat": "cpu_op", "args": {}}'):format(n // 20000, us_text(t), 20000 * 25 // 10)
+      np = np + 1
+      parts[np] = m
+      written = written + #m + 2
+    end
     if np == 4096 then
       f:write(table.concat(parts, ",\n", 1, np), ",\n")
       np = 0
@@ -163,13 +171,15 @@ local out0 = rank0 .. "/ASCEND_PROFILER_OUTPUT"
 assert(core.fs.mkdirs(out0))
 assert(core.fs.mkdirs(rank1 .. "/ASCEND_PROFILER_OUTPUT"))
 local trace = out0 .. "/trace_view.json"
+local GEN_VERSION = "2" -- bump when the generated content changes
 local csvp = out0 .. "/operator_memory.csv"
 local target = math.floor(opts.size_mb * 1024 * 1024)
 local st = core.fs.stat(trace)
 io.write(("ascope bench: trace %d MiB, %d operator_memory rows, in %s\n"):format(opts.size_mb, opts.rows, dir))
 make_stacks()
 local t_end
-if st and st.size >= target and core.fs.stat(csvp) then
+local stamp = dir .. "/generated-v" .. GEN_VERSION .. "-" .. opts.size_mb .. "-" .. opts.rows
+if st and st.size >= target and core.fs.stat(csvp) and core.fs.stat(stamp) then
   io.write("  (reusing the generated files)\n")
 else
   local clock = os.clock()
@@ -177,6 +187,7 @@ else
   n, t_end = gen_trace(trace, target)
   gen_csv(csvp, opts.rows, t_end)
   io.write(("  generated %d events and %d rows in %.1f s\n"):format(n, opts.rows, os.clock() - clock))
+  core.fs.write(stamp, "")
 end
 core.fs.write(rank0 .. "/profiler_info_0.json", '{"rank_id": 0}')
 core.fs.write(rank1 .. "/profiler_info_1.json", '{"rank_id": 1}')
@@ -196,6 +207,7 @@ local csvr = measure("ascope csv typed read (9 columns)", asc, "run", "spec/benc
 local memt, mem_rss = measure("ascope memory, one rank (all outputs)", asc, "memory", rank0, "-o", dir .. "/out1", "-q")
 local j1 = measure("ascope memory, two ranks, -j 1", asc, "memory", dir .. "/train", "-o", dir .. "/out2", "-q", "-j", "1")
 local j2 = measure("ascope memory, two ranks, -j 2", asc, "memory", dir .. "/train", "-o", dir .. "/out3", "-q", "-j", "2")
+local tlt, tl_rss = measure("ascope timeline, one rank (all dimensions)", asc, "timeline", trace, "-o", dir .. "/out4", "-q")
 
 local function row(what, value, target_text, ok)
   io.write(("  %-52s %-14s target %-14s %s\n"):format(what, value, target_text, ok and "met" or "NOT MET"))
@@ -211,6 +223,10 @@ row("ascope memory time / no-op yajl parse of the trace", ("%.2f x"):format(memt
 row("ascope memory peak RSS / trace size", ("%.1f%%"):format(mem_rss / trace_bytes * 100), "< 15%",
   mem_rss < trace_bytes * 0.15)
 row("two ranks: -j 1 time / -j 2 time", ("%.2f x"):format(j1 / j2), ">= 1.7 x", j1 / j2 >= 1.7)
+row("ascope timeline time / no-op yajl parse of the trace", ("%.2f x"):format(tlt / noop_json), "<= 1.5 x",
+  tlt / noop_json <= 1.5)
+row("ascope timeline peak RSS / trace size", ("%.1f%%"):format(tl_rss / trace_bytes * 100), "< 25%",
+  tl_rss < trace_bytes * 0.25)
 if not opts.keep then
-  for _, d in ipairs({ "/out1", "/out2", "/out3" }) do core.fs.remove_tree(dir .. d) end
+  for _, d in ipairs({ "/out1", "/out2", "/out3", "/out4" }) do core.fs.remove_tree(dir .. d) end
 end

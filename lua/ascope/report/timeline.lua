@@ -18,7 +18,8 @@ local function rank_data(r)
   return {
     role = r.role, rank = r.rank, trace = r.trace, step_trace = r.step_trace, events = r.events,
     step = r.step, steps_found = r.steps_found,
-    critical_path = r.critical_path, overlap = r.overlap, op_util = r.op_util, lanes = array(r.lanes),
+    critical_path = r.critical_path, overlap = r.overlap, alignment = r.alignment, op_util = r.op_util,
+    lanes = array(r.lanes),
     host = r.host, pp_bubble = r.pp_bubble, jitter = r.jitter and {
       source = r.jitter.source, steps = r.jitter.steps, mean_ms = r.jitter.mean, p50_ms = r.jitter.p50,
       p95_ms = r.jitter.p95, max_ms = r.jitter.max, cv = r.jitter.cv, long_tail = array(r.jitter.long_tail) },
@@ -115,13 +116,15 @@ local function rank_section(r, top_n)
     add(("### 2 Compute/communication overlap%s\n\n"):format(mark(set, "overlap_ratio")))
     add(("From %s: communication %.3f ms, not overlapped %.3f ms: overlap_ratio %s (exposed %s).\n"):format(
       ov.source, ov.communication_ms, ov.not_overlapped_ms, pct(ov.overlap_ratio), pct(ov.exposed_ratio)))
-    if ov.alignment and ov.alignment.count > 0 then
-      add(("Alignment gaps along %d flow edges: %d waits, %.3f ms in all.\n\n"):format(ov.alignment.edges,
-        ov.alignment.count, ov.alignment.total_ms))
-      local rows = {}
-      for i, g in ipairs(ov.alignment.top) do rows[i] = { num(g.gap_ms), g.producer, g.consumer, g.consumer_lane } end
-      add(md.table({ "gap ms", "producer", "consumer", "consumer lane" }, rows))
-    end
+    add("\n")
+  end
+  local al = r.alignment
+  if al and al.count > 0 then
+    add(("Cross-lane alignment gaps along %d flow edges: %d waits, %.3f ms in all.\n\n"):format(al.edges, al.count,
+      al.total_ms))
+    local rows = {}
+    for i, g in ipairs(al.top) do rows[i] = { num(g.gap_ms), g.producer, g.consumer, g.consumer_lane } end
+    add(md.table({ "gap ms", "producer", "consumer", "consumer lane" }, rows))
     add("\n")
   end
   if r.op_util then

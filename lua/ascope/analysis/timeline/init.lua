@@ -414,7 +414,7 @@ function M.analyse(tl, rules, step_trace, opts)
         r.not_computed.overlap = "no communication in the step (no Overlap Analysis lane, no communication tasks)"
       end
     end
-    if r.overlap and #edges > 0 then r.overlap.alignment = alignment(m, edges, top_n) end
+    if #edges > 0 then r.alignment = alignment(m, edges, top_n) end
     -- 4 host/device
     local gaps = compute:gaps(lo, hi)
     local launch_rows = m.tagged_rows(m, "host_launch", { host = true, other = true })
