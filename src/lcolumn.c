@@ -680,28 +680,34 @@ static uint64_t cell_bits(const asc_col *c, size_t i) {
   return u;
 }
 
+static uint64_t pair_hash(uint64_t x, uint64_t y) {
+  uint64_t h = (x * 0x9E3779B97F4A7C15ull) ^ (y + 0x632BE59BD9B4E019ull + (x << 6));
+  return h ^ (h >> 29);
+}
+
 static int column_group(lua_State *L) {
   asc_col *a = lasc_checkcolumn(L, 1);
   asc_col *b = lua_isnoneornil(L, 2) ? NULL : lasc_checkcolumn(L, 2);
   if (b && b->n != a->n) return luaL_error(L, "column.group: columns differ in length");
+  lua_settop(L, 2);
   asc_strtab *sa = a->kind == ASC_STR ? lasc_column_strings(L, 1) : NULL;
   asc_strtab *sb = b && b->kind == ASC_STR ? lasc_column_strings(L, 2) : NULL;
   size_t n = a->n, cap = 64;
-  while (cap < n * 2 + 2) cap *= 2;
-  gslot *tab = lua_newuserdatauv(L, cap * sizeof *tab, 0); /* freed by the GC */
-  memset(tab, 0, cap * sizeof *tab);
+  /* the table grows with the number of groups, which is usually tiny next to the rows */
+  lasc_buf *tb = lasc_newbuf(L); /* 3: owns the hash table */
+  tb->p = calloc(cap, sizeof(gslot));
+  if (!tb->p) return luaL_error(L, "out of memory");
+  tb->cap = cap * sizeof(gslot);
   asc_col ids;
   asc_col_init(&ids, ASC_I64);
-  asc_col *out = lasc_pushcolumn(L, &ids, 0);
+  asc_col *out = lasc_pushcolumn(L, &ids, 0); /* 4 */
   if (asc_col_reserve(out, n + 1)) return luaL_error(L, "out of memory");
-  lua_newtable(L); /* distinct values */
-  int distinct = lua_gettop(L);
+  lua_newtable(L); /* 5: distinct values */
   uint32_t ng = 0;
   for (size_t i = 0; i < n; i++) {
+    gslot *tab = (gslot *)tb->p;
     uint64_t x = cell_bits(a, i), y = b ? cell_bits(b, i) : 0;
-    uint64_t h = (x * 0x9E3779B97F4A7C15ull) ^ (y + 0x632BE59BD9B4E019ull + (x << 6));
-    h ^= h >> 29;
-    size_t k = (size_t)h & (cap - 1);
+    size_t k = (size_t)pair_hash(x, y) & (cap - 1);
     while (tab[k].g && (tab[k].a != x || tab[k].b != y)) k = (k + 1) & (cap - 1);
     if (!tab[k].g) {
       tab[k] = (gslot){x, y, ++ng};
@@ -712,33 +718,69 @@ static int column_group(lua_State *L) {
         lasc_pushcell(L, b, sb, i);
         lua_rawseti(L, -2, 2);
       }
-      lua_rawseti(L, distinct, ng);
+      lua_rawseti(L, 5, ng);
+      out->v.i[i] = ng;
+      if ((size_t)ng * 2 > cap) { /* rehash into a table twice the size */
+        size_t nc = cap * 2;
+        gslot *nt = calloc(nc, sizeof *nt);
+        if (!nt) return luaL_error(L, "out of memory");
+        for (size_t j = 0; j < cap; j++) {
+          if (!tab[j].g) continue;
+          size_t q = (size_t)pair_hash(tab[j].a, tab[j].b) & (nc - 1);
+          while (nt[q].g) q = (q + 1) & (nc - 1);
+          nt[q] = tab[j];
+        }
+        free(tb->p);
+        tb->p = (char *)nt;
+        tb->cap = nc * sizeof *nt;
+        cap = nc;
+      }
+      continue;
     }
     out->v.i[i] = tab[k].g;
   }
   out->n = n;
-  /* rows of each group (the counts stay on the stack while columns are allocated) */
-  size_t *count = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *count, 0);
+  /* rows of each group */
+  size_t *count = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *count, 0); /* 6 */
   memset(count, 0, ((size_t)ng + 1) * sizeof *count);
   for (size_t i = 0; i < n; i++) count[out->v.i[i]]++;
-  lua_newtable(L);
-  int rows_t = lua_gettop(L);
-  asc_col **rc = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *rc, 0);
+  lua_newtable(L); /* 7 */
+  asc_col **rc = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *rc, 0); /* 8 */
   for (uint32_t g = 1; g <= ng; g++) {
     asc_col r;
     asc_col_init(&r, ASC_I64);
     rc[g] = lasc_pushcolumn(L, &r, 0);
     if (asc_col_reserve(rc[g], count[g] + 1)) return luaL_error(L, "out of memory");
-    lua_rawseti(L, rows_t, g);
+    lua_rawseti(L, 7, g);
   }
   for (size_t i = 0; i < n; i++) {
     asc_col *r = rc[out->v.i[i]];
     r->v.i[r->n++] = (int64_t)i + 1;
   }
-  lua_pushvalue(L, distinct - 1); /* ids */
-  lua_pushvalue(L, distinct);
-  lua_pushvalue(L, rows_t);
+  lua_pushvalue(L, 4);
+  lua_pushvalue(L, 5);
+  lua_pushvalue(L, 7);
   return 3;
+}
+
+/* column.rows_overlapping(starts, durations, lo, hi): 1-based rows whose [start, start + duration)
+ * meets [lo, hi); a row without a duration counts as the instant at its start. */
+static int column_rows_overlapping(lua_State *L) {
+  asc_col *st = lasc_checkcolumn(L, 1), *du = lasc_checkcolumn(L, 2);
+  luaL_argcheck(L, st->kind == ASC_I64 && du->kind == ASC_I64 && st->n == du->n, 2,
+                "integer columns of one length expected");
+  int64_t lo = luaL_checkinteger(L, 3), hi = luaL_checkinteger(L, 4);
+  asc_col out;
+  asc_col_init(&out, ASC_I64);
+  asc_col *o = lasc_pushcolumn(L, &out, 0);
+  for (size_t i = 0; i < st->n; i++) {
+    int64_t s0 = st->v.i[i], d = du->v.i[i];
+    if (s0 == ASC_NULL_I64 || s0 >= hi) continue;
+    int64_t e = d == ASC_NULL_I64 ? s0 : s0 + d;
+    if (e < lo || (d != ASC_NULL_I64 && d > 0 && e == lo)) continue;
+    if (asc_col_push_i64(o, (int64_t)i + 1)) return luaL_error(L, "out of memory");
+  }
+  return 1;
 }
 
 /* col:lookup(t) for an integer column: a new column with t[value] for every row (t's values
@@ -837,7 +879,7 @@ void lasc_register_column(lua_State *L) {
 
 int lasc_open_column(lua_State *L) {
   static const luaL_Reg fns[] = {{"new", column_new},         {"concat", column_concat},
-                                 {"fill", column_fill},       {"group_sum", column_group_sum}, {"group", column_group},
+                                 {"fill", column_fill},       {"group_sum", column_group_sum}, {"group", column_group}, {"rows_overlapping", column_rows_overlapping},
                                  {"strings", column_strings}, {NULL, NULL}};
   lasc_register_column(L);
   luaL_newlib(L, fns);

@@ -30,10 +30,10 @@ local function ms(ns) return ns and ns / 1e6 end
 local function ratio(a, b) return (a and b and b > 0) and a / b or nil end
 
 --- Step windows and the chosen one.
-function M.windows(m, want_step)
+function M.windows(steps, want_step)
   local wins = {}
-  for k, s in ipairs(m.steps) do
-    local nxt = m.steps[k + 1]
+  for k, s in ipairs(steps) do
+    local nxt = steps[k + 1]
     wins[k] = { id = s.id, w0 = s.start, w1 = nxt and nxt.start or math.maxinteger, dur = s.dur }
   end
   if #wins == 0 then return { { id = nil, w0 = math.mininteger, w1 = math.maxinteger } }, 1 end
@@ -348,13 +348,16 @@ end
 function M.analyse(tl, rules, step_trace, opts)
   opts = opts or {}
   local top_n = opts.top_n or rules.top_n or 10
-  local m = model_mod.build(tl, rules, opts)
-  m.busy, m.tagged_rows = model_mod.busy, model_mod.tagged_rows
-  local r = { not_computed = {}, steps_found = #m.steps }
-  local wins, k = M.windows(m, opts.step)
+  local steps = model_mod.steps(tl, rules)
+  local r = { not_computed = {}, steps_found = #steps }
+  local wins, k = M.windows(steps, opts.step)
   if not wins then return nil, k end
   local w = wins[k]
   local w0, w1 = w.w0, w.w1
+  -- everything below looks at the typical step only
+  local m = model_mod.build(#steps > 1 and model_mod.subset(tl, w0, w1) or tl, rules, opts)
+  m.steps = steps
+  m.busy, m.tagged_rows = model_mod.busy, model_mod.tagged_rows
   r.step = { id = w.id, window_start_ms = w.id and ms(w0) or nil }
 
   -- 2 overlap from the Overlap Analysis lanes: needs no device lane

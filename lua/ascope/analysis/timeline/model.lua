@@ -61,6 +61,46 @@ local function concat(cols)
 end
 M.concat = concat
 
+--- Step markers: ProfilerStep#N slices (or STEP_TIME rows of a .db), one per step number,
+-- sorted by start: {id, start, dur}.
+function M.steps(tl, rules)
+  local steps = {}
+  local _, names, rows_of = column.group(tl.name)
+  for i, p in ipairs(names) do
+    local n = p[1] and p[1]:match(rules.patterns.step)
+    if n then
+      local rows = rows_of[i]
+      for k = 1, #rows do
+        local r = rows[k]
+        if tl.ph[r] == "X" and tl.ts[r] and tl.dur[r] then
+          steps[#steps + 1] = { id = tonumber(n), start = tl.ts[r], dur = tl.dur[r] }
+        end
+      end
+    end
+  end
+  -- one window per step number (a .db has the step in STEP_TIME and in PYTORCH_API)
+  local by_id, unique = {}, {}
+  for _, st in ipairs(steps) do
+    local prev = by_id[st.id]
+    if not prev then
+      by_id[st.id] = st
+      unique[#unique + 1] = st
+    elseif st.start < prev.start or (st.start == prev.start and st.dur > prev.dur) then
+      prev.start, prev.dur = st.start, st.dur
+    end
+  end
+  table.sort(unique, function(a, b) return a.start < b.start end)
+  return unique
+end
+
+--- The reader's columns restricted to the rows that meet [lo, hi) (same shape as tl).
+function M.subset(tl, lo, hi)
+  local rows = column.rows_overlapping(tl.ts, tl.dur, lo, hi)
+  local sub = { n = #rows, lanes = tl.lanes, source = tl.source }
+  for _, k in ipairs({ "lane", "name", "ts", "dur", "task_type", "ph", "flow" }) do sub[k] = tl[k]:take(rows) end
+  return sub
+end
+
 --- Build the model. tl: reader output; rules: rules/timeline.lua; opts: device_regex, comm_regex.
 function M.build(tl, rules, opts)
   opts = opts or {}
@@ -119,34 +159,8 @@ function M.build(tl, rules, opts)
   end
   m.flow_starts = concat(by_ph.s or {})
   m.flow_ends = concat(by_ph.f or {})
-  -- step windows from ProfilerStep#N markers (or STEP_TIME rows of a .db)
-  local steps = {}
-  local _, _, pair_rows = column.group(pair_ids)
-  for i, p in ipairs(pairs_) do
-    local n = p[2] and p[2]:match(rules.patterns.step)
-    if n then
-      local rows = pair_rows[i]
-      for k = 1, #rows do
-        local r = rows[k]
-        if tl.ph[r] == "X" and tl.ts[r] and tl.dur[r] then
-          steps[#steps + 1] = { id = tonumber(n), start = tl.ts[r], dur = tl.dur[r] }
-        end
-      end
-    end
-  end
-  -- one window per step number (a .db has the step in STEP_TIME and in PYTORCH_API)
-  local by_id, unique = {}, {}
-  for _, st in ipairs(steps) do
-    local prev = by_id[st.id]
-    if not prev then
-      by_id[st.id] = st
-      unique[#unique + 1] = st
-    elseif st.start < prev.start or (st.start == prev.start and st.dur > prev.dur) then
-      prev.start, prev.dur = st.start, st.dur
-    end
-  end
-  table.sort(unique, function(a, b) return a.start < b.start end)
-  m.steps = unique
+  -- the intermediate columns are big in C but small to Lua's collector, which would not hurry
+  collectgarbage()
   return m
 end
 
