@@ -39,29 +39,43 @@ local function concat(parts, key)
   return column.concat(cols)
 end
 
-local function read_folder(d, mode, rules, warnings)
+-- Read the two files of a folder: {mem, trace} or nil, message. With split, in two worker
+-- processes at once (used when there are more CPUs than ranks).
+local function read_inputs(d, split)
+  local mem_path = d.dir .. OUT .. "operator_memory.csv"
+  local trace_path = d.dir .. OUT .. "trace_view.json"
+  local has_trace = discover.is_file(trace_path)
+  local function read(what)
+    if what == "csv" then
+      log.stage("rank %s (%s): %s", tostring(d.rank), d.role, mem_path)
+      return assert(memory_csv.read(mem_path))
+    end
+    log.stage("rank %s (%s): %s", tostring(d.rank), d.role, trace_path)
+    return assert(trace.call_stacks(trace_path, log.progress("trace_view.json")))
+  end
+  local todo = has_trace and { "csv", "trace" } or { "csv" }
+  local results, errors = par.map(todo, function(what) return read(what) end, { jobs = split and 2 or 1 })
+  for i = 1, #todo do
+    if errors[i] then return nil, tostring(errors[i]) end
+  end
+  return { mem = results[1], trace = results[2], mem_path = mem_path, trace_path = trace_path }
+end
+
+local function read_folder(d, mode, rules, warnings, split)
   local problems = checks.run(rules.input, { dir = d.dir })
   local errs = {}
   for _, p in ipairs(problems) do
     if p.severity == "error" then errs[#errs + 1] = p.message else warnings[#warnings + 1] = p.message end
   end
   if #errs > 0 then return nil, table.concat(errs, "; ") end
-  local mem_path = d.dir .. OUT .. "operator_memory.csv"
-  log.stage("rank %s (%s): %s", tostring(d.rank), d.role, mem_path)
-  local mem, err = memory_csv.read(mem_path)
-  if not mem then return nil, err end
+  local inputs, err = read_inputs(d, split)
+  if not inputs then return nil, err end
+  local mem, tr = inputs.mem, inputs.trace
   if mem.bad_cells > 0 then
     warnings[#warnings + 1] = ("%s: %d value(s) are not numbers and were left empty; first: %s")
-      :format(mem_path, mem.bad_cells, mem.first_bad)
+      :format(inputs.mem_path, mem.bad_cells, mem.first_bad)
   end
-  local tr
-  local trace_path = d.dir .. OUT .. "trace_view.json"
-  if discover.is_file(trace_path) then
-    log.stage("rank %s (%s): %s", tostring(d.rank), d.role, trace_path)
-    tr, err = trace.call_stacks(trace_path, log.progress("trace_view.json"))
-    if not tr then return nil, err end
-    if tr.warning then warnings[#warnings + 1] = trace_path .. ": " .. tr.warning .. " (left empty)" end
-  end
+  if tr and tr.warning then warnings[#warnings + 1] = inputs.trace_path .. ": " .. tr.warning .. " (left empty)" end
   local att = analysis.attribute(mem, tr, mode)
   return {
     name = mem.name, size_kb = mem.size_kb, start_ns = mem.alloc_ns, dur_ns = mem.dur_ns,
@@ -78,7 +92,7 @@ function M.read_rank(group, opts, rules)
   local warnings = {}
   local parts = {}
   for _, d in ipairs(group.dirs) do
-    local part, err = read_folder(d, opts.match, rules, warnings)
+    local part, err = read_folder(d, opts.match, rules, warnings, opts.split_reads)
     if not part then return nil, err end
     parts[#parts + 1] = part
   end
@@ -211,6 +225,8 @@ function M.parse(input, opts)
       reason = d.dir .. ": cannot tell the rank (no profiler_info_<N>.json, no rank_id, no rank number in the folder name)",
     }
   end
+  -- spare CPUs read a rank's CSV and trace at the same time
+  opts.split_reads = #groups * 2 <= (opts.jobs or core.fs.cpus())
   local results, errors = par.map(groups, function(g)
     local r, err = M.read_rank(g, opts, rules)
     if not r then error(err, 0) end
