@@ -46,12 +46,16 @@ local function read_inputs(d, split)
   local trace_path = d.dir .. OUT .. "trace_view.json"
   local has_trace = discover.is_file(trace_path)
   local function read(what)
+    local v, err
     if what == "csv" then
       log.stage("rank %s (%s): %s", tostring(d.rank), d.role, mem_path)
-      return assert(memory_csv.read(mem_path))
+      v, err = memory_csv.read(mem_path)
+    else
+      log.stage("rank %s (%s): %s", tostring(d.rank), d.role, trace_path)
+      v, err = trace.call_stacks(trace_path, log.progress("trace_view.json"))
     end
-    log.stage("rank %s (%s): %s", tostring(d.rank), d.role, trace_path)
-    return assert(trace.call_stacks(trace_path, log.progress("trace_view.json")))
+    if not v then error(err, 0) end -- level 0: the message already names file and place
+    return v
   end
   local todo = has_trace and { "csv", "trace" } or { "csv" }
   local results, errors = par.map(todo, function(what) return read(what) end, { jobs = split and 2 or 1 })

@@ -61,8 +61,11 @@ function M.main(opts, words)
   end
   local out = opts.output
   local _, werrs = core.par.map({ "json", "md" }, function(f)
-    if f == "json" then return assert(report.metrics_json(res, out .. "/timeline_metrics.json")) end
-    return assert(report.report_md(res, out .. "/timeline_report.md"))
+    local ok, werr
+    if f == "json" then ok, werr = report.metrics_json(res, out .. "/timeline_metrics.json")
+    else ok, werr = report.report_md(res, out .. "/timeline_report.md") end
+    if not ok then error(werr, 0) end
+    return true
   end, { jobs = opts.jobs, gc = false })
   for _, e in pairs(werrs) do error(e, 0) end
   if opts.json then
