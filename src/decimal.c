@@ -176,11 +176,55 @@ static size_t format_short_decimal(double x, char *buf) {
   return 0;
 }
 
+/* Memory totals are binary fractions (19071.576171875 = 9764647 / 2^9): such a value is exactly
+ * m * 5^j / 10^j, and with at most 15 significant digits that exact text is also the shortest
+ * one that reads back. Integer arithmetic only; 0 when x is not of that kind. */
+static size_t format_binary_fraction(double x, char *buf) {
+  uint64_t bits;
+  memcpy(&bits, &x, 8);
+  int neg = (int)(bits >> 63), bexp = (int)((bits >> 52) & 0x7FF);
+  uint64_t mant = bits & ((1ULL << 52) - 1);
+  if (bexp == 0 || bexp == 0x7FF) return 0; /* subnormal, inf, nan */
+  mant |= 1ULL << 52;
+  int e = bexp - 1075; /* x = mant * 2^e */
+  while (!(mant & 1) && e < 0) mant >>= 1, e++;
+  if (e > 0) {
+    if (e > 10 || mant > (UINT64_MAX >> e)) return 0;
+    mant <<= e;
+    e = 0;
+  }
+  int j = -e; /* decimals */
+  if (j > 20) return 0;
+  static const uint64_t p5[] = {1ULL, 5ULL, 25ULL, 125ULL, 625ULL, 3125ULL, 15625ULL, 78125ULL, 390625ULL,
+                                1953125ULL, 9765625ULL, 48828125ULL, 244140625ULL, 1220703125ULL,
+                                6103515625ULL, 30517578125ULL, 152587890625ULL, 762939453125ULL,
+                                3814697265625ULL, 19073486328125ULL, 95367431640625ULL};
+  if (mant > UINT64_MAX / p5[j]) return 0;
+  uint64_t digits = mant * p5[j];
+  char tmp[32];
+  int nd = 0;
+  for (uint64_t d = digits; d; d /= 10) tmp[nd++] = (char)('0' + d % 10);
+  int lead = 0; /* significant digits: leading zeros of the fraction do not count */
+  while (lead < nd && tmp[nd - 1 - lead] == '0') lead++;
+  if (nd - lead > 15) return 0;
+  while (nd <= j) tmp[nd++] = '0';
+  size_t o = 0;
+  if (neg) buf[o++] = '-';
+  for (int i = nd - 1; i >= 0; i--) {
+    buf[o++] = tmp[i];
+    if (i == j && j > 0) buf[o++] = '.';
+  }
+  buf[o] = '\0';
+  return o;
+}
+
 size_t asc_format_double(double x, char *buf) {
   buf[0] = '\0';
   if (!isfinite(x)) return 0;
   if (x == 0) return (size_t)snprintf(buf, 32, "%s", signbit(x) ? "-0" : "0");
-  size_t n = format_short_decimal(x, buf);
+  size_t n = format_binary_fraction(x, buf);
+  if (n) return n;
+  n = format_short_decimal(x, buf);
   if (n) return n;
   for (int prec = 15; prec <= 17; prec++) {
     snprintf(buf, 32, "%.*g", prec, x);

@@ -67,6 +67,19 @@ int main(void) {
     all_ok &= n > 0 && strtod(buf, NULL) == x;
   }
   CHECK(all_ok);
+  CHECK(asc_format_double(19071.576171875, buf) && strcmp(buf, "19071.576171875") == 0);
+  CHECK(asc_format_double(-18816.5, buf) && strcmp(buf, "-18816.5") == 0);
+  CHECK(asc_format_double(0.0625, buf) && strcmp(buf, "0.0625") == 0);
+  CHECK(asc_format_double(1536.0, buf) && strcmp(buf, "1536") == 0);
+  CHECK(asc_format_double(1e20, buf) && strcmp(buf, "1e+20") == 0);
+  /* binary fractions of every size read back as themselves */
+  int bin_ok = 1;
+  for (int i = 1; i < 100000; i++) {
+    double x = (double)(i * 7919 % 1000003) / (double)(1 << (i % 13)) + (double)(i % 7) * 1024.0;
+    size_t n = asc_format_double(x, buf);
+    bin_ok &= n > 0 && strtod(buf, NULL) == x && strlen(buf) <= 25;
+  }
+  CHECK(bin_ok);
   CHECK(asc_format_scaled(1000100000, 6, buf) == 6 && strcmp(buf, "1000.1") == 0);
   CHECK(asc_format_scaled(6000000000, 6, buf) && strcmp(buf, "6000.0") == 0);
   CHECK(asc_format_scaled(1736405443871259720, 6, buf) && strcmp(buf, "1736405443871.25972") == 0);
