@@ -259,6 +259,27 @@ describe("timeline on real samples (values from an independent Python computatio
     assert.truthy(by.actor_update.not_computed.op_util)
   end)
 
+  it("takes rule overrides from a user file without rebuilding, and answers in Chinese", function()
+    local dir = h.tmpdir()
+    h.write(dir .. "/r.lua", [[return { rules = {
+      { id = "overlap_low", value = 0.01 },                      -- only below 1% now
+      { id = "lane_idle", disabled = true },
+      { id = "many_lanes", metric = "max_lane_idle", op = ">", value = 0.5, severity = "error",
+        finding = { en = "custom: %s", zh = "自定义：%s" } },
+    } }]])
+    local code, out = h.run("--lang", "zh", "timeline", L0 .. "/rank0_ascend_pt", "-o", dir, "--rules", dir .. "/r.lua")
+    assert.equal(0, code)
+    assert.falsy(out:find("⚠ overlap_low", 1, true))
+    assert.falsy(out:find("⚠ lane_idle", 1, true))
+    assert.truthy(out:find("many_lanes: 自定义：99.7%", 1, true))
+    assert.truthy(out:find("critical_path_low: 关键路径仅占 step 的 75.8%", 1, true))
+    h.write(dir .. "/bad.lua", [[return { rules = { { id = "x", metric = "op_utilization", op = "<<", value = 1, severity = "warning" } } }]])
+    local code2, _, err2 = h.run("timeline", L0 .. "/rank0_ascend_pt", "-o", dir, "--rules", dir .. "/bad.lua")
+    assert.equal(1, code2)
+    assert.truthy(err2:find("timeline.rules[12] (id x): op must be one of", 1, true), err2)
+    h.cleanup(dir)
+  end)
+
   it("writes timeline_metrics.json with the documented keys and a report with the dashboard", function()
     local dir = h.tmpdir()
     local code, out = h.run("timeline", L0 .. "/rank0_ascend_pt", "-o", dir)
