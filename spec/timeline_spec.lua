@@ -35,7 +35,7 @@ local function grid(intervals, lo, hi)
   return g
 end
 
-local function count(g, lo, hi, pred)
+local function count(_, lo, hi, pred)
   local n = 0
   for t = lo, hi - 1 do if pred(t) then n = n + 1 end end
   return n
@@ -273,7 +273,8 @@ describe("timeline on real samples (values from an independent Python computatio
     assert.falsy(out:find("⚠ lane_idle", 1, true))
     assert.truthy(out:find("many_lanes: 自定义：99.7%", 1, true))
     assert.truthy(out:find("critical_path_low: 关键路径仅占 step 的 75.8%", 1, true))
-    h.write(dir .. "/bad.lua", [[return { rules = { { id = "x", metric = "op_utilization", op = "<<", value = 1, severity = "warning" } } }]])
+    h.write(dir .. "/bad.lua",
+      [[return { rules = { { id = "x", metric = "op_utilization", op = "<<", value = 1, severity = "warning" } } }]])
     local code2, _, err2 = h.run("timeline", L0 .. "/rank0_ascend_pt", "-o", dir, "--rules", dir .. "/bad.lua")
     assert.equal(1, code2)
     assert.truthy(err2:find("timeline.rules[12] (id x): op must be one of", 1, true), err2)

@@ -5,7 +5,6 @@ local md = require "ascope.report.md"
 local writer = require "ascope.report.writer"
 local analysis = require "ascope.analysis.timeline"
 local fmt = require "ascope.fmt"
-local i18n = require "ascope.i18n"
 local json = core.json
 
 local M = {}
@@ -216,8 +215,13 @@ function M.report_md(res, path)
     w:write(md.table({ "role", "rank", "step span ms", "critical_path", "op_util", "overlap", "host_gap", "step_cv",
                        "comm_jitter", "findings" }, rows))
     local s = M.summary(res)
-    if s.slowest then w:write(("\nSlowest rank: %s (%s), step span %.3f ms.\n"):format(s.slowest.rank, s.slowest.role, s.slowest.span_ms)) end
-    if s.most_jittery then w:write(("Most jittery rank: %s (%s), step CV %s.\n"):format(s.most_jittery.rank, s.most_jittery.role, pct(s.most_jittery.cv))) end
+    if s.slowest then
+      w:write(("\nSlowest rank: %s (%s), step span %.3f ms.\n"):format(s.slowest.rank, s.slowest.role, s.slowest.span_ms))
+    end
+    if s.most_jittery then
+      w:write(("Most jittery rank: %s (%s), step CV %s.\n"):format(s.most_jittery.rank, s.most_jittery.role,
+        pct(s.most_jittery.cv)))
+    end
   end
   w:write("\n")
   for _, r in ipairs(res.ranks) do w:write(rank_section(r, top_n)) end
@@ -233,10 +237,10 @@ function M.text(res)
     for _, k in ipairs(analysis.DASHBOARD_KEYS) do
       if d[k] ~= nil then parts[#parts + 1] = ("%s %s"):format(k, pct(d[k])) end
     end
-    lines[#lines + 1] = ("rank %s%s: %s"):format(r.rank, r.role ~= "" and (" (" .. r.role .. ")") or "", table.concat(parts, ", "))
+    local role = r.role ~= "" and (" (" .. r.role .. ")") or ""
+    lines[#lines + 1] = ("rank %s%s: %s"):format(r.rank, role, table.concat(parts, ", "))
     for _, f in ipairs(r.findings) do lines[#lines + 1] = ("  ⚠ %s: %s"):format(f.id, f.finding) end
   end
-  local _ = i18n
   return table.concat(lines, "\n")
 end
 

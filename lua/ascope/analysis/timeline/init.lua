@@ -22,7 +22,7 @@
 local core = require "ascope_core"
 local model_mod = require "ascope.analysis.timeline.model"
 local stats = require "ascope.analysis.stats"
-local interval, match, column = core.interval, core.match, core.column
+local match = core.match
 
 local M = {}
 
@@ -286,7 +286,8 @@ local function phases(m, w0, w1)
   local pre = m.tagged_rows(m, "prefill")
   local dec = m.tagged_rows(m, "decode")
   if #pre == 0 and #dec == 0 then
-    return { applicable = false, reason = "no event name matches the prefill/decode patterns (rules: patterns.prefill, patterns.decode)" }
+    return { applicable = false,
+             reason = "no event name matches the prefill/decode patterns (rules: patterns.prefill, patterns.decode)" }
   end
   local pu, du = m.busy(m, pre, w0, w1), m.busy(m, dec, w0, w1)
   local out = { applicable = true, prefill_ms = ms(pu:total()), decode_ms = ms(du:total()),
