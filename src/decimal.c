@@ -195,10 +195,27 @@ static size_t format_binary_fraction(double x, char *buf) {
   }
   int j = -e; /* decimals */
   if (j > 20) return 0;
-  static const uint64_t p5[] = {1ULL, 5ULL, 25ULL, 125ULL, 625ULL, 3125ULL, 15625ULL, 78125ULL, 390625ULL,
-                                1953125ULL, 9765625ULL, 48828125ULL, 244140625ULL, 1220703125ULL,
-                                6103515625ULL, 30517578125ULL, 152587890625ULL, 762939453125ULL,
-                                3814697265625ULL, 19073486328125ULL, 95367431640625ULL};
+  static const uint64_t p5[] = {1ULL,
+                                5ULL,
+                                25ULL,
+                                125ULL,
+                                625ULL,
+                                3125ULL,
+                                15625ULL,
+                                78125ULL,
+                                390625ULL,
+                                1953125ULL,
+                                9765625ULL,
+                                48828125ULL,
+                                244140625ULL,
+                                1220703125ULL,
+                                6103515625ULL,
+                                30517578125ULL,
+                                152587890625ULL,
+                                762939453125ULL,
+                                3814697265625ULL,
+                                19073486328125ULL,
+                                95367431640625ULL};
   if (mant > UINT64_MAX / p5[j]) return 0;
   uint64_t digits = mant * p5[j];
   char tmp[32];

@@ -744,7 +744,7 @@ static int column_group(lua_State *L) {
   size_t *count = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *count, 0); /* 6 */
   memset(count, 0, ((size_t)ng + 1) * sizeof *count);
   for (size_t i = 0; i < n; i++) count[out->v.i[i]]++;
-  lua_newtable(L); /* 7 */
+  lua_newtable(L);                                                       /* 7 */
   asc_col **rc = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *rc, 0); /* 8 */
   for (uint32_t g = 1; g <= ng; g++) {
     asc_col r;
@@ -807,14 +807,17 @@ static int col_lookup(lua_State *L) {
         if (asc_col_push_null(out)) return luaL_error(L, "out of memory");
     }
     int r;
-    if (t == LUA_TNIL) r = asc_col_push_null(out);
+    if (t == LUA_TNIL)
+      r = asc_col_push_null(out);
     else if (out->kind == ASC_STR) {
       size_t len;
       const char *s = luaL_checklstring(L, -1, &len);
       uint32_t id;
       r = asc_strtab_intern(shared, s, len, &id) || asc_col_push_str(out, id);
-    } else if (out->kind == ASC_I64) r = asc_col_push_i64(out, luaL_checkinteger(L, -1));
-    else r = asc_col_push_f64(out, luaL_checknumber(L, -1));
+    } else if (out->kind == ASC_I64)
+      r = asc_col_push_i64(out, luaL_checkinteger(L, -1));
+    else
+      r = asc_col_push_f64(out, luaL_checknumber(L, -1));
     lua_pop(L, 1);
     if (r) return luaL_error(L, "out of memory");
   }
@@ -859,10 +862,10 @@ void lasc_register_column(lua_State *L) {
                                       {"__index", col_index},
                                       {"__tostring", col_tostring},
                                       {NULL, NULL}};
-  static const luaL_Reg col_methods[] = {{"get", col_get},         {"id", col_id},       {"kind", col_kind},
-                                         {"totable", col_totable}, {"stats", col_stats}, {"order", col_order},
-                                         {"take", col_take},       {"push", col_push},   {"map", col_map},
-                                         {"argmax", col_argmax}, {"lookup", col_lookup},   {NULL, NULL}};
+  static const luaL_Reg col_methods[] = {
+      {"get", col_get},     {"id", col_id},         {"kind", col_kind},     {"totable", col_totable},
+      {"stats", col_stats}, {"order", col_order},   {"take", col_take},     {"push", col_push},
+      {"map", col_map},     {"argmax", col_argmax}, {"lookup", col_lookup}, {NULL, NULL}};
   if (luaL_newmetatable(L, ASC_STRINGS_MT)) {
     luaL_setfuncs(L, strings_meta, 0);
     luaL_newlib(L, strings_methods);
@@ -879,7 +882,8 @@ void lasc_register_column(lua_State *L) {
 
 int lasc_open_column(lua_State *L) {
   static const luaL_Reg fns[] = {{"new", column_new},         {"concat", column_concat},
-                                 {"fill", column_fill},       {"group_sum", column_group_sum}, {"group", column_group}, {"rows_overlapping", column_rows_overlapping},
+                                 {"fill", column_fill},       {"group_sum", column_group_sum},
+                                 {"group", column_group},     {"rows_overlapping", column_rows_overlapping},
                                  {"strings", column_strings}, {NULL, NULL}};
   lasc_register_column(L);
   luaL_newlib(L, fns);
