@@ -11,6 +11,7 @@ M.VERSION = "0.1.0"
 M.commands = {
   memory = "ascope.commands.memory",
   timeline = "ascope.commands.timeline",
+  opjitter = "ascope.commands.opjitter",
 }
 
 local GLOBAL_FLAGS = {

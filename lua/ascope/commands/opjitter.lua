@@ -1,0 +1,57 @@
+--- `ascope opjitter`: per-operator duration jitter across cards, and aiv checks.
+local opjitter = require "ascope.opjitter"
+local report = require "ascope.report.opjitter"
+local errors = require "ascope.errors"
+
+local M = {}
+
+M.spec = {
+  name = "opjitter",
+  args = "PROFILING_PATH [-o OUT] [options]",
+  summary = {
+    en = "operators whose duration jitters across cards (kernel_details.csv / op_summary_*.csv), and aiv outliers",
+    zh = "按卡对比算子耗时抖动（kernel_details.csv / op_summary_*.csv），并检查 aiv 指标异常",
+  },
+  details = {
+    en = [[Finds every card's kernel_details.csv or op_summary_*.csv under PROFILING_PATH (the card from
+Device_id, the rank of its *_ascend_pt folder, or a folder name), lines up the n-th call of each
+operator type across cards with card 0 as the reference, and writes OUT/profiling_all_data.csv
+(max, min, jitter = max - min, one column per card, NA for missing values or cards),
+OUT/profiling_avg_data.csv (calls, valid calls - call 0 and calls with fewer than two values
+left out - and the average jitter in us) and OUT/opjitter_summary.json. The aiv columns of the
+dispatch/combine families are checked against the mean of the card's calls (rules/opjitter.lua).
+A missing card is reported and shown as NA; exit code 1 when a file could not be read.]],
+    zh = [[在 PROFILING_PATH 下查找每张卡的 kernel_details.csv 或 op_summary_*.csv，以 0 卡为基准按调用次数对齐各卡
+同类算子耗时，输出 profiling_all_data.csv、profiling_avg_data.csv 与 opjitter_summary.json，并对 dispatch/combine
+算子的 aiv 指标做均值 ±50% 检查。缺失的卡输出 NA 并报告。]],
+  },
+  options = {
+    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
+    { "profiling-path", arg = "PATH", alias_of = "input" },
+    { "cards", arg = "N", type = "int", min = 1, help = "cards expected (default: up to the highest found)" },
+    { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/opjitter.lua" },
+  },
+  keys = { PROFILING_PATH = "profiling-path" },
+  examples = { "ascope opjitter prof_dir -o out", "ascope opjitter PROFILING_PATH=prof_dir --cards 16" },
+}
+
+function M.main(opts, words)
+  local input = opts.input or words[1]
+  if not input then errors.usage("ascope opjitter needs PROFILING_PATH; see 'ascope help opjitter'") end
+  local res, err = opjitter.run(input, { rules = opts.rules, cards = opts.cards })
+  if not res then error(err, 0) end
+  if #res.found == 0 and #res.failed == 0 then
+    error(input .. ": no kernel_details.csv or op_summary_*.csv found", 0)
+  end
+  local out = opts.output
+  for _, w in ipairs({ { "profiling_all_data.csv", report.all_csv }, { "profiling_avg_data.csv", report.avg_csv },
+                       { "opjitter_summary.json", report.summary_json } }) do
+    local ok, werr = w[2](res, out .. "/" .. w[1])
+    if not ok then error(werr, 0) end
+  end
+  for _, l in ipairs(report.lines(res)) do print(l) end
+  print(("opjitter: results in %s/profiling_all_data.csv, profiling_avg_data.csv, opjitter_summary.json"):format(out))
+  return #res.failed > 0 and 1 or 0
+end
+
+return M

@@ -1,0 +1,104 @@
+--- Operator jitter across cards for scripts: find each card's kernel_details.csv or
+-- op_summary_*.csv, compare the n-th call of every operator type across cards, and check the
+-- aiv columns of the dispatch/combine families.
+--   local r = assert(require("ascope.opjitter").run("prof_dir"))
+--   for _, a in ipairs(r.avg) do print(a.type, a.avg_jitter) end
+local core = require "ascope_core"
+local discover = require "ascope.ascend.discover"
+local kernel_csv = require "ascope.ascend.kernel_csv"
+local analysis = require "ascope.analysis.opjitter"
+local rules_mod = require "ascope.rules"
+local fs = core.fs
+
+local M = {}
+
+function M.rules(user_file)
+  local r, err = rules_mod.load("opjitter", user_file)
+  if not r then return nil, err end
+  if type(r.aiv_columns) ~= "table" or type(r.aiv_types) ~= "table" then
+    return nil, "rules: opjitter.aiv_columns and opjitter.aiv_types must be lists"
+  end
+  if type(r.tolerance) ~= "number" or r.tolerance <= 0 then
+    return nil, "rules: opjitter.tolerance must be a positive number"
+  end
+  return r
+end
+
+-- The card of a kernel file: its Device_id column, else the rank of its *_ascend_pt folder,
+-- else a number in a folder name (card_3, device3, rank_3, or a folder named 3).
+local function card_of(path, data)
+  local d = data and data.device and data.device[1]
+  if d and tonumber(d) then return math.tointeger(tonumber(d)), "Device_id" end
+  local dir = discover.dirname(path)
+  while dir and dir ~= "/" and dir ~= "." do
+    local base = discover.basename(dir)
+    if base:match("_ascend_pt$") then
+      for _, n in ipairs(fs.list(dir) or {}) do
+        local r = n:match("^profiler_info_(%d+)%.json$")
+        if r then return math.tointeger(tonumber(r)), "profiler_info" end
+      end
+    end
+    local n = base:match("^(%d+)$") or base:match("[Cc]ard_?(%d+)") or base:match("[Dd]evice_?(%d+)")
+      or base:match("[Rr]ank_?(%d+)")
+    if n then return math.tointeger(tonumber(n)), "folder" end
+    dir = discover.dirname(dir)
+  end
+  return nil
+end
+
+--- Kernel files under path: {{card, path}} sorted by card, plus problems.
+function M.find(path)
+  local st = fs.stat(path)
+  if not st then return nil, path .. ": no such file or folder" end
+  local files = st.type == "file" and { path } or fs.walk(path)
+  local found, problems = {}, {}
+  for _, p in ipairs(files) do
+    local base = discover.basename(p)
+    if base == "kernel_details.csv" or base:match("^op_summary.*%.csv$") then found[#found + 1] = p end
+  end
+  return found, problems
+end
+
+--- opts: rules (file), cards (expected count). Returns {cards, missing, rows, avg, aiv, failed}.
+function M.run(path, opts)
+  opts = opts or {}
+  local rules, rerr = M.rules(opts.rules)
+  if not rules then return nil, rerr end
+  local files, ferr = M.find(path)
+  if not files then return nil, ferr end
+  local by_card, failed = {}, {}
+  for _, p in ipairs(files) do
+    local data, err = kernel_csv.read(p, rules.aiv_columns)
+    if not data then
+      failed[#failed + 1] = { path = p, reason = err, card = card_of(p) }
+    else
+      local card = card_of(p, data)
+      if card == nil and #files == 1 then card = 0 end -- a single file is card 0
+      if card == nil then
+        failed[#failed + 1] = { path = p, reason = p .. ": cannot tell the card (no Device_id, rank or card number)" }
+      elseif by_card[card] then
+        failed[#failed + 1] = { path = p, card = card,
+                                reason = ("%s: card %d already has %s"):format(p, card, by_card[card].path) }
+      else
+        by_card[card] = data
+      end
+    end
+  end
+  local max_card = -1
+  for c in pairs(by_card) do if c > max_card then max_card = c end end
+  for _, f in ipairs(failed) do if f.card and f.card > max_card then max_card = f.card end end
+  if opts.cards and opts.cards - 1 > max_card then max_card = opts.cards - 1 end
+  local cards, found, missing = {}, {}, {}
+  for c = 0, max_card do
+    cards[#cards + 1] = { card = c, data = by_card[c] }
+    if by_card[c] then found[#found + 1] = c else missing[#missing + 1] = c end
+  end
+  local res = analysis.jitter(cards, rules)
+  res.cards, res.found, res.missing, res.failed = cards, found, missing, failed
+  res.aiv = analysis.aiv_checks(cards, rules)
+  res.rules = rules
+  res.input = path
+  return res
+end
+
+return M

@@ -1,0 +1,101 @@
+--- Writers of `ascope opjitter`: profiling_all_data.csv, profiling_avg_data.csv,
+-- opjitter_summary.json, and the [INFO]/[ERROR] lines.
+local core = require "ascope_core"
+local writer = require "ascope.report.writer"
+local json = core.json
+
+local M = {}
+
+local function array(t) return setmetatable(t or {}, { __jsontype = "array" }) end
+local function na(v) return v == nil and "NA" or v end
+
+function M.all_csv(res, path)
+  local w, err = core.csv.writer(path)
+  if not w then return nil, err end
+  local header = { "type", "call", "max", "min", "jitter" }
+  for _, c in ipairs(res.cards) do header[#header + 1] = "card_" .. c.card end
+  w:row(header)
+  for _, r in ipairs(res.rows) do
+    local row = { r.type, r.call, na(r.max), na(r.min), na(r.jitter) }
+    for _, c in ipairs(res.cards) do row[#row + 1] = na(r.values[c.card]) end
+    w:row(row)
+  end
+  return w:close()
+end
+
+function M.avg_csv(res, path)
+  local w, err = core.csv.writer(path)
+  if not w then return nil, err end
+  w:row("type", "calls", "valid_calls", "avg_jitter_us")
+  for _, a in ipairs(res.avg) do w:row(a.type, a.calls, a.valid, na(a.avg_jitter)) end
+  return w:close()
+end
+
+--- The largest single-call jitters.
+function M.top(res, n)
+  local list = {}
+  for _, r in ipairs(res.rows) do
+    if r.jitter then list[#list + 1] = { type = r.type, call = r.call, jitter = r.jitter } end
+  end
+  table.sort(list, function(a, b)
+    if a.jitter ~= b.jitter then return a.jitter > b.jitter end
+    if a.type ~= b.type then return a.type < b.type end
+    return a.call < b.call
+  end)
+  local out = array()
+  for i = 1, math.min(n, #list) do out[i] = list[i] end
+  return out
+end
+
+function M.data(res)
+  local avg = {}
+  for _, a in ipairs(res.avg) do avg[a.type] = a.avg_jitter or json.null end
+  local aiv = array()
+  for i, v in ipairs(res.aiv) do
+    aiv[i] = { card = v.card, type = v.type, call = v.call, column = v.column, value = v.value or json.null,
+               mean = v.mean or json.null, low = v.low or json.null, high = v.high or json.null, kind = v.kind }
+  end
+  local failed = array()
+  for i, f in ipairs(res.failed) do failed[i] = { path = f.path, card = f.card, reason = f.reason } end
+  return { input = res.input, cards = array(res.found), missing_cards = array(res.missing),
+           reference_card = res.reference_card, avg_jitter = avg, top_jitter = M.top(res, res.rules.top_n or 20),
+           aiv_violations = aiv, failed = failed }
+end
+
+function M.summary_json(res, path)
+  local w, err = writer.open(path)
+  if not w then return nil, err end
+  w:write(json.encode(M.data(res), { indent = 2 }), "\n")
+  return w:close()
+end
+
+local KIND = { non_numeric = "is not a number", not_positive = "is not positive", out_of_range = "is out of range" }
+
+--- The lines a field engineer reads, in the order the analysis ran.
+function M.lines(res)
+  local out = {}
+  local function add(level, fmt, ...) out[#out + 1] = ("[%s] " .. fmt):format(level, ...) end
+  add("INFO", "%d card(s) with profiling data under %s", #res.found, res.input)
+  for _, c in ipairs(res.cards) do
+    if c.data then add("INFO", "card %d: %s", c.card, c.data.path)
+    else add("ERROR", "card %d: no profiling data; its values are NA", c.card) end
+  end
+  for _, f in ipairs(res.failed) do add("ERROR", "%s", f.reason) end
+  for _, a in ipairs(res.avg) do
+    if a.avg_jitter then
+      add("INFO", "%s: %d calls, %d valid, average jitter %.3f us", a.type, a.calls, a.valid, a.avg_jitter)
+    end
+  end
+  for _, v in ipairs(res.aiv) do
+    if v.kind == "out_of_range" then
+      add("ERROR", "card %d | type %s | call %d | %s = %s %s: mean %.3f, allowed %.3f - %.3f", v.card, v.type, v.call,
+        v.column, tostring(v.value), KIND[v.kind], v.mean, v.low, v.high)
+    else
+      add("ERROR", "card %d | type %s | call %d | %s = %s %s", v.card, v.type, v.call, v.column,
+        v.value == nil and "NA" or tostring(v.value), KIND[v.kind])
+    end
+  end
+  return out
+end
+
+return M

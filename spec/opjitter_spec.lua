@@ -1,0 +1,131 @@
+local core = require "ascope_core"
+local h = require "helper"
+local opjitter = require "ascope.opjitter"
+
+local HEADER = "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),aiv_vec_time(us),aiv_scalar_time(us)\n"
+
+-- one card's kernel_details.csv from {type, duration, aiv_vec} rows
+local function card(dir, n, rows)
+  local lines = { HEADER }
+  for i, r in ipairs(rows) do
+    lines[#lines + 1] = ("1,%s_%d,%s,AI_VECTOR_CORE,%d.000,%s,%s,1.0\n"):format(r[1], i, r[1], 1000 + i, r[2], r[3] or "1.0")
+  end
+  h.write(("%s/card_%d/kernel_details.csv"):format(dir, n), table.concat(lines))
+end
+
+describe("opjitter", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  it("lines up the n-th call of each type across cards; NA and missing cards are left out", function()
+    local D, C = "MoeDistributeDispatchV2", "MoeDistributeCombineV2"
+    card(dir, 0, { { D, "10", "100" }, { C, "20" }, { D, "12", "100" }, { C, "21" }, { D, "11", "100" } })
+    card(dir, 1, { { D, "14", "100" }, { C, "x" }, { D, "15", "100" }, { C, "29" }, { D, "13", "100" } })
+    card(dir, 3, { { D, "9", "100" }, { C, "25" }, { D, "N/A", "100" }, { C, "23" }, { D, "20", "100" } })
+    local r = assert(opjitter.run(dir))
+    assert.same({ 0, 1, 3 }, r.found)
+    assert.same({ 2 }, r.missing)
+    local rows = {}
+    for _, x in ipairs(r.rows) do rows[x.type .. "#" .. x.call] = x end
+    -- dispatch call 1: cards 0, 1, 3 have 12, 15, NA -> max 15, min 12
+    assert.equal(15, rows[D .. "#1"].max)
+    assert.equal(12, rows[D .. "#1"].min)
+    assert.equal(3, rows[D .. "#1"].jitter)
+    assert.is_nil(rows[D .. "#1"].values[3])
+    assert.is_nil(rows[D .. "#1"].values[2])
+    -- combine call 0: 20, x (not a number), 25 -> 5
+    assert.equal(5, rows[C .. "#0"].jitter)
+    -- averages over calls >= 1 with two values or more: dispatch (3 + 9) / 2, combine 8 / 1
+    local avg = {}
+    for _, a in ipairs(r.avg) do avg[a.type] = a end
+    assert.equal(6, avg[D].avg_jitter)
+    assert.equal(2, avg[D].valid)
+    assert.equal(3, avg[D].calls)
+    assert.equal(8, avg[C].avg_jitter)
+    local code, out = h.run("opjitter", dir, "-o", dir .. "/out")
+    assert.equal(0, code)
+    assert.truthy(out:find("[ERROR] card 2: no profiling data; its values are NA", 1, true))
+    local all = h.csv_rows(dir .. "/out/profiling_all_data.csv")
+    assert.equal("NA", all[1].card_2)
+    assert.equal(D, all[1].type)
+    assert.equal("0", all[1].call)
+    local s = core.json.load(dir .. "/out/opjitter_summary.json")
+    assert.same({ 2 }, s.missing_cards)
+    assert.equal(6, s.avg_jitter[D])
+    assert.equal(9, s.top_jitter[1].jitter) -- dispatch call 2: 20 - 11
+  end)
+
+  it("checks the aiv columns of dispatch/combine against the card's mean, and takes a rule file", function()
+    local D = "MoeDistributeDispatchV3"
+    card(dir, 0, { { D, "10", "999" }, { D, "10", "100" }, { D, "10", "104" }, { D, "10", "40" }, { D, "10", "abc" },
+                   { D, "10", "-1" }, { "Other", "5", "1" } })
+    local r = assert(opjitter.run(dir))
+    -- calls 1..5 (call 0 left out): numeric values 100, 104, 40, -1 -> mean 60.75, range 30.375 - 91.125
+    local by = {}
+    for _, v in ipairs(r.aiv) do
+      if v.column == "aiv_vec_time(us)" then by[v.call] = v end
+    end
+    assert.equal("out_of_range", by[1].kind)
+    assert.near(60.75, by[1].mean, 1e-12)
+    assert.near(30.375, by[1].low, 1e-12)
+    assert.near(91.125, by[1].high, 1e-12)
+    assert.equal("out_of_range", by[2].kind)
+    assert.is_nil(by[3])
+    assert.equal("non_numeric", by[4].kind)
+    assert.equal("not_positive", by[5].kind)
+    assert.is_nil(by[0])
+    -- a user rule file with a wider tolerance keeps only the kinds that are not about range
+    h.write(dir .. "/r.lua", "return { tolerance = 0.9 }")
+    local r2 = assert(opjitter.run(dir, { rules = dir .. "/r.lua" }))
+    local kinds = {}
+    for _, v in ipairs(r2.aiv) do if v.column == "aiv_vec_time(us)" then kinds[v.call] = v.kind end end
+    assert.same({ [4] = "non_numeric", [5] = "not_positive" }, kinds)
+    local code, out = h.run("opjitter", "PROFILING_PATH=" .. dir, "-o", dir .. "/out")
+    assert.equal(0, code)
+    assert.truthy(out:find("[ERROR] card 0 | type MoeDistributeDispatchV3 | call 1 | aiv_vec_time(us) = 100.0 is out of range: "
+      .. "mean 60.750, allowed 30.375 - 91.125", 1, true))
+  end)
+
+  it("real kernel_details of two cards (values from an independent Python computation)", function()
+    local r = assert(opjitter.run(h.real .. "/msinsight_pytorch_text_level0"))
+    assert.same({ 0, 1 }, r.found)
+    assert.equal(82, #r.avg) -- types by name: this CANN wrote "N/A" as every Type
+    local avg = {}
+    for _, a in ipairs(r.avg) do avg[a.type] = a end
+    assert.near(4.2, avg["aclnnAdaptiveAvgPool2dBackward_TransposeAiCore_Transpose"].avg_jitter, 1e-9)
+    assert.near(3.57, avg["trans_TransData_12"].avg_jitter, 1e-9)
+    assert.equal(2, avg["trans_TransData_12"].valid)
+    assert.equal("trans_TransData_0", r.rows[1].type)
+    assert.equal(1.46, r.rows[1].jitter) -- 52.081 - 50.621
+  end)
+
+  it("checks the aiv columns of a real file for a configured family", function()
+    local p = h.real .. "/mstt_msprof_analyze_tests/compute_advice_data/kernel_details.csv"
+    local dir2 = h.tmpdir()
+    h.write(dir2 .. "/r.lua", 'return { aiv_types = { "^Add$" } }')
+    local r = assert(opjitter.run(p, { rules = dir2 .. "/r.lua" }))
+    -- independent: the Add rows' aiv_vec_time(us) from the CSV text
+    local rows = h.csv_rows(p)
+    local vals = {}
+    for _, row in ipairs(rows) do if row.Type == "Add" then vals[#vals + 1] = tonumber(row["aiv_vec_time(us)"]) end end
+    local sum, n = 0, 0
+    for i = 2, #vals do if vals[i] then sum, n = sum + vals[i], n + 1 end end
+    local mean = sum / n
+    local expect = 0
+    for i = 2, #vals do
+      local v = vals[i]
+      if v == nil or v <= 0 or v < mean * 0.5 or v > mean * 1.5 then expect = expect + 1 end
+    end
+    local got = 0
+    for _, v in ipairs(r.aiv) do
+      if v.column == "aiv_vec_time(us)" then
+        got = got + 1
+        assert.near(mean, v.mean or mean, 1e-9)
+      end
+    end
+    assert.is_true(#vals > 2)
+    assert.equal(expect, got)
+    h.cleanup(dir2)
+  end)
+end)
