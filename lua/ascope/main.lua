@@ -12,6 +12,7 @@ M.commands = {
   memory = "ascope.commands.memory",
   timeline = "ascope.commands.timeline",
   opjitter = "ascope.commands.opjitter",
+  graph = "ascope.commands.graph",
 }
 
 local GLOBAL_FLAGS = {

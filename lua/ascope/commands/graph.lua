@@ -1,0 +1,88 @@
+--- `ascope graph`: compare the order of the dispatch/combine nodes in every card's graph.
+local graph = require "ascope.graph"
+local errors = require "ascope.errors"
+local writer = require "ascope.report.writer"
+local core = require "ascope_core"
+
+local M = {}
+
+M.spec = {
+  name = "graph",
+  args = "GRAPH_PATH [-o OUT] [options]",
+  summary = {
+    en = "compare the operator order of every card's compiled graph with card 0",
+    zh = "对比各卡图文件中算子的执行顺序与次数（以 0 卡为基准）",
+  },
+  details = {
+    en = [[Reads the per-card graph files under GRAPH_PATH: graph_*_device<N>.json (atc --mode=1 --json),
+dynamo_*_graph_* (.txt, .pbtxt, .py) and ge_onnx*.pbtxt / ge_proto*.txt; the card from the file
+name or its folders (device<N>, global_rank<N>, rank<N>). Node names are taken in file order and
+filtered by rules/graph.lua (default: MoeDistribute). Each card is compared with the lowest:
+identical, the same nodes in another order (with the first index where they part), or
+different counts (per node). Writes OUT/graph_summary.json.]],
+    zh = [[读取 GRAPH_PATH 下各卡图文件，按文件顺序提取节点名（默认过滤 MoeDistribute），与 0 卡对比：
+完全一致、顺序不同（给出首个不同的下标）或次数不同（给出各节点次数）。输出 graph_summary.json。]],
+  },
+  options = {
+    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
+    { "graph-path", arg = "PATH", alias_of = "input" },
+    { "filter", arg = "PATTERN", help = "nodes to compare (Lua patterns, | between alternatives)" },
+    { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/graph.lua" },
+  },
+  keys = { GRAPH_PATH = "graph-path" },
+  examples = { "ascope graph graphs/ -o out", "ascope graph GRAPH_PATH=graphs --filter 'MoeDistribute|AllToAll'" },
+}
+
+local function array(t) return setmetatable(t or {}, { __jsontype = "array" }) end
+
+function M.data(res)
+  local cards = {}
+  for _, c in ipairs(res.cards) do cards[tostring(c)] = array(res.graphs[c].nodes) end
+  local pairs_ = array()
+  for i, p in ipairs(res.pairs) do
+    pairs_[i] = { a = p.a, b = p.b, verdict = p.verdict, first_divergence = p.first_divergence,
+                  at = p.at and array(p.at), counts = p.counts }
+  end
+  local failed = array()
+  for i, f in ipairs(res.failed) do failed[i] = { path = f.path, card = f.card, reason = f.reason } end
+  return { input = res.input, cards = cards, pairs = pairs_, failed = failed }
+end
+
+function M.main(opts, words)
+  local input = opts.input or words[1]
+  if not input then errors.usage("ascope graph needs GRAPH_PATH; see 'ascope help graph'") end
+  local res, err = graph.run(input, { rules = opts.rules, filter = opts.filter })
+  if not res then error(err, 0) end
+  if #res.cards == 0 and #res.failed == 0 then error(input .. ": no graph files found (see 'ascope help graph')", 0) end
+  print(("[INFO] graph files of %d card(s): %s"):format(#res.cards, table.concat(res.cards, ", ")))
+  for _, c in ipairs(res.cards) do
+    print(("[INFO] card %d: %d nodes from %s"):format(c, #res.graphs[c].nodes, table.concat(res.graphs[c].files, ", ")))
+  end
+  local bad = 0
+  for _, p in ipairs(res.pairs) do
+    if p.verdict == "identical" then
+      print(("[INFO] card %d vs card %d: identical"):format(p.a, p.b))
+    elseif p.verdict == "order" then
+      bad = bad + 1
+      print(("[ERROR] card %d vs card %d: same nodes in another order; first difference at index %d (%s vs %s)")
+        :format(p.a, p.b, p.first_divergence, tostring(p.at[1]), tostring(p.at[2])))
+    else
+      bad = bad + 1
+      local list = {}
+      for n, c in pairs(p.counts) do list[#list + 1] = ("%s %d vs %d"):format(n, c[1], c[2]) end
+      table.sort(list)
+      print(("[ERROR] card %d vs card %d: node counts differ: %s"):format(p.a, p.b, table.concat(list, "; ")))
+    end
+  end
+  for _, f in ipairs(res.failed) do print("[ERROR] " .. f.reason) end
+  print(("[INFO] %d of %d card pair(s) differ"):format(bad, #res.pairs))
+  local w, werr = writer.open(opts.output .. "/graph_summary.json")
+  if not w then error(werr, 0) end
+  w:write(core.json.encode(M.data(res), { indent = 2 }), "\n")
+  local ok, cerr = w:close()
+  if not ok then error(cerr, 0) end
+  print(("graph: results in %s/graph_summary.json"):format(opts.output))
+  return #res.failed > 0 and 1 or 0
+end
+
+return M

@@ -1,0 +1,16 @@
+-- Rules of `ascope graph`: which graph files are read, how node names are found in each kind,
+-- and which nodes are compared. Override with --rules FILE.
+return {
+  -- nodes kept (Lua patterns, case-insensitive): the MoE dispatch/combine family by default
+  filter = { "MoeDistribute", "moe_distribute" },
+  -- file kinds: name pattern -> node pattern (captures the node name, in file order)
+  files = {
+    { id = "atc_json", name = "^graph_.*%.json$", node = '"name"%s*:%s*"([^"]+)"' },
+    { id = "dynamo_py", name = "^dynamo_.*graph.*%.py$", node = "torch%.ops%.([%w_%.]+)" },
+    { id = "dynamo_txt", name = "^dynamo_.*graph.*%.p?b?txt$", node = 'name:%s*"([^"]+)"' },
+    { id = "ge_onnx", name = "^ge_onnx.*%.pbtxt$", node = 'name:%s*"([^"]+)"' },
+    { id = "ge_proto", name = "^ge_proto.*%.txt$", node = 'name:%s*"([^"]+)"' },
+  },
+  -- where the card number comes from: the file name first, then the folders (Lua patterns)
+  card = { "device_?(%d+)", "global_rank_?(%d+)", "rank_?(%d+)", "^(%d+)$" },
+}

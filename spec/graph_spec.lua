@@ -1,0 +1,64 @@
+local core = require "ascope_core"
+local h = require "helper"
+local graph = require "ascope.graph"
+
+-- an atc --json graph with the given node names (and some nodes that are filtered out)
+local function atc(path, names)
+  local ops = { '{"name": "Data_0", "type": "Data"}' }
+  for i, n in ipairs(names) do
+    ops[#ops + 1] = ('{"name": "%s", "type": "%s", "attr": [{"key": "id", "value": {"i": %d}}]}'):format(n, n:gsub("_%d+$", ""), i)
+    ops[#ops + 1] = ('{"name": "Cast_%d", "type": "Cast"}'):format(i)
+  end
+  h.write(path, '{"graph": [{"name": "ge_default", "op": [' .. table.concat(ops, ", ") .. "]}]}")
+end
+
+describe("graph", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  it("gives the three verdicts with the exact divergence", function()
+    local D, C = "MoeDistributeDispatchV2_1", "MoeDistributeCombineV2_1"
+    local D2, C2 = "MoeDistributeDispatchV2_2", "MoeDistributeCombineV2_2"
+    atc(dir .. "/graph_1_device0.json", { D, C, D2, C2 })
+    atc(dir .. "/graph_1_device1.json", { D, C, D2, C2 })
+    atc(dir .. "/graph_1_device2.json", { D, C, C2, D2 })
+    atc(dir .. "/graph_1_device3.json", { D, C, D2 })
+    -- a torchair text graph in a global_rank folder
+    h.write(dir .. "/world8global_rank4/dynamo_original_graph_1.txt",
+      table.concat({ 'node { name: "arg0" }', ('node { name: "%s" op: "X" }'):format(D), ('node { name: "%s" }'):format(C),
+                     ('node { name: "%s" }'):format(D2), ('node { name: "%s" }'):format(C2) }, "\n"))
+    local r = assert(graph.run(dir))
+    assert.same({ 0, 1, 2, 3, 4 }, r.cards)
+    assert.same({ D, C, D2, C2 }, r.graphs[0].nodes)
+    local v = {}
+    for _, p in ipairs(r.pairs) do v[p.b] = p end
+    assert.equal("identical", v[1].verdict)
+    assert.equal("order", v[2].verdict)
+    assert.equal(2, v[2].first_divergence)
+    assert.same({ D2, C2 }, v[2].at)
+    assert.equal("count", v[3].verdict)
+    assert.same({ [C2] = { 1, 0 } }, v[3].counts)
+    assert.equal("identical", v[4].verdict)
+    local code, out = h.run("graph", "GRAPH_PATH=" .. dir, "-o", dir .. "/out")
+    assert.equal(0, code)
+    assert.truthy(out:find("[ERROR] card 0 vs card 2: same nodes in another order; first difference at index 2", 1, true))
+    assert.truthy(out:find("[ERROR] card 0 vs card 3: node counts differ: " .. C2 .. " 1 vs 0", 1, true))
+    local s = core.json.load(dir .. "/out/graph_summary.json")
+    assert.equal(4, #s.cards["2"])
+    assert.equal("order", s.pairs[2].verdict)
+    assert.equal(2, s.pairs[2].first_divergence)
+    assert.same({ 1, 0 }, s.pairs[3].counts[C2])
+  end)
+
+  it("reports a graph file whose card cannot be told, and a user filter", function()
+    atc(dir .. "/graph_a.json", { "MoeDistributeDispatchV2_1" })
+    atc(dir .. "/graph_x_device0.json", { "MoeDistributeDispatchV2_1", "AllToAllV_1" })
+    local r = assert(graph.run(dir, { filter = "AllToAll" }))
+    assert.same({ "AllToAllV_1" }, r.graphs[0].nodes)
+    assert.equal(1, #r.failed)
+    assert.truthy(r.failed[1].reason:find("cannot tell the card", 1, true))
+    local code = h.run("graph", dir, "-o", dir .. "/out")
+    assert.equal(1, code)
+  end)
+end)
