@@ -144,3 +144,96 @@ int asc_cpu_count(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? (int)n : 1;
 }
+
+typedef struct {
+  size_t at; /* offset in the buffer */
+} hit;
+
+static int cmp_size(const void *a, const void *b) {
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+int asc_grep(const char *path, const char *const *literals, size_t nlit,
+             int (*fn)(void *ud, long long line, const char *text, size_t len), void *ud, asc_error *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(errno));
+  size_t cap = 1 << 22, have = 0, hcap = 1024;
+  char *buf = malloc(cap);
+  size_t *hits = malloc(hcap * sizeof *hits);
+  int rc = 0;
+  long long line = 1; /* line number of buf[0] */
+  if (!buf || !hits) {
+    rc = asc_fail(err, path, -1, 0, 0, "out of memory");
+    goto done;
+  }
+  for (;;) {
+    size_t n = fread(buf + have, 1, cap - have, f);
+    int eof = n == 0;
+    have += n;
+    if (eof && ferror(f)) {
+      rc = asc_fail(err, path, -1, 0, 0, "read error: %s", strerror(errno));
+      goto done;
+    }
+    /* complete lines only, unless the file ends */
+    size_t end = have;
+    if (!eof) {
+      char *nl = memrchr(buf, '\n', have);
+      if (!nl) {
+        if (have == cap) { /* one line longer than the buffer: grow */
+          char *nb = realloc(buf, cap * 2);
+          if (!nb) {
+            rc = asc_fail(err, path, -1, 0, 0, "out of memory");
+            goto done;
+          }
+          buf = nb;
+          cap *= 2;
+        }
+        continue;
+      }
+      end = (size_t)(nl - buf) + 1;
+    }
+    /* every match of every literal, as offsets of their line starts */
+    size_t nh = 0;
+    for (size_t k = 0; k < nlit; k++) {
+      size_t ll = strlen(literals[k]);
+      const char *p = buf, *stop = buf + end;
+      while (ll && p < stop && (p = memmem(p, (size_t)(stop - p), literals[k], ll)) != NULL) {
+        const char *ls = p;
+        while (ls > buf && ls[-1] != '\n') ls--;
+        if (nh == hcap) {
+          size_t *nhits = realloc(hits, hcap * 2 * sizeof *hits);
+          if (!nhits) {
+            rc = asc_fail(err, path, -1, 0, 0, "out of memory");
+            goto done;
+          }
+          hits = nhits;
+          hcap *= 2;
+        }
+        hits[nh++] = (size_t)(ls - buf);
+        const char *le = memchr(p, '\n', (size_t)(stop - p));
+        p = le ? le + 1 : stop; /* one hit per line and literal */
+      }
+    }
+    if (nh > 1) qsort(hits, nh, sizeof *hits, cmp_size);
+    size_t pos = 0;
+    for (size_t i = 0; i < nh && rc == 0; i++) {
+      if (i > 0 && hits[i] == hits[i - 1]) continue;
+      for (const char *q = buf + pos; (q = memchr(q, '\n', (size_t)(buf + hits[i] - q))) != NULL; q++) line++;
+      pos = hits[i];
+      const char *le = memchr(buf + pos, '\n', end - pos);
+      size_t len = (size_t)((le ? le : buf + end) - (buf + pos));
+      if (len && buf[pos + len - 1] == '\r') len--;
+      if (fn(ud, line, buf + pos, len)) rc = 1;
+    }
+    for (const char *q = buf + pos; (q = memchr(q, '\n', (size_t)(buf + end - q))) != NULL; q++) line++;
+    memmove(buf, buf + end, have - end);
+    have -= end;
+    if (eof || rc) break;
+  }
+done:
+  free(buf);
+  free(hits);
+  fclose(f);
+  return rc < 0 ? -1 : 0;
+}

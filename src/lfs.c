@@ -109,6 +109,46 @@ static int l_realpath(lua_State *L) {
 
 static int l_remove_tree(lua_State *L);
 
+typedef struct {
+  lua_State *L;
+  asc_col *lines, *texts;
+  asc_strtab *st;
+  int oom;
+} grep_ctx;
+
+static int grep_hit(void *ud, long long line, const char *text, size_t len) {
+  grep_ctx *g = ud;
+  uint32_t id;
+  if (asc_col_push_i64(g->lines, line) || asc_strtab_intern(g->st, text, len, &id) || asc_col_push_str(g->texts, id))
+    return g->oom = 1;
+  return 0;
+}
+
+/* fs.grep(path, {literal, ...}) -> lines (integer column), texts (string column) of the lines
+ * holding any of the literals, or nil, message */
+static int l_grep(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  int n = (int)lua_rawlen(L, 2);
+  const char **lits = lua_newuserdatauv(L, (size_t)(n + 1) * sizeof *lits, 0);
+  for (int i = 0; i < n; i++) {
+    lua_rawgeti(L, 2, i + 1);
+    lits[i] = luaL_checkstring(L, -1);
+    lua_pop(L, 1); /* kept alive by the table */
+  }
+  asc_col a, b;
+  asc_col_init(&a, ASC_I64);
+  asc_col_init(&b, ASC_STR);
+  grep_ctx g = {L, lasc_pushcolumn(L, &a, 0), NULL, NULL, 0};
+  g.texts = lasc_pushcolumn(L, &b, 0);
+  g.st = lasc_pushstrings(L);
+  lua_pop(L, 1);
+  asc_error err;
+  if (asc_grep(path, lits, (size_t)n, grep_hit, &g, &err)) return lasc_pusherror(L, &err);
+  if (g.oom) return luaL_error(L, "out of memory");
+  return 2;
+}
+
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* fs.list(dir) -> sorted names in dir (not recursive, without . and ..) or nil, message */
@@ -153,6 +193,7 @@ int lasc_open_fs(lua_State *L) {
                                  {"isatty", l_isatty},
                                  {"realpath", l_realpath},
                                  {"list", l_list},
+                                 {"grep", l_grep},
                                  {"remove_tree", l_remove_tree},
                                  {NULL, NULL}};
   luaL_newlib(L, fns);

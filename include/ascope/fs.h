@@ -27,4 +27,11 @@ int asc_walk(const char *root, int (*fn)(void *ud, const char *path, int is_dir)
 
 int asc_cpu_count(void);
 
+/* Stream a text file and call fn for every line that contains at least one of the literals
+ * (line numbers from 1; the line without its end of line). Lines of any length; fn returns
+ * non-zero to stop. The literals are searched with memmem over whole buffers, so files of
+ * gigabytes where few lines match are read at memory speed. */
+int asc_grep(const char *path, const char *const *literals, size_t nlit,
+             int (*fn)(void *ud, long long line, const char *text, size_t len), void *ud, asc_error *err);
+
 #endif

@@ -13,6 +13,7 @@ M.commands = {
   timeline = "ascope.commands.timeline",
   opjitter = "ascope.commands.opjitter",
   graph = "ascope.commands.graph",
+  plog = "ascope.commands.plog",
 }
 
 local GLOBAL_FLAGS = {

@@ -3,7 +3,8 @@
 --   ascope run spec/bench/run.lua [--size-mb 1024] [--rows 1000000] [--dir /tmp/ascope-bench] [--keep]
 local core = require "ascope_core"
 
-local opts = { size_mb = 1024, rows = 1000000, dir = "/tmp/ascope-bench", keep = false, build = "build" }
+local opts = { size_mb = 1024, rows = 1000000, dir = "/tmp/ascope-bench", keep = false, build = "build",
+               plog_mb = 2048, cards = 16, kernel_rows = 200000 }
 local i = 1
 while i <= #arg do
   local a = arg[i]
@@ -162,6 +163,61 @@ local function gen_csv(path, rows, t_end)
   f:close()
 end
 
+-- a plog folder of target_bytes: mostly INFO/DEBUG lines, one error line in about 2000
+local function gen_plog(dir_, target_bytes)
+  local written, n, parts = 0, 0, {}
+  local files = 4
+  for k = 1, files do
+    local f = assert(io.open(("%s/device-%d/plog-%d_20240601.log"):format(dir_, k - 1, 4000 + k), "wb"))
+    f:setvbuf("full", 1 << 22)
+    while written < target_bytes * k / files do
+      n = n + 1
+      local l
+      if n % 2000 == 0 then
+        l = ("[ERROR] RUNTIME(4000,python):2024-06-01-10:00:%02d.%03d.000 [device_error_proc.cc:816]4001 "
+          .. "errcode:(0x800000, 0, 0) device_id=%d, stream_id=5, task_id=%d, fault kernel_name=MoeDistributeDispatchV2_x_mix_aiv")
+          :format(n % 60, n % 1000, k - 1, n)
+      elseif n % 3 == 0 then
+        l = ("[DEBUG] HCCL(4000,python):2024-06-01-10:00:%02d.%03d.000 [transport.cc:%d]4002 link %d state ok, bytes=%d")
+          :format(n % 60, n % 1000, n % 900, n % 64, n * 7)
+      else
+        l = ("[INFO] RUNTIME(4000,python):2024-06-01-10:00:%02d.%03d.000 [stream.cc:%d]4001 stream %d task %d launched")
+          :format(n % 60, n % 1000, n % 500, n % 16, n)
+      end
+      parts[#parts + 1] = l
+      written = written + #l + 1
+      if #parts == 8192 then
+        f:write(table.concat(parts, "\n"), "\n")
+        parts = {}
+      end
+    end
+    if #parts > 0 then f:write(table.concat(parts, "\n"), "\n") end
+    parts = {}
+    f:close()
+  end
+end
+
+local function gen_kernels(dir_, cards, rows)
+  for c = 0, cards - 1 do
+    local f = assert(io.open(("%s/card_%d/kernel_details.csv"):format(dir_, c), "wb"))
+    f:setvbuf("full", 1 << 22)
+    f:write("Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),aiv_vec_time(us),aiv_scalar_time(us),",
+      "aiv_mte2_time(us),aiv_mte3_time(us)\n")
+    local parts = {}
+    for i = 1, rows do
+      local t = ({ "MoeDistributeDispatchV2", "MoeDistributeCombineV2", "MatMulV2", "Add", "Cast" })[i % 5 + 1]
+      parts[#parts + 1] = ("1,%s_%d,%s,AI_VECTOR_CORE,%d.000,%d.%03d,%d.5,%d.25,%d.0,%d.0"):format(t, i % 97, t, i,
+        50 + (i * 7 + c * 13) % 40, i % 1000, 100 + (i + c) % 30, 20 + i % 5, 30 + c % 3, 40 + i % 7)
+      if #parts == 8192 then
+        f:write(table.concat(parts, "\n"), "\n")
+        parts = {}
+      end
+    end
+    if #parts > 0 then f:write(table.concat(parts, "\n"), "\n") end
+    f:close()
+  end
+end
+
 -- ---------- run ----------
 local dir = opts.dir
 assert(core.fs.mkdirs(dir))
@@ -193,6 +249,18 @@ core.fs.write(rank0 .. "/profiler_info_0.json", '{"rank_id": 0}')
 core.fs.write(rank1 .. "/profiler_info_1.json", '{"rank_id": 1}')
 os.execute(("ln -sf %s %s/ASCEND_PROFILER_OUTPUT/trace_view.json"):format(trace, rank1))
 os.execute(("ln -sf %s %s/ASCEND_PROFILER_OUTPUT/operator_memory.csv"):format(csvp, rank1))
+local plog_dir, kernel_dir = dir .. "/plog", dir .. "/kernels"
+local pstamp = ("%s/generated-plog-%d-%d-%d"):format(dir, opts.plog_mb, opts.cards, opts.kernel_rows)
+if not core.fs.stat(pstamp) then
+  local clock = os.clock()
+  for k = 0, 3 do assert(core.fs.mkdirs(("%s/device-%d"):format(plog_dir, k))) end
+  for c = 0, opts.cards - 1 do assert(core.fs.mkdirs(("%s/card_%d"):format(kernel_dir, c))) end
+  gen_plog(plog_dir, opts.plog_mb * 1024 * 1024)
+  gen_kernels(kernel_dir, opts.cards, opts.kernel_rows)
+  core.fs.write(pstamp, "")
+  io.write(("  generated %d MiB of plog and %d cards x %d kernel rows in %.1f s\n"):format(opts.plog_mb, opts.cards,
+    opts.kernel_rows, os.clock() - clock))
+end
 local trace_bytes = core.fs.stat(trace).size
 local csv_bytes = core.fs.stat(csvp).size
 io.write(("  trace_view.json %.1f MiB, operator_memory.csv %.1f MiB\n\n"):format(trace_bytes / 2 ^ 20, csv_bytes / 2 ^ 20))
@@ -208,6 +276,10 @@ local memt, mem_rss = measure("ascope memory, one rank (all outputs)", asc, "mem
 local j1 = measure("ascope memory, two ranks, -j 1", asc, "memory", dir .. "/train", "-o", dir .. "/out2", "-q", "-j", "1")
 local j2 = measure("ascope memory, two ranks, -j 2", asc, "memory", dir .. "/train", "-o", dir .. "/out3", "-q", "-j", "2")
 local tlt, tl_rss = measure("ascope timeline, one rank (all dimensions)", asc, "timeline", trace, "-o", dir .. "/out4", "-q")
+sh("cat " .. plog_dir .. "/*/* > /dev/null")
+local plt = measure(("ascope plog, %d MiB of logs"):format(opts.plog_mb), asc, "plog", plog_dir, "-o", dir .. "/out5", "-q")
+local ojt = measure(("ascope opjitter, %d cards x %d rows"):format(opts.cards, opts.kernel_rows), asc, "opjitter",
+  kernel_dir, "-o", dir .. "/out6", "-q")
 
 local function row(what, value, target_text, ok)
   io.write(("  %-52s %-14s target %-14s %s\n"):format(what, value, target_text, ok and "met" or "NOT MET"))
@@ -227,6 +299,8 @@ row("ascope timeline time / no-op yajl parse of the trace", ("%.2f x"):format(tl
   tlt / noop_json <= 1.5)
 row("ascope timeline peak RSS / trace size", ("%.1f%%"):format(tl_rss / trace_bytes * 100), "< 25%",
   tl_rss < trace_bytes * 0.25)
+row("ascope plog throughput", ("%.0f MiB/s"):format(opts.plog_mb / plt), ">= 100 MiB/s", opts.plog_mb / plt >= 100)
+row("ascope opjitter time", ("%.2f s"):format(ojt), "< 10 s", ojt < 10)
 if not opts.keep then
-  for _, d in ipairs({ "/out1", "/out2", "/out3", "/out4" }) do core.fs.remove_tree(dir .. d) end
+  for _, d in ipairs({ "/out1", "/out2", "/out3", "/out4", "/out5", "/out6" }) do core.fs.remove_tree(dir .. d) end
 end

@@ -1,0 +1,119 @@
+--- `ascope plog`: classify the errors in Ascend plog and device logs.
+local plog = require "ascope.plog"
+local errors = require "ascope.errors"
+local writer = require "ascope.report.writer"
+local i18n = require "ascope.i18n"
+local core = require "ascope_core"
+
+local M = {}
+
+M.spec = {
+  name = "plog",
+  args = "PLOG_PATH [-o OUT] [options]",
+  summary = {
+    en = "classify the errors in Ascend plog/device logs and find each card's failing kernel",
+    zh = "对 plog/device 日志中的错误分类，并找出每张卡失败的 kernel 与算子",
+  },
+  details = {
+    en = [[Reads every log file under PLOG_PATH (streamed, any size). [ERROR] lines (and the classifiers
+marked any_level, such as the UB link ras_code) are matched against rules/plog.lua: counts per
+category with the first lines of each (file:line), fields (device_id, stream_id, task_id, kernel_name,
+origin_op_name, error code), each card's failing kernel and op, and whether every card failed on
+a dispatch/combine kernel. Writes OUT/error_plog.csv and OUT/plog_summary.json.]],
+    zh = [[读取 PLOG_PATH 下全部日志（流式，任意大小），按 rules/plog.lua 对 ERROR 行（及 any_level 分类器，如 UB 链路
+ras_code）分类：各类数量与前几条原始日志、提取字段、每张卡失败的 kernel 与算子、是否所有卡都失败在 dispatch/combine 上。
+输出 error_plog.csv 与 plog_summary.json。]],
+  },
+  options = {
+    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
+    { "plog-path", arg = "PATH", alias_of = "input" },
+    { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/plog.lua" },
+  },
+  keys = { PLOG_PATH = "plog-path" },
+  examples = { "ascope plog /root/ascend/log -o out", "ascope plog PLOG_PATH=logs --rules my_classifiers.lua" },
+}
+
+local FIELDS = { "device_id", "stream_id", "report_stream_id", "task_id", "kernel_name", "origin_op_name", "error_code" }
+
+local function array(t) return setmetatable(t or {}, { __jsontype = "array" }) end
+
+function M.data(res)
+  local cats = {}
+  for id, c in pairs(res.categories) do
+    local ex = array()
+    for i, e in ipairs(c.examples) do ex[i] = { file = e.file, line = e.line, text = e.text } end
+    cats[id] = { count = c.count, title = i18n.pick(c.classifier.title), category = c.classifier.category,
+                 advice = i18n.pick(c.classifier.advice), doc = c.classifier.doc, examples = ex }
+  end
+  local failures = array()
+  for i, f in ipairs(res.failures) do
+    failures[i] = { card = f.card, kernel_name = f.kernel_name, origin_op_name = f.origin_op_name,
+                    stream_id = f.stream_id, task_id = f.task_id, file = f.file, line = f.line }
+  end
+  local non_moe = array()
+  for i, f in ipairs(res.non_moe_failures) do non_moe[i] = { card = f.card, kernel_name = f.kernel_name } end
+  local failed = array()
+  for i, f in ipairs(res.failed) do failed[i] = { path = f.path, reason = f.reason } end
+  return { input = res.input, files = #res.files, categories = cats, failures = failures,
+           non_moe_failures = non_moe, failed = failed }
+end
+
+function M.main(opts, words)
+  local input = opts.input or words[1]
+  if not input then errors.usage("ascope plog needs PLOG_PATH; see 'ascope help plog'") end
+  local res, err = plog.run(input, { rules = opts.rules })
+  if not res then error(err, 0) end
+  if #res.files == 0 then error(input .. ": no log files found", 0) end
+  local out = opts.output
+  local w, werr = core.csv.writer(out .. "/error_plog.csv", { bom = true })
+  if not w then error(werr, 0) end
+  local header = { "错误类型", "错误信息", "card", "file", "line", "time" }
+  for _, f in ipairs(FIELDS) do header[#header + 1] = f end
+  w:row(header)
+  for _, r in ipairs(res.records) do
+    local row = { i18n.pick(r.classifier.title), r.text, r.card or "", r.file, r.line, r.time or "" }
+    for _, f in ipairs(FIELDS) do row[#row + 1] = r.fields[f] or "" end
+    w:row(row)
+  end
+  local ok, cerr = w:close()
+  if not ok then error(cerr, 0) end
+  local jw, jerr = writer.open(out .. "/plog_summary.json")
+  if not jw then error(jerr, 0) end
+  jw:write(core.json.encode(M.data(res), { indent = 2 }), "\n")
+  ok, cerr = jw:close()
+  if not ok then error(cerr, 0) end
+
+  print(("[INFO] %d log file(s) under %s"):format(#res.files, input))
+  local ids = {}
+  for id in pairs(res.categories) do ids[#ids + 1] = id end
+  table.sort(ids, function(a, b)
+    local ca, cb = res.categories[a].count, res.categories[b].count
+    if ca ~= cb then return ca > cb end
+    return a < b
+  end)
+  for _, id in ipairs(ids) do
+    local c = res.categories[id]
+    local cl = c.classifier
+    print(("[INFO] %s: %d line(s)%s"):format(i18n.pick(cl.title), c.count,
+      cl.advice and (" - " .. i18n.pick(cl.advice)) or "" ))
+    for _, e in ipairs(c.examples) do print(("    %s:%d: %s"):format(e.file, e.line, e.text)) end
+  end
+  for _, f in ipairs(res.failures) do
+    print(("[INFO] card %d failed on kernel %s, op %s (stream %s, task %s) at %s:%d"):format(f.card,
+      f.kernel_name or "?", f.origin_op_name or "?", f.stream_id or "?", f.task_id or "?", f.file, f.line))
+  end
+  if #res.failures > 0 then
+    if #res.non_moe_failures == 0 then
+      print("[INFO] every card failed on a dispatch/combine kernel")
+    else
+      for _, f in ipairs(res.non_moe_failures) do
+        print(("[ERROR] card %d did not fail on a dispatch/combine kernel but on %s"):format(f.card, f.kernel_name or "?"))
+      end
+    end
+  end
+  for _, f in ipairs(res.failed) do print("[ERROR] " .. f.reason) end
+  print(("plog: results in %s/error_plog.csv, %s/plog_summary.json"):format(out, out))
+  return #res.failed > 0 and 1 or 0
+end
+
+return M
