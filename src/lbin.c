@@ -390,6 +390,10 @@ static int m_npy(lua_State *L) {
   lua_setfield(L, -2, "fortran");
   lua_pushinteger(L, (lua_Integer)h.count);
   lua_setfield(L, -2, "count");
+  lua_pushinteger(L, (lua_Integer)h.data_off);
+  lua_setfield(L, -2, "offset"); /* where the data starts in the view */
+  lua_pushinteger(L, h.itemsize);
+  lua_setfield(L, -2, "itemsize");
   lua_createtable(L, h.ndim, 0);
   for (int i = 0; i < h.ndim; i++) {
     lua_pushinteger(L, (lua_Integer)h.shape[i]);

@@ -253,6 +253,7 @@ static int writer_columns(lua_State *L) {
   asc_csv_writer *w = check_writer(L);
   writer_ud *u = lua_touserdata(L, 1);
   luaL_checktype(L, 2, LUA_TTABLE);
+  lua_settop(L, 3); /* the order (or nil) stays at 3, below what the loop pushes */
   int ncols = (int)lua_rawlen(L, 2);
   colspec *cs = lua_newuserdatauv(L, (size_t)(ncols + 1) * sizeof *cs, 0);
   size_t nrows = (size_t)-1;

@@ -14,6 +14,7 @@ M.commands = {
   opjitter = "ascope.commands.opjitter",
   graph = "ascope.commands.graph",
   plog = "ascope.commands.plog",
+  moe = "ascope.commands.moe",
 }
 
 local GLOBAL_FLAGS = {

@@ -1,0 +1,139 @@
+--- MoE dispatch/combine hang analysis of window dumps. Pure functions of views, layouts and
+-- parameters; the numbering follows the field engineers' script (1 input checks, 2 execution
+-- order, 3 dispatch status bits, 4 combine status bits, 6 cross-card, 7 epSendCounts/expandIdx).
+local M = {}
+
+local function most_common(values)
+  local count, best, best_n = {}, nil, -1
+  for _, v in ipairs(values) do
+    count[v] = (count[v] or 0) + 1
+    if count[v] > best_n or (count[v] == best_n and v < best) then best, best_n = v, count[v] end
+  end
+  return best
+end
+M.most_common = most_common
+
+--- Split total over n cores: base each, the remainder one each to the first cores.
+function M.split(total, n)
+  local out = {}
+  if n <= 0 then return out end
+  local base, rem = total // n, total % n
+  for c = 1, n do out[c] = base + (c <= rem and 1 or 0) end
+  return out
+end
+
+--- Per-core blocks of one side (dispatch or combine): {cores, values = field -> list, ...}
+function M.read_side(win, layout, side)
+  local area = layout[side].info
+  local nblocks = (area[2] - area[1]) // layout.block_bytes
+  local fields = { head = { 0, "i32", layout.in_use_words } }
+  for name, word in pairs(layout.fields) do fields[name] = { word * 4, "i32" } end
+  local blocks = win:structs(area[1], nblocks, { size = layout.block_bytes, fields = fields })
+  local cores = nblocks
+  for i, b in ipairs(blocks) do
+    local zero = true
+    for _, w in ipairs(b.head) do if w ~= 0 then zero = false break end end
+    if zero then
+      cores = i - 1
+      break
+    end
+  end
+  local s = { cores = cores, per_core = {}, deviations = {} }
+  for name in pairs(layout.fields) do
+    local list = {}
+    for c = 1, cores do list[c] = blocks[c][name] end
+    s.per_core[name] = list
+    local common = most_common(list)
+    s[name] = common
+    for c, v in ipairs(list) do
+      if v ~= common then
+        s.deviations[name] = s.deviations[name] or {}
+        s.deviations[name][c - 1] = v
+      end
+    end
+  end
+  s.waiting_cores = {}
+  for c, pos in ipairs(s.per_core.position or {}) do
+    if pos == layout.waiting_position then s.waiting_cores[#s.waiting_cores + 1] = c - 1 end
+  end
+  return s
+end
+
+--- Status bits of one side: which slots of each core arrived in the live buffer.
+-- expected: slots per core (list over cores in use). Fills s.missing_slots (core -> local slots).
+function M.status(win, layout, side, s, per_core_slots)
+  local flag = s.flag or 0
+  local live = layout.live_buffer == "other" and (flag == 0 and 1 or 0) or flag
+  local region = layout[side].status[live]
+  local nslots = (region[2] - region[1]) // layout.slot_bytes
+  s.live_status_buffer = live
+  s.slots_per_core = per_core_slots
+  local total = 0
+  for _, n in ipairs(per_core_slots) do total = total + n end
+  s.total_status_slots = total
+  s.missing_slots = {}
+  if total > nslots then
+    s.status_error = ("expected %d status slots but the %s status buffer %d holds %d"):format(total, side, live, nslots)
+    return s
+  end
+  local words = win:array("i32", region[1] + layout.slot_word * 4, nslots, layout.slot_bytes)
+  s.status_words = words
+  local at = 0
+  for c, n in ipairs(per_core_slots) do
+    local miss = {}
+    for j = 0, n - 1 do
+      if words[at + j + 1] == layout.not_arrived then miss[#miss + 1] = j end
+    end
+    if #miss > 0 then s.missing_slots[c - 1] = miss end
+    at = at + n
+  end
+  return s
+end
+
+--- Expected expandIdx of one card: for each (token, k) in order, how many of this card's
+-- earlier (token, k) went to the same expert.
+function M.expected_expand_idx(ids, k)
+  local seen, out = {}, {}
+  for i = 1, #ids do
+    local e = ids[i]
+    out[i] = seen[e] or 0
+    seen[e] = (seen[e] or 0) + 1
+  end
+  return out
+end
+
+--- Expected epSendCounts of every card: for each local expert and each source rank, the
+-- number of (token, k) routed there, accumulated in (expert, rank) order.
+-- cards: rank -> {ids (list), k}; layout of experts: the first `shared` ranks hold no routed
+-- experts, the others hold `local_n` consecutive experts each.
+function M.expected_send_counts(cards, ep, shared, local_n)
+  local per_expert = {} -- expert -> rank -> count
+  local triples = {}    -- expert -> list of {rank, token, k}
+  for rank = 0, ep - 1 do
+    local c = cards[rank]
+    if c and c.ids then
+      for i = 1, #c.ids do
+        local e = c.ids[i]
+        per_expert[e] = per_expert[e] or {}
+        per_expert[e][rank] = (per_expert[e][rank] or 0) + 1
+        triples[e] = triples[e] or {}
+        table.insert(triples[e], { rank, (i - 1) // c.k, (i - 1) % c.k })
+      end
+    end
+  end
+  local counts = {}
+  for rank = shared, ep - 1 do
+    local list, acc = {}, 0
+    for le = 0, local_n - 1 do
+      local e = (rank - shared) * local_n + le
+      for src = 0, ep - 1 do
+        acc = acc + ((per_expert[e] or {})[src] or 0)
+        list[#list + 1] = acc
+      end
+    end
+    counts[rank] = list
+  end
+  return counts, triples
+end
+
+return M

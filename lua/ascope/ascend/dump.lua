@@ -1,0 +1,178 @@
+--- Ascend exception dumps of the MoE dispatch/combine kernels, in the three forms found in the
+-- field, reduced to the same thing: the window region (a bin view of its last 1 MiB), the
+-- operator's int32 inputs, and the name of the operator that raised the exception.
+--   raw dump     8-byte little-endian header length, a protobuf DumpData header, then the
+--                input, output, buffer and workspace bytes in that order (the file size must add
+--                up); the window is in workspace space[1]
+--   msaicerr     files split by CANN's msaicerr: *.workspace.<i>.*.npy, *.input.<i>.*.bin|npy
+--   mc2 window   mc2_exception_info_<op>.<stream>.<task>.<ts>: the window itself
+local core = require "ascope_core"
+local discover = require "ascope.ascend.discover"
+local bin, fs = core.bin, core.fs
+
+local M = {}
+
+local SHAPE = { [1] = { "dim", "int", repeated = true } }
+--- DumpData (field numbers of Ascend's dump_data.proto)
+M.SCHEMA = {
+  [1] = { "version", "string" },
+  [2] = { "dump_time", "int" },
+  [3] = { "output", "message", { [1] = { "data_type", "int" }, [2] = { "format", "int" }, [3] = { "shape", "message", SHAPE },
+                                 [5] = { "data", "bytes" }, [6] = { "size", "int" } }, repeated = true },
+  [4] = { "input", "message", { [1] = { "data_type", "int" }, [2] = { "format", "int" }, [3] = { "shape", "message", SHAPE },
+                                [4] = { "data", "bytes" }, [5] = { "size", "int" } }, repeated = true },
+  [5] = { "buffer", "message", { [1] = { "buffer_type", "int" }, [2] = { "data", "bytes" }, [3] = { "size", "int" } },
+          repeated = true },
+  [6] = { "op_name", "string" },
+  [8] = { "space", "message", { [1] = { "type", "int" }, [2] = { "data", "bytes" }, [3] = { "size", "int" } },
+          repeated = true },
+}
+
+--- A raw dump: {view, header, inputs = {[i] = {offset, size, shape}}, spaces = {[i] = {offset, size}}}
+-- (0-based indexes) or nil, message naming the file and what does not add up.
+function M.read_raw(path)
+  local v, err = bin.open(path)
+  if not v then return nil, err end
+  local size = v:size()
+  if size < 8 then return nil, ("%s: %d bytes, too short for a dump header"):format(path, size) end
+  local hl = v:read("u64", 0)
+  if hl < 0 or 8 + hl > size then
+    return nil, ("%s: header length %d runs past the end of the %d-byte file (truncated?)"):format(path, hl, size)
+  end
+  local ok, header = pcall(v.protobuf, v, M.SCHEMA, 8, hl)
+  if not ok then return nil, tostring(header) end
+  local at = 8 + hl
+  local parts = { inputs = {}, outputs = {}, buffers = {}, spaces = {} }
+  local function place(list, into)
+    for i, item in ipairs(list or {}) do
+      local n = item.size or 0
+      into[i - 1] = { offset = at, size = n, shape = item.shape and item.shape.dim or {}, data_type = item.data_type }
+      at = at + n
+    end
+  end
+  place(header.input, parts.inputs)
+  place(header.output, parts.outputs)
+  place(header.buffer, parts.buffers)
+  place(header.space, parts.spaces)
+  if at ~= size then
+    return nil, ("%s: the dump does not add up: header and data need %d bytes (8 + header %d + inputs, outputs, "
+      .. "buffers, workspaces), the file has %d%s"):format(path, at, hl, size, at > size and " (truncated?)" or "")
+  end
+  parts.view, parts.header, parts.path = v, header, path
+  return parts
+end
+
+--- The files of one card folder, by kind.
+function M.card_files(dir)
+  local files = { workspace = {}, input = {}, raw = {}, window = {}, kernels = {} }
+  for _, p in ipairs(fs.walk(dir)) do
+    local name = discover.basename(p)
+    local wi = name:match("%.workspace%.(%d+)%..*%.npy$") or name:match("%.workspace%.(%d+)%.npy$")
+    local ii = name:match("%.input%.(%d+)%..*%.[bn][ip][ny]$") or name:match("%.input%.(%d+)%.[bn][ip][ny]$")
+    if wi then
+      files.workspace[tonumber(wi)] = p
+    elseif ii then
+      files.input[tonumber(ii)] = p
+    elseif name:match("^mc2_exception_info") then
+      files.window[#files.window + 1] = p
+    elseif name:match("_host%.o$") then
+      files.kernels[#files.kernels + 1] = p
+    elseif not name:match("%.npy$") and not name:match("%.csv$") and not name:match("%.o$") and not name:match("%.json$")
+      and not name:match("%.txt$") and not name:match("%.log$") then
+      files.raw[#files.raw + 1] = p
+    end
+  end
+  return files
+end
+
+--- int32 values of an input: a column and its shape ({} when unknown).
+local function int32_input(v, offset, size, shape)
+  local n = size // 4
+  return v:array("i32", offset, n), shape
+end
+
+local function npy_input(path)
+  local v, err = bin.open(path)
+  if not v then return nil, err end
+  if path:match("%.bin$") then return v:array("i32", 0, v:size() // 4), {} end
+  local a, nerr = v:npy()
+  if not a then return nil, nerr end
+  return a.data, a.shape
+end
+
+--- The last window_bytes of a region of a view.
+local function tail(view, offset, size, want)
+  if size < want then return nil, ("the window region has %d bytes, %d expected"):format(size, want) end
+  return view:sub(offset + size - want, want)
+end
+
+--- Everything one card folder gives: {window (view), inputs = {[i] = {values, shape}}, op, source}
+-- or nil, message. soc: the socs entry of rules/win_layout.lua; want: the window size.
+function M.read_card(dir, soc, want)
+  local files = M.card_files(dir)
+  local out = { inputs = {}, sources = {} }
+  -- the operator: the dump header, else the kernel object, else the file names
+  for _, k in ipairs(files.kernels) do
+    local op = discover.basename(k):match("^(MoeDistribute%a+V%d)_")
+    if op then out.op, out.op_source = op, k end
+  end
+  local raw
+  for _, p in ipairs(files.raw) do
+    local r, err = M.read_raw(p)
+    if not r then return nil, err end
+    raw = r
+    out.sources[#out.sources + 1] = p
+    if r.header.op_name and r.header.op_name ~= "" then out.op, out.op_source = r.header.op_name, p end
+    for i, inp in pairs(r.inputs) do
+      out.inputs[i] = { int32_input(r.view, inp.offset, inp.size, inp.shape) }
+    end
+    break
+  end
+  for i, p in pairs(files.input) do
+    if not out.inputs[i] then
+      local values, shape = npy_input(p)
+      if not values then return nil, shape end
+      out.inputs[i] = { values, shape }
+      out.sources[#out.sources + 1] = p
+    end
+  end
+  if soc.window == "workspace" then
+    local wi = soc.workspace_index or 1
+    if raw and raw.spaces[wi] then
+      local s = raw.spaces[wi]
+      local w, err = tail(raw.view, s.offset, s.size, want)
+      if not w then return nil, raw.path .. ": workspace " .. wi .. ": " .. err end
+      out.window = w
+    elseif files.workspace[wi] then
+      local p = files.workspace[wi]
+      local v, err = bin.open(p)
+      if not v then return nil, err end
+      local a, nerr = v:npy()
+      if not a then return nil, nerr end
+      local bytes = a.count * a.itemsize
+      local w, terr = tail(v, a.offset, bytes, want)
+      if not w then return nil, p .. ": " .. terr end
+      out.window = w
+      out.sources[#out.sources + 1] = p
+    end
+  else
+    local p = files.window[1]
+    if p then
+      local v, err = bin.open(p)
+      if not v then return nil, err end
+      local w, terr = tail(v, 0, v:size(), want)
+      if not w then return nil, p .. ": " .. terr end
+      out.window = w
+      out.sources[#out.sources + 1] = p
+      if not out.op then out.op, out.op_source = discover.basename(p):match("^mc2_exception_info_?([%w]*)"), p end
+      if out.op == "" then out.op = nil end
+    end
+  end
+  if not out.window then
+    return nil, ("%s: no window dump (%s)"):format(dir, soc.window == "workspace"
+      and "a raw dump with a second workspace, or *.workspace.1.*.npy" or "mc2_exception_info_*")
+  end
+  return out
+end
+
+return M

@@ -1,0 +1,91 @@
+--- `ascope moe`: MoE dispatch/combine hang diagnosis from window dumps.
+local moe = require "ascope.moe"
+local report = require "ascope.report.moe"
+local errors = require "ascope.errors"
+local i18n = require "ascope.i18n"
+
+local M = {}
+
+M.spec = {
+  name = "moe",
+  args = "TARGET_DIR=... SOC_VERSION=950|910_93|910B [KEY=VALUE ...] [-o OUT]",
+  summary = {
+    en = "diagnose MoeDistributeDispatch/Combine hangs from the window dumps of every card",
+    zh = "根据各卡 win 区 dump 数据诊断 MoeDistributeDispatch/Combine 卡死",
+  },
+  details = {
+    en = [[Cards are TARGET_DIR/<n>/ in numeric order. Each card folder holds a raw Ascend exception dump,
+files split by msaicerr (*.workspace.<i>.*.npy, *.input.<i>.*.npy|bin), or an mc2_exception_info_*
+window dump; the window is the last 1 MiB of workspace 1 (910_93) or of the mc2 file (950, 910B),
+laid out as rules/win_layout.lua says. Per card: 1 input checks, 2 execution order, 3 dispatch
+and 4 combine status bits, 5 CSV archive; across cards: 6 run counts, expert counts and globalBs,
+7 epSendCounts and expandIdx of the cards stuck in combine. Writes OUT/win_data.csv,
+win_data_list.csv, win_status_list.csv, win_analysis_error.csv, win_all_card_data.csv,
+win_all_card_expandidx.csv (UTF-8 with BOM, --encoding gbk for the old consumers) and
+moe_summary.json. Messages are Chinese unless --lang en. Exit code 1 when a card's dump could not
+be read (the other cards are still analysed).]],
+    zh = [[按数字顺序读取 TARGET_DIR/<n>/ 各卡目录中的原始 dump、msaicerr 拆分文件或 mc2_exception_info 窗口 dump，
+解析 win 区（布局见 rules/win_layout.lua），依次进行 1 输入异常分析、2 执行序分析、3 dispatch 与 4 combine 状态位
+分析、5 数据归档、6 多卡对比、7 epSendCounts/expandIdx 校验，输出 win_*.csv 与 moe_summary.json。]],
+  },
+  options = {
+    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
+    { "target-dir", arg = "DIR", help = "folder of the card folders <n>/" },
+    { "soc-version", arg = "SOC", choices = { "910_93", "950", "910B" }, help = "the SoC the dumps come from" },
+    { "share-expert-card-count", arg = "N", type = "int", min = 0, default = 0, help = "shared-expert cards" },
+    { "sp-moe-num", arg = "N", type = "int", min = 0, default = 0, help = "special experts" },
+    { "tp-worldsize", arg = "N", type = "int", min = 1, default = 1, help = "TP world size" },
+    { "share-expert-num", arg = "N", type = "int", min = 0, default = 0, help = "shared experts" },
+    { "start-a2-cluster", arg = "0|1", choices = { "0", "1" }, default = "0", help = "merge per-machine results (A2)" },
+    { "tool-path", arg = "DIR", help = "accepted for the reference script; not needed" },
+    { "k", arg = "K", type = "int", min = 1, help = "top-k when no expertIds input is in the dumps" },
+    { "encoding", arg = "ENC", choices = { "utf8", "gbk" }, default = "utf8", help = "CSV encoding" },
+    { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/win_layout.lua" },
+  },
+  keys = { TARGET_DIR = "target-dir", SOC_VERSION = "soc-version", SHARE_EXPERT_CARD_COUNT = "share-expert-card-count",
+           SP_MOE_NUM = "sp-moe-num", TP_WORLDSIZE = "tp-worldsize", SHARE_EXPERT_NUM = "share-expert-num",
+           START_A2_CLUSTER = "start-a2-cluster", TOOL_PATH = "tool-path" },
+  examples = { "ascope moe TARGET_DIR=dumps SOC_VERSION=950 SHARE_EXPERT_CARD_COUNT=1 SHARE_EXPERT_NUM=1 -o out" },
+}
+
+local TAG = { INFO = "[INFO]", WARNING = "[WARNING]", ERROR = "[ERROR]" }
+
+function M.main(opts, words, ctx)
+  if #words > 0 then errors.usage("unexpected argument %q (parameters are KEY=VALUE)", words[1]) end
+  if not opts.target_dir then errors.usage("ascope moe needs TARGET_DIR=...; see 'ascope help moe'") end
+  if not opts.soc_version then errors.usage("ascope moe needs SOC_VERSION=910_93|950|910B") end
+  if not (ctx and ctx.lang) then i18n.set("zh") end -- the field engineers' language unless asked
+  local res, err = moe.run({
+    target_dir = opts.target_dir, soc_version = opts.soc_version, rules = opts.rules,
+    share_expert_card_count = opts.share_expert_card_count, sp_moe_num = opts.sp_moe_num,
+    tp_worldsize = opts.tp_worldsize, share_expert_num = opts.share_expert_num, k = opts.k,
+    log = function(level, text) if TAG[level] then print(TAG[level] .. " " .. text) end end,
+  })
+  if not res then error(err, 0) end
+  if #res.cards == 0 and #res.failed == 0 then error(opts.target_dir .. ": no card folders <n>/", 0) end
+  local out = opts.output
+  print("[INFO] 5. archive: " .. out)
+  report.csvs(res, out, opts.encoding ~= "gbk")
+  report.summary(res, out .. "/moe_summary.json")
+  if opts.encoding == "gbk" then
+    for _, f in ipairs({ "win_data", "win_data_list", "win_status_list", "win_analysis_error", "win_all_card_data",
+                         "win_all_card_expandidx" }) do
+      local p = out .. "/" .. f .. ".csv"
+      local ok = os.execute(("iconv -f UTF-8 -t GBK '%s' > '%s.gbk' && mv '%s.gbk' '%s'"):format(p, p, p, p))
+      if not ok then error(p .. ": cannot convert to GBK (is iconv installed?)", 0) end
+    end
+  end
+  local list = report.sorted_anomalies(res)
+  local shown = 0
+  print(("[INFO] summary: %d card(s) analysed, %d failed, %d anomal%s"):format(#res.cards, #res.failed, #list,
+    #list == 1 and "y" or "ies"))
+  for _, a in ipairs(list) do
+    if a.severity ~= "DETAIL" then
+      shown = shown + 1
+      print(("  %s %s"):format(TAG[a.severity] or a.severity, a.message))
+    end
+  end
+  return #res.failed > 0 and 1 or 0
+end
+
+return M

@@ -1,0 +1,161 @@
+--- Writers of `ascope moe`: the win_*.csv archives and moe_summary.json.
+local core = require "ascope_core"
+local writer = require "ascope.report.writer"
+local list_text = require("ascope.moe").list_text
+local json, column = core.json, core.column
+
+local M = {}
+
+local function array(t) return setmetatable(t or {}, { __jsontype = "array" }) end
+local SIDES = { "dispatch", "combine" }
+local FIELDS = { "flag", "position", "rank_id", "moe_expert_num", "ep_world_size", "global_bs", "run_count",
+                 "hccl_rank_id", "hccl_ep_world_size" }
+
+local function open(path, bom)
+  local w, err = core.csv.writer(path, { bom = bom })
+  if not w then error(err, 0) end
+  return w
+end
+
+local function close(w)
+  local ok, err = w:close()
+  if not ok then error(err, 0) end
+end
+
+function M.csvs(res, out, bom)
+  local w = open(out .. "/win_data.csv", bom)
+  w:row("card", "side", "cores", "flag", "live_status_buffer", "run_count", "rank_id", "hccl_rank_id", "ep_world_size",
+    "hccl_ep_world_size", "moe_expert_num", "global_bs", "bs", "k", "local_experts", "shared_expert_card", "stuck_in")
+  for _, c in ipairs(res.cards) do
+    for _, side in ipairs(SIDES) do
+      local s = c[side]
+      w:row(c.card, side, s.cores, s.flag, s.live_status_buffer, s.run_count, s.rank_id, s.hccl_rank_id, s.ep_world_size,
+        s.hccl_ep_world_size, s.moe_expert_num, s.global_bs, s.bs, c.k, c.local_experts, c.shared_expert_card,
+        c.stuck_in or "")
+    end
+  end
+  close(w)
+  w = open(out .. "/win_data_list.csv", bom)
+  local header = { "card", "side", "core" }
+  for _, f in ipairs(FIELDS) do header[#header + 1] = f end
+  header[#header + 1] = "slots"
+  header[#header + 1] = "missing_slots"
+  w:row(header)
+  for _, c in ipairs(res.cards) do
+    for _, side in ipairs(SIDES) do
+      local s = c[side]
+      for i = 1, s.cores do
+        local row = { c.card, side, i - 1 }
+        for _, f in ipairs(FIELDS) do row[#row + 1] = s.per_core[f][i] end
+        row[#row + 1] = s.slots_per_core and s.slots_per_core[i] or ""
+        row[#row + 1] = s.missing_slots and s.missing_slots[i - 1] and list_text(s.missing_slots[i - 1]) or ""
+        w:row(row)
+      end
+    end
+  end
+  close(w)
+  -- every status word of the live buffers, written from columns
+  local cols = { card = {}, side = {}, buffer = {}, slot = {}, value = {} }
+  for _, c in ipairs(res.cards) do
+    for _, side in ipairs(SIDES) do
+      local s = c[side]
+      if s.status_words then
+        local n = #s.status_words
+        cols.card[#cols.card + 1] = column.fill("integer", c.card, n)
+        cols.side[#cols.side + 1] = column.fill("string", side, n)
+        cols.buffer[#cols.buffer + 1] = column.fill("integer", s.live_status_buffer, n)
+        local slots = column.new("integer")
+        for i = 0, n - 1 do slots:push(i) end
+        cols.slot[#cols.slot + 1] = slots
+        cols.value[#cols.value + 1] = s.status_words
+      end
+    end
+  end
+  w = open(out .. "/win_status_list.csv", bom)
+  w:row("card", "side", "buffer", "slot", "value")
+  if #cols.card > 0 then
+    w:columns({ column.concat(cols.card), column.concat(cols.side), column.concat(cols.buffer),
+                column.concat(cols.slot), column.concat(cols.value) })
+  end
+  close(w)
+  w = open(out .. "/win_analysis_error.csv", bom)
+  w:row("severity", "card", "analysis", "message")
+  for _, a in ipairs(res.anomalies) do w:row(a.severity, a.card or "", a.analysis, a.message) end
+  close(w)
+  w = open(out .. "/win_all_card_data.csv", bom)
+  w:row("card", "dispatch_run_count", "combine_run_count", "dispatch_moe_expert_num", "combine_moe_expert_num",
+    "dispatch_global_bs", "combine_global_bs", "stuck_in")
+  for _, c in ipairs(res.cards) do
+    w:row(c.card, c.dispatch.run_count, c.combine.run_count, c.dispatch.moe_expert_num, c.combine.moe_expert_num,
+      c.dispatch.global_bs, c.combine.global_bs, c.stuck_in or "")
+  end
+  close(w)
+  w = open(out .. "/win_all_card_expandidx.csv", bom)
+  w:row("card", "expert_ids", "expand_idx", "ep_send_counts", "expected_ep_send_counts", "local_experts", "stuck_in")
+  for _, c in ipairs(res.cards) do
+    local expected = res.cross and res.cross.expected_ep_send_counts and c.dispatch.rank_id
+      and res.cross.expected_ep_send_counts[c.dispatch.rank_id]
+    w:row(c.card, c.expert_ids and list_text(c.expert_ids) or "", c.expand_idx and list_text(c.expand_idx) or "",
+      c.ep_send_counts and list_text(c.ep_send_counts) or "", expected and list_text(expected) or "", c.local_experts,
+      c.stuck_in or "")
+  end
+  close(w)
+end
+
+local function side_data(s)
+  local missing = {}
+  for core_i, list in pairs(s.missing_slots or {}) do missing[tostring(core_i)] = array(list) end
+  local dev = {}
+  for f, by in pairs(s.deviations) do
+    dev[f] = {}
+    for core_i, v in pairs(by) do dev[f][tostring(core_i)] = v end
+  end
+  return { cores = s.cores, flag = s.flag, live_status_buffer = s.live_status_buffer, run_count = s.run_count,
+           rank_id = s.rank_id, hccl_rank_id = s.hccl_rank_id, ep_world_size = s.ep_world_size,
+           hccl_ep_world_size = s.hccl_ep_world_size, moe_expert_num = s.moe_expert_num, global_bs = s.global_bs,
+           total_status_slots = s.total_status_slots, slots_per_core = array(s.slots_per_core),
+           waiting_cores = array(s.waiting_cores), missing_slots = missing, deviations = dev, status_error = s.status_error }
+end
+
+local RANK = { ERROR = 1, WARNING = 2, DETAIL = 3, INFO = 4 }
+
+function M.sorted_anomalies(res)
+  local list = {}
+  for i, a in ipairs(res.anomalies) do list[i] = a end
+  table.sort(list, function(a, b)
+    if RANK[a.severity] ~= RANK[b.severity] then return RANK[a.severity] < RANK[b.severity] end
+    if (a.card or -1) ~= (b.card or -1) then return (a.card or -1) < (b.card or -1) end
+    return a.message < b.message
+  end)
+  return list
+end
+
+function M.summary(res, path)
+  local cards = {}
+  for _, c in ipairs(res.cards) do
+    cards[tostring(c.card)] = { stuck_in = c.stuck_in or json.null, op = c.op, k = c.k, local_experts = c.local_experts,
+                                shared_expert_card = c.shared_expert_card, dispatch = side_data(c.dispatch),
+                                combine = side_data(c.combine) }
+  end
+  local cross = {}
+  if res.cross then
+    for k, v in pairs(res.cross) do
+      if type(v) == "table" and v.odd then cross[k] = { value = v.value, odd_cards = array(v.odd) } end
+    end
+    cross.ep_send_counts_checked = array(res.cross.checked)
+  end
+  local anomalies = array()
+  for i, a in ipairs(M.sorted_anomalies(res)) do
+    anomalies[i] = { severity = a.severity, card = a.card, analysis = a.analysis, message = a.message }
+  end
+  local failed = array()
+  for i, f in ipairs(res.failed) do failed[i] = { card = f.card, dir = f.dir, reason = f.reason } end
+  local w, err = writer.open(path)
+  if not w then error(err, 0) end
+  w:write(json.encode({ soc_version = res.soc, target_dir = res.target_dir, cards = cards, cross_card = cross,
+                        anomalies = anomalies, failed = failed }, { indent = 2 }), "\n")
+  local ok, cerr = w:close()
+  if not ok then error(cerr, 0) end
+end
+
+return M
