@@ -15,6 +15,7 @@ M.commands = {
   graph = "ascope.commands.graph",
   plog = "ascope.commands.plog",
   moe = "ascope.commands.moe",
+  diagnose = "ascope.commands.diagnose",
 }
 
 local GLOBAL_FLAGS = {

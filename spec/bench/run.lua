@@ -4,7 +4,7 @@
 local core = require "ascope_core"
 
 local opts = { size_mb = 1024, rows = 1000000, dir = "/tmp/ascope-bench", keep = false, build = "build",
-               plog_mb = 2048, cards = 16, kernel_rows = 200000 }
+               plog_mb = 2048, cards = 16, kernel_rows = 200000, moe_cards = 384 }
 local i = 1
 while i <= #arg do
   local a = arg[i]
@@ -261,6 +261,25 @@ if not core.fs.stat(pstamp) then
   io.write(("  generated %d MiB of plog and %d cards x %d kernel rows in %.1f s\n"):format(opts.plog_mb, opts.cards,
     opts.kernel_rows, os.clock() - clock))
 end
+local moe_dir = dir .. "/moe"
+local mstamp = ("%s/generated-moe-%d"):format(dir, opts.moe_cards)
+if not core.fs.stat(mstamp) then
+  local clock = os.clock()
+  package.path = "spec/?.lua;" .. package.path
+  local mh = require "moe_helper"
+  for rank = 0, opts.moe_cards - 1 do
+    local card = mh.card(rank, { dispatch = { ep = opts.moe_cards, hccl_ep = opts.moe_cards, moe = opts.moe_cards * 2,
+                                              global_bs = opts.moe_cards * 6 },
+                                 combine = { ep = opts.moe_cards, hccl_ep = opts.moe_cards, moe = opts.moe_cards * 2,
+                                             global_bs = opts.moe_cards * 6 } })
+    for _, row in ipairs(card.expert_ids) do
+      for j = 1, #row do row[j] = (row[j] + rank * 2) % (opts.moe_cards * 2) end
+    end
+    mh.write_card(("%s/%d"):format(moe_dir, rank), card, {}, "mc2")
+  end
+  core.fs.write(mstamp, "")
+  io.write(("  generated %d MoE cards in %.1f s\n"):format(opts.moe_cards, os.clock() - clock))
+end
 local trace_bytes = core.fs.stat(trace).size
 local csv_bytes = core.fs.stat(csvp).size
 io.write(("  trace_view.json %.1f MiB, operator_memory.csv %.1f MiB\n\n"):format(trace_bytes / 2 ^ 20, csv_bytes / 2 ^ 20))
@@ -278,6 +297,8 @@ local j2 = measure("ascope memory, two ranks, -j 2", asc, "memory", dir .. "/tra
 local tlt, tl_rss = measure("ascope timeline, one rank (all dimensions)", asc, "timeline", trace, "-o", dir .. "/out4", "-q")
 sh("cat " .. plog_dir .. "/*/* > /dev/null")
 local plt = measure(("ascope plog, %d MiB of logs"):format(opts.plog_mb), asc, "plog", plog_dir, "-o", dir .. "/out5", "-q")
+local moet = measure(("ascope moe, %d cards"):format(opts.moe_cards), asc, "moe", "TARGET_DIR=" .. moe_dir,
+  "SOC_VERSION=950", "-o", dir .. "/out7", "-q")
 local ojt = measure(("ascope opjitter, %d cards x %d rows"):format(opts.cards, opts.kernel_rows), asc, "opjitter",
   kernel_dir, "-o", dir .. "/out6", "-q")
 
@@ -301,6 +322,7 @@ row("ascope timeline peak RSS / trace size", ("%.1f%%"):format(tl_rss / trace_by
   tl_rss < trace_bytes * 0.25)
 row("ascope plog throughput", ("%.0f MiB/s"):format(opts.plog_mb / plt), ">= 100 MiB/s", opts.plog_mb / plt >= 100)
 row("ascope opjitter time", ("%.2f s"):format(ojt), "< 10 s", ojt < 10)
+row(("ascope moe time, %d cards"):format(opts.moe_cards), ("%.2f s"):format(moet), "< 10 s", moet < 10)
 if not opts.keep then
-  for _, d in ipairs({ "/out1", "/out2", "/out3", "/out4", "/out5", "/out6" }) do core.fs.remove_tree(dir .. d) end
+  for _, d in ipairs({ "/out1", "/out2", "/out3", "/out4", "/out5", "/out6", "/out7" }) do core.fs.remove_tree(dir .. d) end
 end
