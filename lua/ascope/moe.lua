@@ -270,7 +270,7 @@ function M.cross(cards, params, log)
         if ex and c.expert_ids then
           local got = ex[1]:totable()
           c.expand_idx = got
-          local want = analysis.expected_expand_idx(c.expert_ids, c.k)
+          local want = analysis.expected_expand_idx(c.expert_ids)
           for i = 1, #want do
             if got[i] ~= want[i] then
               anomaly("ERROR", "7", ("7. card %d: expandIdx[%d] = %s, expected %d"):format(c.card, i - 1, tostring(got[i]),

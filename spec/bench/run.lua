@@ -204,10 +204,10 @@ local function gen_kernels(dir_, cards, rows)
     f:write("Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),aiv_vec_time(us),aiv_scalar_time(us),",
       "aiv_mte2_time(us),aiv_mte3_time(us)\n")
     local parts = {}
-    for i = 1, rows do
-      local t = ({ "MoeDistributeDispatchV2", "MoeDistributeCombineV2", "MatMulV2", "Add", "Cast" })[i % 5 + 1]
-      parts[#parts + 1] = ("1,%s_%d,%s,AI_VECTOR_CORE,%d.000,%d.%03d,%d.5,%d.25,%d.0,%d.0"):format(t, i % 97, t, i,
-        50 + (i * 7 + c * 13) % 40, i % 1000, 100 + (i + c) % 30, 20 + i % 5, 30 + c % 3, 40 + i % 7)
+    for r = 1, rows do
+      local t = ({ "MoeDistributeDispatchV2", "MoeDistributeCombineV2", "MatMulV2", "Add", "Cast" })[r % 5 + 1]
+      parts[#parts + 1] = ("1,%s_%d,%s,AI_VECTOR_CORE,%d.000,%d.%03d,%d.5,%d.25,%d.0,%d.0"):format(t, r % 97, t, r,
+        50 + (r * 7 + c * 13) % 40, r % 1000, 100 + (r + c) % 30, 20 + r % 5, 30 + c % 3, 40 + r % 7)
       if #parts == 8192 then
         f:write(table.concat(parts, "\n"), "\n")
         parts = {}

@@ -90,9 +90,9 @@ function M.status(win, layout, side, s, per_core_slots)
   return s
 end
 
---- Expected expandIdx of one card: for each (token, k) in order, how many of this card's
+--- Expected expandIdx of one card (expertIds flattened row by row): for each (token, k) in order, how many of this card's
 -- earlier (token, k) went to the same expert.
-function M.expected_expand_idx(ids, k)
+function M.expected_expand_idx(ids)
   local seen, out = {}, {}
   for i = 1, #ids do
     local e = ids[i]

@@ -117,7 +117,8 @@ function M.read_card(dir, soc, want)
     if op then out.op, out.op_source = op, k end
   end
   local raw
-  for _, p in ipairs(files.raw) do
+  local p = files.raw[1] -- one raw dump per card folder
+  if p then
     local r, err = M.read_raw(p)
     if not r then return nil, err end
     raw = r
@@ -126,7 +127,6 @@ function M.read_card(dir, soc, want)
     for i, inp in pairs(r.inputs) do
       out.inputs[i] = { int32_input(r.view, inp.offset, inp.size, inp.shape) }
     end
-    break
   end
   for i, p in pairs(files.input) do
     if not out.inputs[i] then
