@@ -117,13 +117,13 @@ function M.read_card(dir, soc, want)
     if op then out.op, out.op_source = op, k end
   end
   local raw
-  local p = files.raw[1] -- one raw dump per card folder
-  if p then
-    local r, err = M.read_raw(p)
+  local raw_path = files.raw[1] -- one raw dump per card folder
+  if raw_path then
+    local r, err = M.read_raw(raw_path)
     if not r then return nil, err end
     raw = r
-    out.sources[#out.sources + 1] = p
-    if r.header.op_name and r.header.op_name ~= "" then out.op, out.op_source = r.header.op_name, p end
+    out.sources[#out.sources + 1] = raw_path
+    if r.header.op_name and r.header.op_name ~= "" then out.op, out.op_source = r.header.op_name, raw_path end
     for i, inp in pairs(r.inputs) do
       out.inputs[i] = { int32_input(r.view, inp.offset, inp.size, inp.shape) }
     end
