@@ -119,7 +119,8 @@ typedef struct {
 static int grep_hit(void *ud, long long line, const char *text, size_t len) {
   grep_ctx *g = ud;
   uint32_t id;
-  if (asc_col_push_i64(g->lines, line) || asc_strtab_intern(g->st, text, len, &id) || asc_col_push_str(g->texts, id))
+  if (asc_col_push_i64(g->lines, line) || asc_strtab_intern(g->st, text, len, &id) ||
+      asc_col_push_str(g->texts, id))
     return g->oom = 1;
   return 0;
 }
