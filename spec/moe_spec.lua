@@ -165,6 +165,31 @@ describe("moe window analysis", function()
     assert.same({ 0, 1 }, r.cross.checked)
   end)
 
+  it("START_A2_CLUSTER=1 merges the machines' results and compares all cards", function()
+    for m = 0, 1 do
+      for local_card = 0, 1 do
+        local rank = m * 2 + local_card
+        local card = mh.card(rank, { dispatch = { ep = 4, hccl_ep = 4, global_bs = 24 },
+                                     combine = { ep = 4, hccl_ep = 4, global_bs = 24, run = rank == 3 and 6 or 7 } })
+        mh.write_card(("%s/m%d/dumps/%d"):format(dir, m, local_card), card, {}, "mc2")
+      end
+      local code = h.run("moe", ("TARGET_DIR=%s/m%d/dumps"):format(dir, m), "SOC_VERSION=910B", "-o",
+        ("%s/results/m%d"):format(dir, m), "-q")
+      assert.equal(0, code)
+    end
+    local code, out = h.run("--lang", "en", "moe", "TARGET_DIR=" .. dir .. "/results", "SOC_VERSION=910B",
+      "START_A2_CLUSTER=1", "-o", dir .. "/merged")
+    assert.equal(0, code)
+    assert.truthy(out:find("merged 2 machine result(s): 4 card(s)", 1, true))
+    assert.truthy(out:find("6. combine run_count differs between cards: most 7, odd cards 3=6", 1, true))
+    local s = core.json.load(dir .. "/merged/moe_summary.json")
+    assert.same({ "3=6" }, s.cross_card.combine_run_count.odd_cards)
+    assert.equal("dispatch", s.cards["3"].stuck_in)
+    local rows = h.csv_rows(dir .. "/merged/win_all_card_data.csv")
+    assert.equal(4, #rows)
+    assert.equal("3", rows[4].card)
+  end)
+
   it("a truncated dump names the file and the sizes, and the other cards are still analysed", function()
     mh.write_card(dir .. "/0", mh.card(0), {}, "raw")
     mh.write_card(dir .. "/1", mh.card(1), {}, "raw")

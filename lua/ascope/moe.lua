@@ -285,6 +285,53 @@ function M.cross(cards, params, log)
   return out
 end
 
+--- START_A2_CLUSTER=1: merge the moe_summary.json of every machine (found anywhere under
+-- TARGET_DIR, from runs with START_A2_CLUSTER=0) and run the cross-card checks (6, 7) over all
+-- cards, numbered by their global rank (the window's rankId).
+function M.merge(opts)
+  local log = opts.log or function() end
+  local found = {}
+  for _, p in ipairs(fs.walk(opts.target_dir)) do
+    if p:match("/moe_summary%.json$") then found[#found + 1] = p end
+  end
+  if #found == 0 then return nil, opts.target_dir .. ": no moe_summary.json of the machines to merge" end
+  local res = { cards = {}, failed = {}, anomalies = {}, soc = opts.soc_version, target_dir = opts.target_dir, merged = found }
+  local seen = {}
+  for _, p in ipairs(found) do
+    local doc, err = core.json.load(p)
+    if not doc then return nil, err end
+    log("INFO", ("merging %s"):format(p))
+    for _, c in pairs(doc.cards or {}) do
+      local rank = c.dispatch and c.dispatch.rank_id
+      if rank == nil or seen[rank] then
+        local msg = ("%s: a card with %s rank id"):format(p, rank == nil and "no" or ("a duplicate (" .. rank .. ")"))
+        res.anomalies[#res.anomalies + 1] = { severity = "ERROR", analysis = "merge", message = msg }
+        log("ERROR", msg)
+      else
+        seen[rank] = true
+        local card = { card = rank, machine = p, stuck_in = c.stuck_in ~= core.json.null and c.stuck_in or nil,
+                       op = c.op, k = c.k, local_experts = c.local_experts, shared_expert_card = c.shared_expert_card,
+                       dispatch = c.dispatch, combine = c.combine, expert_ids = c.expert_ids, anomalies = {},
+                       input_index = { ep_send_counts = "ep_send_counts", expand_idx = "expand_idx" },
+                       inputs = {} }
+        -- the inputs the cross check compares, as the columns a dump would give
+        if c.ep_send_counts then card.inputs.ep_send_counts = { core.column.new("integer", c.ep_send_counts) } end
+        if c.expand_idx then card.inputs.expand_idx = { core.column.new("integer", c.expand_idx) } end
+        for _, s in ipairs({ "dispatch", "combine" }) do
+          card[s].deviations = card[s].deviations or {}
+          card[s].waiting_cores = card[s].waiting_cores or {}
+        end
+        res.cards[#res.cards + 1] = card
+      end
+    end
+    for _, a in ipairs(doc.anomalies or {}) do res.anomalies[#res.anomalies + 1] = a end
+  end
+  table.sort(res.cards, function(a, b) return a.card < b.card end)
+  res.cross = M.cross(res.cards, opts, log)
+  for _, a in ipairs(res.cross.anomalies) do res.anomalies[#res.anomalies + 1] = a end
+  return res
+end
+
 --- The whole run. opts: target_dir, soc_version, share_expert_card_count, sp_moe_num,
 -- tp_worldsize, share_expert_num, rules, log (function(level, text)).
 function M.run(opts)

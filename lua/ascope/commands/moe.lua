@@ -55,7 +55,8 @@ function M.main(opts, words, ctx)
   if not opts.target_dir then errors.usage("ascope moe needs TARGET_DIR=...; see 'ascope help moe'") end
   if not opts.soc_version then errors.usage("ascope moe needs SOC_VERSION=910_93|950|910B") end
   if not (ctx and ctx.lang) then i18n.set("zh") end -- the field engineers' language unless asked
-  local res, err = moe.run({
+  local run = opts.start_a2_cluster == "1" and moe.merge or moe.run
+  local res, err = run({
     target_dir = opts.target_dir, soc_version = opts.soc_version, rules = opts.rules,
     share_expert_card_count = opts.share_expert_card_count, sp_moe_num = opts.sp_moe_num,
     tp_worldsize = opts.tp_worldsize, share_expert_num = opts.share_expert_num, k = opts.k,
@@ -63,6 +64,7 @@ function M.main(opts, words, ctx)
   })
   if not res then error(err, 0) end
   if #res.cards == 0 and #res.failed == 0 then error(opts.target_dir .. ": no card folders <n>/", 0) end
+  if res.merged then print(("[INFO] merged %d machine result(s): %d card(s)"):format(#res.merged, #res.cards)) end
   local out = opts.output
   print("[INFO] 5. archive: " .. out)
   report.csvs(res, out, opts.encoding ~= "gbk")
@@ -71,7 +73,7 @@ function M.main(opts, words, ctx)
     for _, f in ipairs({ "win_data", "win_data_list", "win_status_list", "win_analysis_error", "win_all_card_data",
                          "win_all_card_expandidx" }) do
       local p = out .. "/" .. f .. ".csv"
-      local ok = os.execute(("iconv -f UTF-8 -t GBK '%s' > '%s.gbk' && mv '%s.gbk' '%s'"):format(p, p, p, p))
+      local ok = not require("ascope_core").fs.stat(p) or os.execute(("iconv -f UTF-8 -t GBK '%s' > '%s.gbk' && mv '%s.gbk' '%s'"):format(p, p, p, p))
       if not ok then error(p .. ": cannot convert to GBK (is iconv installed?)", 0) end
     end
   end

@@ -35,6 +35,7 @@ function M.csvs(res, out, bom)
     end
   end
   close(w)
+  if res.merged then return M.cross_csvs(res, out, bom) end -- per-core data stays in each machine's files
   w = open(out .. "/win_data_list.csv", bom)
   local header = { "card", "side", "core" }
   for _, f in ipairs(FIELDS) do header[#header + 1] = f end
@@ -78,7 +79,12 @@ function M.csvs(res, out, bom)
                 column.concat(cols.slot), column.concat(cols.value) })
   end
   close(w)
-  w = open(out .. "/win_analysis_error.csv", bom)
+  M.cross_csvs(res, out, bom)
+end
+
+--- The files that hold the cross-card view (also written when merging machines).
+function M.cross_csvs(res, out, bom)
+  local w = open(out .. "/win_analysis_error.csv", bom)
   w:row("severity", "card", "analysis", "message")
   for _, a in ipairs(res.anomalies) do w:row(a.severity, a.card or "", a.analysis, a.message) end
   close(w)
@@ -135,7 +141,9 @@ function M.summary(res, path)
   for _, c in ipairs(res.cards) do
     cards[tostring(c.card)] = { stuck_in = c.stuck_in or json.null, op = c.op, k = c.k, local_experts = c.local_experts,
                                 shared_expert_card = c.shared_expert_card, dispatch = side_data(c.dispatch),
-                                combine = side_data(c.combine) }
+                                combine = side_data(c.combine), expert_ids = c.expert_ids and array(c.expert_ids),
+                                expand_idx = c.expand_idx and array(c.expand_idx),
+                                ep_send_counts = c.ep_send_counts and array(c.ep_send_counts), machine = c.machine }
   end
   local cross = {}
   if res.cross then
