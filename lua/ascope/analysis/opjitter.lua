@@ -25,6 +25,15 @@ local function calls_by_type(k)
   return by, order
 end
 
+-- type -> plain Lua list of durations (nil for NA), gathered in C: the loops below then index
+-- tables, not columns
+local function durations_by_type(k)
+  local by, order = calls_by_type(k)
+  local out = {}
+  for t, rows in pairs(by) do out[t] = { n = #rows, values = k.duration:take(rows):totable() } end
+  return out, order
+end
+
 --- cards: list of {card = number, data = kernel_csv result} (data nil for a missing card).
 -- Returns {cards, missing, types, rows = {{type, call, max, min, jitter, values = {card -> v}}},
 --          avg = {{type, calls, valid, avg_jitter}}}
@@ -34,7 +43,7 @@ function M.jitter(cards, rules)
   local ref
   for _, c in ipairs(cards) do
     if c.data then
-      local by, order = calls_by_type(c.data)
+      local by, order = durations_by_type(c.data)
       per[c.card] = by
       if not ref or c.card == 0 then ref = { by = by, order = order, card = c.card } end
     end
@@ -42,13 +51,15 @@ function M.jitter(cards, rules)
   local res = { rows = {}, avg = {}, reference_card = ref and ref.card }
   if not ref then return res end
   for _, t in ipairs(ref.order) do
-    local ncalls = #ref.by[t]
+    local ncalls = ref.by[t].n
     local sum, valid = 0, 0
+    local lists = {}
+    for k, c in ipairs(cards) do lists[k] = per[c.card] and per[c.card][t] and per[c.card][t].values or false end
     for i = 0, ncalls - 1 do
       local values, mx, mn, nvals = {}, nil, nil, 0
-      for _, c in ipairs(cards) do
-        local rows = per[c.card] and per[c.card][t]
-        local v = rows and rows[i + 1] and c.data.duration[rows[i + 1]]
+      for k, c in ipairs(cards) do
+        local list = lists[k]
+        local v = list and list[i + 1] or nil
         values[c.card] = v
         if v then
           nvals = nvals + 1
@@ -81,16 +92,16 @@ function M.aiv_checks(cards, rules)
           local rows = by[t]
           for _, col in ipairs(rules.aiv_columns) do
             if c.data.aiv_present[col] then
-              local values = c.data.aiv[col]
+              local values = c.data.aiv[col]:take(rows):totable() -- gathered in C, indexed as a table
               local sum, n = 0, 0
               for i = skip + 1, #rows do
-                local v = values[rows[i]]
+                local v = values[i]
                 if v then sum, n = sum + v, n + 1 end
               end
               local mean = n > 0 and sum / n or nil
               local low, high = mean and mean * (1 - tol), mean and mean * (1 + tol)
               for i = skip + 1, #rows do
-                local v = values[rows[i]]
+                local v = values[i]
                 local kind
                 if v == nil then kind = "non_numeric"
                 elseif v <= 0 then kind = "not_positive"
