@@ -1,6 +1,7 @@
 --- `ascope memory`: front end of the memory attribution job.
 local memory = require "ascope.memory"
 local report = require "ascope.report.memory"
+local memory_html = require "ascope.report.memory_html"
 local errors = require "ascope.errors"
 local fmt = require "ascope.fmt"
 local log = require "ascope.log"
@@ -45,7 +46,8 @@ memory_report.md（峰值、峰值时存活的调用点、申请最多的调用�
     { "match", arg = "MODE", choices = { "latest", "within", "within-or-latest" },
       help = "how an allocation is matched to an operator (default from rules: latest)" },
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/memory.lua" },
-    { "format", arg = "LIST", default = "csv,json,md,trace", help = "outputs to write: csv,json,md,trace" },
+    { "format", arg = "LIST", default = "csv,json,md,html,trace", help = "outputs to write: csv,json,md,html,trace" },
+    { "layout", arg = "FILE", help = "a layout file for the HTML report (see rules/layout_memory.lua)" },
   },
   examples = {
     "ascope memory prof_data -o out",
@@ -59,8 +61,9 @@ local WRITERS = {
   json = { "memory_summary.json", report.summary_json },
   md = { "memory_report.md", report.report_md },
   trace = { "memory_trace.json", report.trace_json },
+  html = { "memory_report.html", function(res, path) return memory_html.write(res, path, res.layout_file) end },
 }
-local ORDER = { "csv", "json", "md", "trace" }
+local ORDER = { "csv", "trace", "json", "md", "html" }
 
 function M.main(opts, words)
   local input = opts.input or words[1]
@@ -68,7 +71,7 @@ function M.main(opts, words)
   if #words > (opts.input and 0 or 1) then errors.usage("unexpected argument %q", words[opts.input and 1 or 2]) end
   local formats = {}
   for f in opts.format:gmatch("[^,%s]+") do
-    if not WRITERS[f] then errors.usage("--format: unknown output %q (csv, json, md, trace)", f) end
+    if not WRITERS[f] then errors.usage("--format: unknown output %q (csv, json, md, html, trace)", f) end
     formats[f] = true
   end
   local st = fs.stat(input)
@@ -88,6 +91,7 @@ function M.main(opts, words)
     end
   end
   result.problems = memory.check_output(result)
+  result.layout_file = opts.layout
   -- each output is written by its own worker process (they share the results through fork)
   local out = opts.output
   local todo, written = {}, {}

@@ -1,6 +1,7 @@
 --- `ascope timeline`: front end of the timeline geometry job.
 local timeline = require "ascope.timeline"
 local report = require "ascope.report.timeline"
+local timeline_html = require "ascope.report.timeline_html"
 local errors = require "ascope.errors"
 local log = require "ascope.log"
 local core = require "ascope_core"
@@ -38,6 +39,8 @@ read, 2 on a usage error.]],
     { "comm-regex", arg = "RE", help = "communication lanes (default from rules)" },
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/timeline.lua" },
     { "json", help = "print timeline_metrics.json to stdout instead of the summary" },
+    { "format", arg = "LIST", default = "json,md,html", help = "outputs to write: json,md,html" },
+    { "layout", arg = "FILE", help = "a layout file for the HTML report (see rules/layout_timeline.lua)" },
   },
   examples = {
     "ascope timeline rank0/ASCEND_PROFILER_OUTPUT/trace_view.json",
@@ -60,10 +63,18 @@ function M.main(opts, words)
     error(input .. ": no timeline found (trace_view.json, msprof_*.json or ascend_pytorch_profiler_*.db)", 0)
   end
   local out = opts.output
-  local _, werrs = core.par.map({ "json", "md" }, function(f)
-    local ok, werr
-    if f == "json" then ok, werr = report.metrics_json(res, out .. "/timeline_metrics.json")
-    else ok, werr = report.report_md(res, out .. "/timeline_report.md") end
+  local writers = {
+    json = function() return report.metrics_json(res, out .. "/timeline_metrics.json") end,
+    md = function() return report.report_md(res, out .. "/timeline_report.md") end,
+    html = function() return timeline_html.write(res, out .. "/timeline_report.html", opts.layout) end,
+  }
+  local todo = {}
+  for f in opts.format:gmatch("[^,%s]+") do
+    if not writers[f] then errors.usage("--format: unknown output %q (json, md, html)", f) end
+    todo[#todo + 1] = f
+  end
+  local _, werrs = core.par.map(todo, function(f)
+    local ok, werr = writers[f]()
     if not ok then error(werr, 0) end
     return true
   end, { jobs = opts.jobs, gc = false })
@@ -72,7 +83,7 @@ function M.main(opts, words)
     io.write(core.json.encode(report.data(res), { indent = 2 }), "\n")
   else
     print(report.text(res))
-    print(("timeline: %d rank(s); results: %s/timeline_metrics.json, %s/timeline_report.md"):format(#res.ranks, out, out))
+    print(("timeline: %d rank(s); results in %s: %s"):format(#res.ranks, out, table.concat(todo, ", ")))
   end
   for _, f in ipairs(res.failed) do log.error("rank %s (%s): %s", tostring(f.rank or "?"), f.role or "", f.reason) end
   return #res.failed > 0 and 1 or 0

@@ -51,6 +51,7 @@ end
 
 local function lanes_dimension(m, w0, w1)
   local out = {}
+  m.lane_busy = {}
   local max_device_idle
   for i, lane in ipairs(m.lanes) do
     if lane.kind ~= "overlap" and m.slices[i] then
@@ -60,6 +61,7 @@ local function lanes_dimension(m, w0, w1)
         local total = busy:total()
         local gaps = busy:gaps(lo, hi):stats()
         local idle = 1 - total / (hi - lo)
+        m.lane_busy[i] = busy
         out[#out + 1] = { name = lane.name, kind = lane.kind, busy_ms = ms(total), span_ms = ms(hi - lo),
                           idle_ratio = idle, max_gap_ms = ms(gaps.max), gap_p95_ms = gaps.p95 / 1e6,
                           gaps = gaps.count }
@@ -332,6 +334,7 @@ function M.jitter(step_trace, m)
   end
   if #times == 0 then return nil, nil end
   local st = stats.describe(times)
+  st.series = { ids = ids, times = times, comm = #comm == #times and comm or nil }
   local long = {}
   for k, t in ipairs(times) do
     if t > st.p95 or t > 1.5 * st.p50 then long[#long + 1] = { step = ids[k], time_ms = t } end
@@ -454,6 +457,21 @@ function M.analyse(tl, rules, step_trace, opts)
       end
     else
       r.not_computed.pp_bubble = "no P2P send/recv ops (rules: patterns.p2p)"
+    end
+  end
+  -- the busy blocks of each lane in the step, for the swimlane picture (ms from the span start)
+  if lo then
+    r.swimlanes = {}
+    for i, lane in ipairs(m.lanes) do
+      local busy = m.lane_busy[i]
+      if busy and lane.kind ~= "overlap" then
+        local starts, ends = busy:clip(lo, hi):columns()
+        local s_ms, e_ms = {}, {}
+        for k = 1, math.min(#starts, 20000) do
+          s_ms[k], e_ms[k] = (starts[k] - lo) / 1e6, (ends[k] - lo) / 1e6
+        end
+        r.swimlanes[#r.swimlanes + 1] = { name = lane.name, kind = lane.kind, starts = s_ms, ends = e_ms }
+      end
     end
   end
   -- 6 jitter

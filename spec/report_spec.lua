@@ -1,0 +1,95 @@
+local h = require "helper"
+local memory = require "ascope.memory"
+local timeline = require "ascope.timeline"
+local memory_html = require "ascope.report.memory_html"
+local timeline_html = require "ascope.report.timeline_html"
+local layout = require "ascope.report.layout"
+local svg = require "ascope.report.svg"
+
+local function count(text, pat)
+  local n = 0
+  for _ in text:gmatch(pat) do n = n + 1 end
+  return n
+end
+
+local function no_network(page)
+  assert.falsy(page:find("https?://"), "an URL in the page")
+  assert.falsy(page:find("<script", 1, true))
+  assert.falsy(page:find("<link", 1, true))
+  assert.falsy(page:find("@import", 1, true))
+  assert.falsy(page:find("src=", 1, true))
+end
+
+describe("HTML reports", function()
+  it("memory: every section, chart axes with units, numbers from the results, nothing from a network", function()
+    local res = assert(memory.parse(h.real .. "/msinsight_pytorch_text_level0", { jobs = 1 }))
+    local page = memory_html.render(res, assert(layout.load("memory")))
+    no_network(page)
+    -- per rank: memory over time, live at peak, top sites (charts); peaks side by side (chart)
+    assert.equal(2 * 3 + 1, count(page, "<svg "))
+    for _, id in ipairs({ "overview", "peaks", "over_time%-msinsight_pytorch_text_level0%-0", "live%-msinsight_pytorch_text_level0%-1",
+                          "sites%-msinsight_pytorch_text_level0%-0", "leaks%-msinsight_pytorch_text_level0%-1" }) do
+      assert.truthy(page:find('<section id="' .. id .. '"'), id)
+    end
+    assert.truthy(page:find("time since the first event (ms)", 1, true))
+    assert.truthy(page:find("memory (MB)", 1, true))
+    assert.truthy(page:find("peak 1188.0 MB at 1736405443921.18428 ms", 1, true))
+    -- the overview table holds the summary's numbers
+    local r0 = res.ranks[1].summary
+    assert.truthy(page:find(('<td class="num">%d</td><td class="num">%d</td>'):format(r0.events, r0.allocations), 1, true))
+    assert.truthy(page:find("<td>41.3%</td>", 1, true))
+    assert.truthy(page:find('<td class="num">1187.981</td>', 1, true))
+    -- the live-at-peak bars carry the sizes as tooltips
+    local top = r0.live_at_peak.sites[1]
+    assert.truthy(page:find(("%s: %.2f MB"):format(svg.escape(top.call_site), top.size_kb / 1024), 1, true))
+  end)
+
+  it("a layout file reorders, retitles and drops sections", function()
+    local dir = h.tmpdir()
+    h.write(dir .. "/l.lua", [[return { order = { "sites", "overview" },
+      sections = { { id = "sites", title = { en = "Who allocates", zh = "谁申请" }, top = 3 } } }]])
+    local res = assert(memory.parse(h.real .. "/rl-insight/memory_data", { jobs = 1 }))
+    local page = memory_html.render(res, assert(layout.load("memory", dir .. "/l.lua")))
+    local a, b = page:find("Who allocates", 1, true), page:find("<h2>Ranks</h2>", 1, true)
+    assert.truthy(a and b and a < b)
+    assert.falsy(page:find("Memory over time", 1, true))
+    assert.equal(1, count(page, "<svg "))
+    h.write(dir .. "/bad.lua", [[return { order = { "nope" } }]])
+    local none, err = layout.load("memory", dir .. "/bad.lua")
+    assert.is_nil(none)
+    assert.truthy(err:find('order names section "nope"', 1, true))
+    local code = h.run("memory", h.real .. "/rl-insight/memory_data", "-o", dir .. "/out", "-q", "--format", "html",
+      "--layout", dir .. "/l.lua")
+    assert.equal(0, code)
+    assert.truthy(h.read(dir .. "/out/memory_report.html"):find("Who allocates", 1, true))
+    h.cleanup(dir)
+  end)
+
+  it("timeline: swimlanes, idle bars, overlap, critical path, steps, dashboard", function()
+    local res = assert(timeline.run(h.real .. "/msinsight_pytorch_text_level0/rank0_ascend_pt", { jobs = 1 }))
+    local page = timeline_html.render(res, assert(layout.load("timeline")))
+    no_network(page)
+    local r = res.ranks[1]
+    -- swimlanes, idle, overlap, critical path, step times, communication per step
+    assert.equal(6, count(page, "<svg "))
+    assert.truthy(page:find("time since the step&#39;s first device task (ms)", 1, true))
+    assert.truthy(page:find("idle ratio (%)", 1, true))
+    assert.truthy(page:find(("<td>%s</td><td>%.4f</td>"):format("overlap_ratio", r.dashboard.overlap_ratio), 1, true))
+    assert.truthy(page:find("⚠ overlap_low", 1, true))
+    assert.truthy(page:find(("Ascend Hardware/Stream 3: %.2f %%"):format(r.lanes[1].idle_ratio * 100), 1, true))
+    assert.falsy(page:find("pp_bubble_ratio</td>", 1, true)) -- not measured, not shown
+  end)
+
+  it("downsamples long series to the min and max of each pixel column", function()
+    local xs, ys = {}, {}
+    for i = 1, 100000 do
+      xs[i] = i
+      ys[i] = (i % 1000 == 0) and 50 or (i % 7)
+    end
+    local ox, oy = svg.downsample(xs, ys, 1, 100000, 500)
+    assert.truthy(#ox <= 1000)
+    local peaks = 0
+    for _, y in ipairs(oy) do if y == 50 then peaks = peaks + 1 end end
+    assert.equal(100, peaks) -- every spike survives
+  end)
+end)
