@@ -70,6 +70,11 @@ $(BUILD)/bench/%: spec/bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $< $(LIBDIR)/libyajl_s.a $(LIBDIR)/libcsv.a
 
+# The HTML reports opened in headless Chromium (Debian package chromium): not blank, no
+# console error.
+check-html: all
+	ASCOPE_BIN=$(BUILD)/ascope $(BUILD)/ascope run spec/check_html.lua
+
 bench: all $(BUILD)/bench/noop_yajl $(BUILD)/bench/noop_csv $(BUILD)/bench/measure
 	$(BUILD)/ascope run spec/bench/run.lua --build $(BUILD) $(BENCH_ARGS)
 
@@ -89,4 +94,4 @@ install: all
 clean:
 	rm -rf build build-asan
 
-.PHONY: all test sanitize valgrind bench lint install clean ctests
+.PHONY: all test sanitize valgrind bench lint install clean ctests check-html

@@ -299,6 +299,14 @@ sh("cat " .. plog_dir .. "/*/* > /dev/null")
 local plt = measure(("ascope plog, %d MiB of logs"):format(opts.plog_mb), asc, "plog", plog_dir, "-o", dir .. "/out5", "-q")
 local moet = measure(("ascope moe, %d cards"):format(opts.moe_cards), asc, "moe", "TARGET_DIR=" .. moe_dir,
   "SOC_VERSION=950", "-o", dir .. "/out7", "-q")
+measure("ascope memory, one rank, HTML report only", asc, "memory", rank0, "-o", dir .. "/out8", "-q", "--format", "html")
+local html_page = dir .. "/out8/memory_report.html"
+local html_size = (core.fs.stat(html_page) or { size = 0 }).size
+local html_time
+if os.execute("command -v chromium > /dev/null 2>&1") then
+  html_time = measure(("chromium renders memory_report.html (%d events)"):format(opts.rows), "chromium", "--headless", "--no-sandbox",
+    "--disable-gpu", "--window-size=1200,2000", "--screenshot=" .. dir .. "/out8/page.png", "file://" .. html_page)
+end
 local ojt = measure(("ascope opjitter, %d cards x %d rows"):format(opts.cards, opts.kernel_rows), asc, "opjitter",
   kernel_dir, "-o", dir .. "/out6", "-q")
 
@@ -323,6 +331,12 @@ row("ascope timeline peak RSS / trace size", ("%.1f%%"):format(tl_rss / trace_by
 row("ascope plog throughput", ("%.0f MiB/s"):format(opts.plog_mb / plt), ">= 100 MiB/s", opts.plog_mb / plt >= 100)
 row("ascope opjitter time", ("%.2f s"):format(ojt), "< 10 s", ojt < 10)
 row(("ascope moe time, %d cards"):format(opts.moe_cards), ("%.2f s"):format(moet), "< 10 s", moet < 10)
+row(("memory_report.html of %d events"):format(opts.rows), ("%.2f MB"):format(html_size / 1e6), "< 5 MB", html_size < 5e6)
+if html_time then
+  row("Chromium renders it (with its start-up)", ("%.2f s"):format(html_time), "< 2 s", html_time < 2)
+else
+  io.write("  (chromium is not installed: the render time is not measured)\n")
+end
 if not opts.keep then
-  for _, d in ipairs({ "/out1", "/out2", "/out3", "/out4", "/out5", "/out6", "/out7" }) do core.fs.remove_tree(dir .. d) end
+  for _, d in ipairs({ "/out1", "/out2", "/out3", "/out4", "/out5", "/out6", "/out7", "/out8" }) do core.fs.remove_tree(dir .. d) end
 end
