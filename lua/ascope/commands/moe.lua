@@ -73,7 +73,8 @@ function M.main(opts, words, ctx)
     for _, f in ipairs({ "win_data", "win_data_list", "win_status_list", "win_analysis_error", "win_all_card_data",
                          "win_all_card_expandidx" }) do
       local p = out .. "/" .. f .. ".csv"
-      local ok = not require("ascope_core").fs.stat(p) or os.execute(("iconv -f UTF-8 -t GBK '%s' > '%s.gbk' && mv '%s.gbk' '%s'"):format(p, p, p, p))
+      local cmd = ("iconv -f UTF-8 -t GBK '%s' > '%s.gbk' && mv '%s.gbk' '%s'"):format(p, p, p, p)
+      local ok = not require("ascope_core").fs.stat(p) or os.execute(cmd)
       if not ok then error(p .. ": cannot convert to GBK (is iconv installed?)", 0) end
     end
   end

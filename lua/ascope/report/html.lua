@@ -7,7 +7,8 @@ local esc = svg.escape
 M.escape = esc
 
 M.CSS = [[
-body{font:14px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,"Noto Sans CJK SC","Microsoft YaHei",sans-serif;margin:24px;color:#222;max-width:1100px}
+body{font:14px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,"Noto Sans CJK SC","Microsoft YaHei",sans-serif;
+  margin:24px;color:#222;max-width:1100px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}h3{font-size:15px}
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}

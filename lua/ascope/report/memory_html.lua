@@ -65,7 +65,7 @@ end
 
 local SERIES = { allocated = "allocated_mb", reserved = "reserved_mb", active = "active_mb" }
 
-function KINDS.memory_over_time(res, sec, r)
+function KINDS.memory_over_time(_, sec, r)
   local order = r.start_ns:order()
   local t0 = r.start_ns[order[1]] or 0
   local series = {}

@@ -467,8 +467,8 @@ function M.analyse(tl, rules, step_trace, opts)
       if busy and lane.kind ~= "overlap" then
         local starts, ends = busy:clip(lo, hi):columns()
         local s_ms, e_ms = {}, {}
-        for k = 1, math.min(#starts, 20000) do
-          s_ms[k], e_ms[k] = (starts[k] - lo) / 1e6, (ends[k] - lo) / 1e6
+        for j = 1, math.min(#starts, 20000) do
+          s_ms[j], e_ms[j] = (starts[j] - lo) / 1e6, (ends[j] - lo) / 1e6
         end
         r.swimlanes[#r.swimlanes + 1] = { name = lane.name, kind = lane.kind, starts = s_ms, ends = e_ms }
       end
