@@ -45,7 +45,9 @@ check("chromium takes a screenshot", blank_size > 0, "is chromium installed? (ap
 
 sh(("%s memory %s/msinsight_pytorch_text_level0 -o %s/memory -q --format html > /dev/null 2>&1"):format(bin, real, dir))
 sh(("%s timeline %s/msinsight_pytorch_text_level0 -o %s/timeline -q --format html > /dev/null 2>&1"):format(bin, real, dir))
-for _, page in ipairs({ dir .. "/memory/memory_report.html", dir .. "/timeline/timeline_report.html" }) do
+sh(("%s opjitter %s/msinsight_pytorch_text_level0 -o %s/opjitter -q --format html > /dev/null 2>&1"):format(bin, real, dir))
+for _, page in ipairs({ dir .. "/memory/memory_report.html", dir .. "/timeline/timeline_report.html",
+                        dir .. "/opjitter/opjitter_report.html" }) do
   local name = page:match("([^/]+)$")
   check(name .. " exists", fs.stat(page) ~= nil)
   local size, log = chromium(page, page .. ".png")

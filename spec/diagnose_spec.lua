@@ -27,7 +27,7 @@ describe("diagnose", function()
     assert.equal("[ERROR] (graph) card 0 vs card 1: same nodes in another order from index 0", lines[2])
     assert.equal("[WARNING] (plog ge_error) GE error (E1xxxx, E19999 inner error): 1 line(s)", lines[3])
     for _, f in ipairs({ "moe_summary.json", "win_data.csv", "profiling_all_data.csv", "error_plog.csv",
-                         "graph_summary.json" }) do
+                         "graph_summary.json", "moe_report.html", "opjitter_report.html", "diagnose_report.html" }) do
       assert.truthy(require("ascope_core").fs.stat(dir .. "/out/" .. f), f)
     end
   end)

@@ -18,6 +18,18 @@ describe("examples", function()
     assert.truthy(out:find("Stream 4%s+308 tasks%s+busy%s+85%.612 ms"))
   end)
 
+  it("memory_layout.lua reorders and retitles the HTML report", function()
+    local dir = h.tmpdir()
+    local code = h.run("memory", "examples/data/rl-insight/memory_data", "--layout", "examples/memory_layout.lua", "-o", dir,
+      "-q", "--format", "html")
+    local page = h.read(dir .. "/memory_report.html")
+    h.cleanup(dir)
+    assert.equal(0, code)
+    local a, b = page:find("Memory never given back", 1, true), page:find("<h2>Ranks</h2>", 1, true)
+    assert.truthy(a and b and a < b)
+    assert.falsy(page:find("Live at the peak", 1, true))
+  end)
+
   it("memory_rules.lua changes the defaults without rebuilding", function()
     local dir = h.tmpdir()
     local code, out = h.run("memory", "examples/data/rl-insight/memory_data", "--rules", "examples/memory_rules.lua",

@@ -93,3 +93,37 @@ describe("HTML reports", function()
     assert.equal(100, peaks) -- every spike survives
   end)
 end)
+
+describe("HTML reports of the field diagnostics", function()
+  local field_html = require "ascope.report.field_html"
+  local html = require "ascope.report.html"
+
+  it("opjitter: a heat map of jitter, durations per card, the aiv table", function()
+    local res = assert(require("ascope.opjitter").run(h.real .. "/msinsight_pytorch_text_level0"))
+    local page = html.page("t", field_html.opjitter_sections(res))
+    no_network(page)
+    assert.equal(1 + 3, count(page, "<svg "))
+    assert.truthy(page:find("call index (0 = first call); colour: jitter = max - min over cards (us), max 6.6", 1, true))
+    -- the worst operator's first call, card 0, as a tooltip of its cell
+    local worst
+    for _, a in ipairs(res.avg) do if not worst or (a.avg_jitter or -1) > (worst.avg_jitter or -1) then worst = a end end
+    assert.truthy(page:find(('<section id="durations-%s">'):format(svg.escape(worst.type)), 1, true))
+  end)
+
+  it("moe: a card x core grid per side and the run counts", function()
+    local mh = require "moe_helper"
+    local dir = h.tmpdir()
+    mh.write_card(dir .. "/0", mh.card(0, { missing = { combine = { [1] = { 0, 2 } } } }), {}, "mc2")
+    mh.write_card(dir .. "/1", mh.card(1), {}, "mc2")
+    local code = h.run("--lang", "en", "moe", "TARGET_DIR=" .. dir, "SOC_VERSION=950", "-o", dir .. "/out", "--format", "html")
+    assert.equal(0, code)
+    local page = h.read(dir .. "/out/moe_report.html")
+    no_network(page)
+    assert.equal(4, count(page, "<svg "))
+    assert.truthy(page:find("<title>card 0, core 1: 2 slots</title>", 1, true))
+    assert.truthy(page:find("<title>card 1, core 1: 0 slots</title>", 1, true))
+    assert.truthy(page:find("did not receive all their status slots: [1]", 1, true))
+    assert.falsy(require("ascope_core").fs.stat(dir .. "/out/win_data.csv")) -- only the html was asked for
+    h.cleanup(dir)
+  end)
+end)

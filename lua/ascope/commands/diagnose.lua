@@ -4,6 +4,7 @@ local errors = require "ascope.errors"
 local i18n = require "ascope.i18n"
 local log = require "ascope.log"
 local moe_cmd = require "ascope.commands.moe"
+local field_html = require "ascope.report.field_html"
 
 local M = {}
 
@@ -103,8 +104,15 @@ function M.main(opts, words, ctx)
   elseif opts.target_dir then
     log.warn("TARGET_DIR without SOC_VERSION: the window analysis is skipped")
   end
-  local prof = opts.profiling_path or opts.target_dir
-  if prof then plan[#plan + 1] = { "opjitter", "ascope.commands.opjitter", { input = prof, output = out } } end
+  -- profiling data: PROFILING_PATH, else whatever kernel files TARGET_DIR holds
+  local prof = opts.profiling_path
+  if not prof and opts.target_dir then
+    local found = require("ascope.opjitter").find(opts.target_dir)
+    if found and #found > 0 then prof = opts.target_dir end
+  end
+  if prof then
+    plan[#plan + 1] = { "opjitter", "ascope.commands.opjitter", { input = prof, output = out, format = "csv,json,html" } }
+  end
   if opts.plog_path then plan[#plan + 1] = { "plog", "ascope.commands.plog", { input = opts.plog_path, output = out } } end
   if opts.graph_path then plan[#plan + 1] = { "graph", "ascope.commands.graph", { input = opts.graph_path, output = out } } end
   if #plan == 0 then
@@ -129,6 +137,16 @@ function M.main(opts, words, ctx)
     if RANK[a.severity] ~= RANK[b.severity] then return (RANK[a.severity] or 9) < (RANK[b.severity] or 9) end
     return a.order < b.order
   end)
+  -- one page with the anomalies and the pictures of the analyses that ran
+  local parts = { field_html.anomalies_section(anomalies) }
+  for _, step in ipairs(plan) do
+    if step[1] == "opjitter" then
+      local res = require("ascope.opjitter").run(prof, {})
+      if res then for _, p in ipairs(field_html.opjitter_sections(res)) do parts[#parts + 1] = p end end
+    end
+  end
+  local hok, herr = field_html.write(out .. "/diagnose_report.html", "ascope diagnose report", parts)
+  if not hok then log.warn("%s", herr) end
   print(("[INFO] ======== summary: %d anomal%s ========"):format(#anomalies, #anomalies == 1 and "y" or "ies"))
   for _, a in ipairs(anomalies) do print(("[%s] (%s) %s"):format(a.severity, a.source, a.message)) end
   print(("[INFO] results in %s"):format(out))

@@ -1,6 +1,7 @@
 --- `ascope moe`: MoE dispatch/combine hang diagnosis from window dumps.
 local moe = require "ascope.moe"
 local report = require "ascope.report.moe"
+local field_html = require "ascope.report.field_html"
 local errors = require "ascope.errors"
 local i18n = require "ascope.i18n"
 
@@ -41,6 +42,7 @@ be read (the other cards are still analysed).]],
     { "k", arg = "K", type = "int", min = 1, help = "top-k when no expertIds input is in the dumps" },
     { "encoding", arg = "ENC", choices = { "utf8", "gbk" }, default = "utf8", help = "CSV encoding" },
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/win_layout.lua" },
+    { "format", arg = "LIST", default = "csv,json,html", help = "outputs to write: csv,json,html" },
   },
   keys = { TARGET_DIR = "target-dir", SOC_VERSION = "soc-version", SHARE_EXPERT_CARD_COUNT = "share-expert-card-count",
            SP_MOE_NUM = "sp-moe-num", TP_WORLDSIZE = "tp-worldsize", SHARE_EXPERT_NUM = "share-expert-num",
@@ -67,14 +69,25 @@ function M.main(opts, words, ctx)
   if res.merged then print(("[INFO] merged %d machine result(s): %d card(s)"):format(#res.merged, #res.cards)) end
   local out = opts.output
   print("[INFO] 5. archive: " .. out)
-  report.csvs(res, out, opts.encoding ~= "gbk")
-  report.summary(res, out .. "/moe_summary.json")
+  local formats = {}
+  for f in opts.format:gmatch("[^,%s]+") do
+    if f ~= "csv" and f ~= "json" and f ~= "html" then errors.usage("--format: unknown output %q (csv, json, html)", f) end
+    formats[f] = true
+  end
+  if formats.csv then report.csvs(res, out, opts.encoding ~= "gbk") end
+  if formats.json then report.summary(res, out .. "/moe_summary.json") end
+  if formats.html then
+    local parts = field_html.moe_sections(res)
+    table.insert(parts, 1, field_html.anomalies_section(report.sorted_anomalies(res)))
+    local ok, werr = field_html.write(out .. "/moe_report.html", "ascope moe report", parts)
+    if not ok then error(werr, 0) end
+  end
   if opts.encoding == "gbk" then
     for _, f in ipairs({ "win_data", "win_data_list", "win_status_list", "win_analysis_error", "win_all_card_data",
                          "win_all_card_expandidx" }) do
       local p = out .. "/" .. f .. ".csv"
       local cmd = ("iconv -f UTF-8 -t GBK '%s' > '%s.gbk' && mv '%s.gbk' '%s'"):format(p, p, p, p)
-      local ok = not require("ascope_core").fs.stat(p) or os.execute(cmd)
+      local ok = not require("ascope_core").fs.stat(p) or os.execute(cmd) -- files not written are skipped
       if not ok then error(p .. ": cannot convert to GBK (is iconv installed?)", 0) end
     end
   end

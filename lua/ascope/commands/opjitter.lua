@@ -1,6 +1,7 @@
 --- `ascope opjitter`: per-operator duration jitter across cards, and aiv checks.
 local opjitter = require "ascope.opjitter"
 local report = require "ascope.report.opjitter"
+local field_html = require "ascope.report.field_html"
 local errors = require "ascope.errors"
 
 local M = {}
@@ -30,6 +31,7 @@ A missing card is reported and shown as NA; exit code 1 when a file could not be
     { "profiling-path", arg = "PATH", alias_of = "input" },
     { "cards", arg = "N", type = "int", min = 1, help = "cards expected (default: up to the highest found)" },
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/opjitter.lua" },
+    { "format", arg = "LIST", default = "csv,json,html", help = "outputs to write: csv,json,html" },
   },
   keys = { PROFILING_PATH = "profiling-path" },
   examples = { "ascope opjitter prof_dir -o out", "ascope opjitter PROFILING_PATH=prof_dir --cards 16" },
@@ -44,13 +46,22 @@ function M.main(opts, words)
     error(input .. ": no kernel_details.csv or op_summary_*.csv found", 0)
   end
   local out = opts.output
-  for _, w in ipairs({ { "profiling_all_data.csv", report.all_csv }, { "profiling_avg_data.csv", report.avg_csv },
-                       { "opjitter_summary.json", report.summary_json } }) do
-    local ok, werr = w[2](res, out .. "/" .. w[1])
-    if not ok then error(werr, 0) end
+  local formats = {}
+  for f in opts.format:gmatch("[^,%s]+") do
+    if f ~= "csv" and f ~= "json" and f ~= "html" then errors.usage("--format: unknown output %q (csv, json, html)", f) end
+    formats[f] = true
+  end
+  for _, w in ipairs({ { "csv", "profiling_all_data.csv", report.all_csv }, { "csv", "profiling_avg_data.csv", report.avg_csv },
+                       { "json", "opjitter_summary.json", report.summary_json },
+                       { "html", "opjitter_report.html", function(r, p)
+                         return field_html.write(p, "ascope opjitter report", field_html.opjitter_sections(r)) end } }) do
+    if formats[w[1]] then
+      local ok, werr = w[3](res, out .. "/" .. w[2])
+      if not ok then error(werr, 0) end
+    end
   end
   for _, l in ipairs(report.lines(res)) do print(l) end
-  print(("opjitter: results in %s/profiling_all_data.csv, profiling_avg_data.csv, opjitter_summary.json"):format(out))
+  print(("opjitter: results in %s (%s)"):format(out, opts.format))
   return #res.failed > 0 and 1 or 0
 end
 

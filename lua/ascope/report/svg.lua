@@ -227,8 +227,10 @@ function M.heatmap(o)
   end
   if mx == 0 then mx = 1 end
   for r = 1, nr do
-    out[#out + 1] = ('<text x="%d" y="%d" class="label" text-anchor="end">%s</text>'):format(f.left - 6,
-      f.top + (r - 1) * rh + 13, esc(o.rows[r]))
+    local label = o.rows[r]
+    local short = #label > 40 and ("…" .. label:sub(-38)) or label
+    out[#out + 1] = ('<text x="%d" y="%d" class="label" text-anchor="end">%s<title>%s</title></text>'):format(f.left - 6,
+      f.top + (r - 1) * rh + 13, esc(short), esc(label))
     for c = 1, nc do
       local v = o.value(r, c)
       local fill = v and ("hsl(%d,80%%,%d%%)"):format(math.floor(220 - 220 * v / mx), 45) or "#eee"
