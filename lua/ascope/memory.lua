@@ -49,7 +49,7 @@ local function read_inputs(d, split)
     local v, err
     if what == "csv" then
       log.stage("rank %s (%s): %s", tostring(d.rank), d.role, mem_path)
-      v, err = memory_csv.read(mem_path)
+      v, err = memory_csv.read(mem_path, log.progress("operator_memory.csv"))
     else
       log.stage("rank %s (%s): %s", tostring(d.rank), d.role, trace_path)
       v, err = trace.call_stacks(trace_path, log.progress("trace_view.json"))

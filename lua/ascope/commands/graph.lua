@@ -28,6 +28,7 @@ different counts (per node). Writes OUT/graph_summary.json.]],
     { "graph-path", arg = "PATH", alias_of = "input" },
     { "filter", arg = "PATTERN", help = "nodes to compare (Lua patterns, | between alternatives)" },
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/graph.lua" },
+    { "format", arg = "LIST", default = "json", help = "outputs to write: json" },
   },
   keys = { GRAPH_PATH = "graph-path" },
   examples = { "ascope graph graphs/ -o out", "ascope graph GRAPH_PATH=graphs --filter 'MoeDistribute|AllToAll'" },
@@ -51,6 +52,9 @@ end
 function M.main(opts, words)
   local input = opts.input or words[1]
   if not input then errors.usage("ascope graph needs GRAPH_PATH; see 'ascope help graph'") end
+  for f in (opts.format or "json"):gmatch("[^,%s]+") do
+    if f ~= "json" then errors.usage("--format: unknown output %q (graph writes json)", f) end
+  end
   local res, err = graph.run(input, { rules = opts.rules, filter = opts.filter })
   if not res then error(err, 0) end
   if #res.cards == 0 and #res.failed == 0 then error(input .. ": no graph files found (see 'ascope help graph')", 0) end

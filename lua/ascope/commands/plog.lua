@@ -28,6 +28,7 @@ ras_code）分类：各类数量与前几条原始日志、提取字段、每张
     { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
     { "plog-path", arg = "PATH", alias_of = "input" },
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/plog.lua" },
+    { "format", arg = "LIST", default = "csv,json", help = "outputs to write: csv,json" },
   },
   keys = { PLOG_PATH = "plog-path" },
   examples = { "ascope plog /root/ascend/log -o out", "ascope plog PLOG_PATH=logs --rules my_classifiers.lua" },
@@ -65,23 +66,32 @@ function M.main(opts, words)
   if not res then error(err, 0) end
   if #res.files == 0 then error(input .. ": no log files found", 0) end
   local out = opts.output
-  local w, werr = core.csv.writer(out .. "/error_plog.csv", { bom = true })
-  if not w then error(werr, 0) end
-  local header = { "错误类型", "错误信息", "card", "file", "line", "time" }
-  for _, f in ipairs(FIELDS) do header[#header + 1] = f end
-  w:row(header)
-  for _, r in ipairs(res.records) do
-    local row = { i18n.pick(r.classifier.title), r.text, r.card or "", r.file, r.line, r.time or "" }
-    for _, f in ipairs(FIELDS) do row[#row + 1] = r.fields[f] or "" end
-    w:row(row)
+  local formats = {}
+  for f in (opts.format or "csv,json"):gmatch("[^,%s]+") do
+    if f ~= "csv" and f ~= "json" then errors.usage("--format: unknown output %q (csv, json)", f) end
+    formats[f] = true
   end
-  local ok, cerr = w:close()
-  if not ok then error(cerr, 0) end
-  local jw, jerr = writer.open(out .. "/plog_summary.json")
-  if not jw then error(jerr, 0) end
-  jw:write(core.json.encode(M.data(res), { indent = 2 }), "\n")
-  ok, cerr = jw:close()
-  if not ok then error(cerr, 0) end
+  if formats.csv then
+    local w, werr = core.csv.writer(out .. "/error_plog.csv", { bom = true })
+    if not w then error(werr, 0) end
+    local header = { "错误类型", "错误信息", "card", "file", "line", "time" }
+    for _, f in ipairs(FIELDS) do header[#header + 1] = f end
+    w:row(header)
+    for _, r in ipairs(res.records) do
+      local row = { i18n.pick(r.classifier.title), r.text, r.card or "", r.file, r.line, r.time or "" }
+      for _, f in ipairs(FIELDS) do row[#row + 1] = r.fields[f] or "" end
+      w:row(row)
+    end
+    local ok, cerr = w:close()
+    if not ok then error(cerr, 0) end
+  end
+  if formats.json then
+    local jw, jerr = writer.open(out .. "/plog_summary.json")
+    if not jw then error(jerr, 0) end
+    jw:write(core.json.encode(M.data(res), { indent = 2 }), "\n")
+    local ok, cerr = jw:close()
+    if not ok then error(cerr, 0) end
+  end
 
   print(("[INFO] %d log file(s) under %s"):format(#res.files, input))
   local ids = {}
@@ -112,7 +122,7 @@ function M.main(opts, words)
     end
   end
   for _, f in ipairs(res.failed) do print("[ERROR] " .. f.reason) end
-  print(("plog: results in %s/error_plog.csv, %s/plog_summary.json"):format(out, out))
+  print(("plog: results in %s (%s)"):format(out, opts.format or "csv,json"))
   return #res.failed > 0 and 1 or 0
 end
 

@@ -81,10 +81,13 @@ function M.lines(res)
     else add("ERROR", "card %d: no profiling data; its values are NA", c.card) end
   end
   for _, f in ipairs(res.failed) do add("ERROR", "%s", f.reason) end
-  for _, a in ipairs(res.avg) do
-    if a.avg_jitter then
-      add("INFO", "%s: %d calls, %d valid, average jitter %.3f us", a.type, a.calls, a.valid, a.avg_jitter)
-    end
+  local avg = {}
+  for _, a in ipairs(res.avg) do if a.avg_jitter then avg[#avg + 1] = a end end
+  table.sort(avg, function(a, b) return a.avg_jitter > b.avg_jitter end)
+  add("INFO", "%d operator type(s) compared; the largest average jitters:", #res.avg)
+  for i = 1, math.min(#avg, 10) do
+    local a = avg[i]
+    add("INFO", "%s: %d calls, %d valid, average jitter %.3f us", a.type, a.calls, a.valid, a.avg_jitter)
   end
   for _, v in ipairs(res.aiv) do
     if v.kind == "out_of_range" then
