@@ -60,6 +60,11 @@ describe("moe window analysis", function()
     local e = errors_of(r, "3")
     assert.equal(1, #e)
     assert.truthy(e[1].message:find("card 0: 2 dispatch core(s) did not receive all their status slots: [3,10]", 1, true))
+    -- the command speaks Chinese unless asked otherwise
+    local code, out = h.run("moe", "TARGET_DIR=" .. dir, "SOC_VERSION=950", "-o", dir .. "/out")
+    assert.equal(0, code)
+    assert.truthy(out:find("[WARNING] 2. 卡0：dispatch执行次数:8，combine执行次数:7，该卡算子执行流程卡死在dispatch上", 1, true))
+    assert.truthy(out:find("[ERROR] 3.2 卡0：2 个dispatch核未等到状态：[3,10]", 1, true))
   end)
 
   it("stuck in combine: the missing combine slots of each core", function()

@@ -6,6 +6,9 @@ local dump = require "ascope.ascend.dump"
 local analysis = require "ascope.analysis.moe"
 local rules_mod = require "ascope.rules"
 local fs = core.fs
+local i18n = require "ascope.i18n"
+
+local function T(key, ...) return i18n.t("moe." .. key, ...) end
 
 local M = {}
 
@@ -69,35 +72,35 @@ function M.card(entry, layout, win_rules, params, log)
     c.anomalies[#c.anomalies + 1] = { severity = sev, card = entry.card, analysis = an, message = msg }
     log(sev, msg)
   end
-  log("INFO", ("card %d: %s"):format(entry.card, table.concat(entry.data.sources, ", ")))
+  log("INFO", T("sources", entry.card, table.concat(entry.data.sources, ", ")))
   local win = entry.data.window
   c.op, c.op_source = entry.data.op, entry.data.op_source
   -- 1 input checks
-  log("INFO", "1. input checks")
+  log("INFO", T("inputs"))
   for _, side in ipairs({ "dispatch", "combine" }) do
     local s = analysis.read_side(win, layout, side)
     c[side] = s
-    log("INFO", ("1.1 %s cores in use: %d"):format(side, s.cores))
+    log("INFO", T("cores", side, s.cores))
     if s.cores == 0 then
-      anomaly("ERROR", "1", ("1.1 card %d: %s per-core info area is empty (no core in use)"):format(entry.card, side))
+      anomaly("ERROR", "1", T("no_core", entry.card, side))
     else
       for _, f in ipairs({ "rank_id", "ep_world_size", "hccl_rank_id", "hccl_ep_world_size", "moe_expert_num", "global_bs",
                            "run_count", "flag" }) do
-        log("INFO", ("1.1 %s %s per core: %s"):format(side, f, list_text(s.per_core[f], 16)))
+        log("INFO", T("per_core", side, f, list_text(s.per_core[f], 16)))
         if s.deviations[f] then
           local cores = {}
           for core_i, v in pairs(s.deviations[f]) do cores[#cores + 1] = ("%d=%d"):format(core_i, v) end
           table.sort(cores)
-          anomaly("WARNING", "1", ("1.1 card %d: %s %s differs on cores %s (most cores: %d)"):format(entry.card, side, f,
+          anomaly("WARNING", "1", T("differs", entry.card, side, f,
             table.concat(cores, ","), s[f]))
         end
       end
       if s.rank_id ~= s.hccl_rank_id then
-        anomaly("ERROR", "1", ("1.1 card %d: %s rankId %d in the window differs from the HCCL link's rank id %d")
+        anomaly("ERROR", "1", (T("rank_hccl"))
           :format(entry.card, side, s.rank_id, s.hccl_rank_id))
       end
       if s.ep_world_size ~= s.hccl_ep_world_size then
-        anomaly("ERROR", "1", ("1.1 card %d: %s epWorldSize %d in the window differs from the HCCL link's %d")
+        anomaly("ERROR", "1", (T("ep_hccl"))
           :format(entry.card, side, s.ep_world_size, s.hccl_ep_world_size))
       end
       s.bs = s.ep_world_size ~= 0 and s.global_bs // s.ep_world_size or nil
@@ -109,10 +112,9 @@ function M.card(entry, layout, win_rules, params, log)
   c.shared_expert_card = d.rank_id ~= nil and d.rank_id < shared_cards
   c.local_experts = c.shared_expert_card and math.max(params.share_expert_num or 0, 1)
     or ((ep - shared_cards) > 0 and moe // (ep - shared_cards) or 0)
-  log("INFO", ("1.2 card %d is %sa shared-expert card; local experts: %d"):format(entry.card,
-    c.shared_expert_card and "" or "not ", c.local_experts))
+  log("INFO", T(c.shared_expert_card and "shared" or "not_shared", entry.card, c.local_experts))
   c.stuck_op = stuck_side(c.op)
-  if c.op then log("INFO", ("1.2 the exception was raised by %s (%s)"):format(c.op, c.op_source or "?")) end
+  if c.op then log("INFO", T("raised", c.op, c.op_source or "?")) end
   -- expertIds
   local idx = win_rules.inputs[version_of(c.op)] or win_rules.inputs.V2
   local ids_in = entry.data.inputs[idx.expert_ids]
@@ -131,24 +133,24 @@ function M.card(entry, layout, win_rules, params, log)
           local e = ids[row * k + j]
           if e < 0 or e >= limit then
             bad = bad + 1
-            anomaly("ERROR", "1", ("1.3 card %d: expertIds[%d][%d] = %d is outside [0, %d)"):format(entry.card, row, j - 1, e,
+            anomaly("ERROR", "1", T("ids_range", entry.card, row, j - 1, e,
               limit))
           elseif seen[e] then
             bad = bad + 1
-            anomaly("ERROR", "1", ("1.3 card %d: expertIds row %d repeats expert %d"):format(entry.card, row, e))
+            anomaly("ERROR", "1", T("ids_repeat", entry.card, row, e))
           end
           seen[e] = true
         end
       end
-      if bad == 0 then log("INFO", ("1.3 card %d: expertIds %s, k = %d: no input problem"):format(entry.card,
+      if bad == 0 then log("INFO", T("ids_ok", entry.card,
         list_text(ids, 16), k)) end
     end
   else
-    log("WARNING", ("1.3 card %d: no expertIds input in the dump: k comes from --k or stays unknown"):format(entry.card))
+    log("WARNING", T("no_ids", entry.card))
     c.k = params.k
   end
   -- 2 execution order
-  log("INFO", "2. execution order")
+  log("INFO", T("order"))
   local dr, cr = d.run_count, c.combine.run_count
   if dr and cr and dr == cr + 1 then
     c.stuck_in = "dispatch"
@@ -156,21 +158,21 @@ function M.card(entry, layout, win_rules, params, log)
     c.stuck_in = "combine"
   end
   if c.stuck_in then
-    log("WARNING", ("2. card %d: dispatch ran %d times, combine %d: stuck in %s"):format(entry.card, dr, cr, c.stuck_in))
+    log("WARNING", T("stuck", entry.card, dr, cr, c.stuck_in))
   else
-    anomaly("ERROR", "2", ("2. card %d: dispatch ran %s times, combine %s: the execution order is undetermined"):format(
+    anomaly("ERROR", "2", T("undetermined", 
       entry.card, tostring(dr), tostring(cr)))
   end
   if c.stuck_op and c.stuck_in and c.stuck_op ~= c.stuck_in then
-    anomaly("WARNING", "2", ("2. card %d: the run counts say %s but the exception came from %s"):format(entry.card,
+    anomaly("WARNING", "2", T("op_mismatch", entry.card,
       c.stuck_in, c.op))
   end
   -- 3 dispatch status bits
-  log("INFO", "3. dispatch status bits")
+  log("INFO", T("dstatus"))
   local dtotal = c.shared_expert_card and ep or c.local_experts * ep
   analysis.status(win, layout, "dispatch", d, analysis.split(dtotal, d.cores))
   -- 4 combine status bits
-  log("INFO", "4. combine status bits")
+  log("INFO", T("cstatus"))
   local cs = c.combine
   local k = c.k
   if k and bs then
@@ -184,25 +186,25 @@ function M.card(entry, layout, win_rules, params, log)
   for _, side in ipairs({ "dispatch", "combine" }) do
     local s = c[side]
     if s.status_error then
-      anomaly("ERROR", side == "dispatch" and "3" or "4", ("card %d: %s"):format(entry.card, s.status_error))
+      anomaly("ERROR", side == "dispatch" and "3" or "4", T("status_error", entry.card, s.status_error))
     elseif s.missing_slots then
-      log("INFO", ("%s %s: %d status slots, per core %s, live buffer %d"):format(side == "dispatch" and "3.1" or "4.1",
+      log("INFO", T("slots", side == "dispatch" and "3.1" or "4.1",
         side, s.total_status_slots, list_text(s.slots_per_core, 24), s.live_status_buffer))
       local cores = {}
       for core_i in pairs(s.missing_slots) do cores[#cores + 1] = core_i end
       table.sort(cores)
       if #cores > 0 then
-        anomaly("ERROR", side == "dispatch" and "3" or "4", ("%s card %d: %d %s core(s) did not receive all their status "
-          .. "slots: %s"):format(side == "dispatch" and "3.2" or "4.2", entry.card, #cores, side, list_text(cores)))
+        anomaly("ERROR", side == "dispatch" and "3" or "4", T("missing", side == "dispatch" and "3.2" or "4.2", entry.card,
+          #cores, side, list_text(cores)))
         for _, core_i in ipairs(cores) do
           c.anomalies[#c.anomalies + 1] = { severity = "DETAIL", card = entry.card, analysis = side == "dispatch" and "3" or "4",
-            message = ("card %d %s core %d: local slots %s not arrived in status buffer %d"):format(entry.card, side, core_i,
+            message = T("missing_detail", entry.card, side, core_i,
               list_text(s.missing_slots[core_i]), s.live_status_buffer) }
         end
       end
     end
     if #s.waiting_cores > 0 then
-      log("INFO", ("card %d: %s cores still waiting: %s"):format(entry.card, side, list_text(s.waiting_cores, 32)))
+      log("INFO", T("waiting", entry.card, side, list_text(s.waiting_cores, 32)))
     end
   end
   c.inputs = entry.data.inputs
@@ -217,7 +219,7 @@ function M.cross(cards, params, log)
     out.anomalies[#out.anomalies + 1] = { severity = sev, card = nil, analysis = an, message = msg }
     log(sev, msg)
   end
-  log("INFO", "6. cross-card comparison")
+  log("INFO", T("cross"))
   for _, spec in ipairs({ { "dispatch", "run_count", "WARNING" }, { "combine", "run_count", "WARNING" },
                           { "dispatch", "moe_expert_num", "ERROR" }, { "combine", "moe_expert_num", "ERROR" },
                           { "dispatch", "global_bs", "WARNING" }, { "combine", "global_bs", "WARNING" } }) do
@@ -231,14 +233,14 @@ function M.cross(cards, params, log)
     end
     local key = side .. "_" .. field
     out[key] = { value = common, odd = odd }
-    log("INFO", ("6. %s %s per card: %s"):format(side, field, list_text(values, 32)))
+    log("INFO", T("cross_values", side, field, list_text(values, 32)))
     if #odd > 0 then
-      anomaly(sev, "6", ("6. %s %s differs between cards: most %s, odd cards %s"):format(side, field, tostring(common),
+      anomaly(sev, "6", T("cross_odd", side, field, tostring(common),
         table.concat(odd, ", ")))
     end
   end
   -- 7: expected epSendCounts and expandIdx vs the inputs of the cards stuck in combine
-  log("INFO", "7. epSendCounts / expandIdx")
+  log("INFO", T("seven"))
   local by_rank, ep, shared, local_n = {}, nil, params.share_expert_card_count or 0, nil
   for _, c in ipairs(cards) do
     ep = ep or c.dispatch.ep_world_size
@@ -259,7 +261,7 @@ function M.cross(cards, params, log)
           c.ep_send_counts = got
           for i = 1, #expected do
             if got[i] ~= expected[i] then
-              anomaly("ERROR", "7", ("7. card %d: epSendCounts[%d] = %s, expected %d (from every card's expertIds)"):format(
+              anomaly("ERROR", "7", T("send_bad", 
                 c.card, i - 1, tostring(got[i]), expected[i]))
               break
             end
@@ -273,7 +275,7 @@ function M.cross(cards, params, log)
           local want = analysis.expected_expand_idx(c.expert_ids)
           for i = 1, #want do
             if got[i] ~= want[i] then
-              anomaly("ERROR", "7", ("7. card %d: expandIdx[%d] = %s, expected %d"):format(c.card, i - 1, tostring(got[i]),
+              anomaly("ERROR", "7", T("expand_bad", c.card, i - 1, tostring(got[i]),
                 want[i]))
               break
             end
@@ -300,7 +302,7 @@ function M.merge(opts)
   for _, p in ipairs(found) do
     local doc, err = core.json.load(p)
     if not doc then return nil, err end
-    log("INFO", ("merging %s"):format(p))
+    log("INFO", T("merging", p))
     for _, c in pairs(doc.cards or {}) do
       local rank = c.dispatch and c.dispatch.rank_id
       if rank == nil or seen[rank] then
@@ -350,7 +352,7 @@ function M.run(opts)
   local log = opts.log or function() end
   local res = { cards = {}, failed = {}, anomalies = {}, soc = opts.soc_version, target_dir = opts.target_dir }
   for _, e in ipairs(entries) do
-    log("INFO", ("analysing card %d"):format(e.card))
+    log("INFO", T("analysing", e.card))
     local data, derr = dump.read_card(e.dir, soc, layout.window_bytes)
     if not data then
       res.failed[#res.failed + 1] = { card = e.card, dir = e.dir, reason = derr }
