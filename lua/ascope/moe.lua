@@ -160,7 +160,7 @@ function M.card(entry, layout, win_rules, params, log)
   if c.stuck_in then
     log("WARNING", T("stuck", entry.card, dr, cr, c.stuck_in))
   else
-    anomaly("ERROR", "2", T("undetermined", 
+    anomaly("ERROR", "2", T("undetermined",
       entry.card, tostring(dr), tostring(cr)))
   end
   if c.stuck_op and c.stuck_in and c.stuck_op ~= c.stuck_in then
@@ -261,7 +261,7 @@ function M.cross(cards, params, log)
           c.ep_send_counts = got
           for i = 1, #expected do
             if got[i] ~= expected[i] then
-              anomaly("ERROR", "7", T("send_bad", 
+              anomaly("ERROR", "7", T("send_bad",
                 c.card, i - 1, tostring(got[i]), expected[i]))
               break
             end
