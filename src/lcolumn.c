@@ -282,6 +282,81 @@ static int col_take(lua_State *L) {
   return 1;
 }
 
+static int num_at(const asc_col *c, size_t i, double *out);
+
+/* column.downsample(x, y, order, pixels) -> xs, ys: the points (x[r], y[r]) for the rows r of
+ * order (a column of 1-based rows, in x order; nil: every row), reduced to the lowest and the
+ * highest y of each of `pixels` equal x buckets, in order, as Lua lists. Rows where x or y is
+ * missing are skipped. A chart of a million points then draws a few thousand. */
+static int column_downsample(lua_State *L) {
+  asc_col *x = lasc_checkcolumn(L, 1), *y = lasc_checkcolumn(L, 2);
+  size_t n;
+  int owned = 0;
+  int64_t *order = lua_isnoneornil(L, 3) ? NULL : lasc_toint64s(L, 3, &n, &owned);
+  if (!order) n = x->n;
+  lua_Integer pixels = luaL_checkinteger(L, 4);
+  if (x->n != y->n || x->kind == ASC_STR || y->kind == ASC_STR) {
+    if (owned) free(order);
+    return luaL_error(L, "column.downsample: numeric columns of one length expected");
+  }
+  double x0 = 0, x1 = 0;
+  int have = 0;
+  for (size_t k = 0; k < n; k++) {
+    size_t r = order ? (size_t)order[k] - 1 : k;
+    double xv, yv;
+    if (r >= x->n || !num_at(x, r, &xv) || !num_at(y, r, &yv)) continue;
+    if (!have || xv < x0) x0 = xv;
+    if (!have || xv > x1) x1 = xv;
+    have = 1;
+  }
+  lua_newtable(L);
+  lua_newtable(L);
+  int tx = lua_gettop(L) - 1, ty = tx + 1;
+  lua_Integer out = 0;
+  double span = x1 > x0 ? x1 - x0 : 1;
+  long long cur = -1;
+  size_t lo = 0, hi = 0;
+  double lov = 0, hiv = 0;
+#define EMIT(row)                                                                                            \
+  do {                                                                                                       \
+    double ex_ = 0, ey_ = 0;                                                                                 \
+    num_at(x, (row), &ex_);                                                                                  \
+    num_at(y, (row), &ey_);                                                                                  \
+    lua_pushnumber(L, ex_);                                                                                  \
+    lua_rawseti(L, tx, ++out);                                                                               \
+    lua_pushnumber(L, ey_);                                                                                  \
+    lua_rawseti(L, ty, out);                                                                                 \
+  } while (0)
+  for (size_t k = 0; have && k <= n; k++) {
+    size_t r = 0;
+    double xv = 0, yv = 0;
+    int ok = 0;
+    if (k < n) {
+      r = order ? (size_t)order[k] - 1 : k;
+      ok = r < x->n && num_at(x, r, &xv) && num_at(y, r, &yv);
+      if (!ok) continue;
+    }
+    long long col = k < n ? (long long)((xv - x0) / span * (double)pixels) : -2;
+    if (col >= pixels) col = pixels - 1;
+    if (col != cur) {
+      if (cur >= 0) {
+        size_t a = lo < hi ? lo : hi, b = lo < hi ? hi : lo; /* keep x order */
+        EMIT(a);
+        if (b != a) EMIT(b);
+      }
+      cur = col;
+      lo = hi = r;
+      lov = hiv = yv;
+    } else {
+      if (yv < lov) lov = yv, lo = r;
+      if (yv > hiv) hiv = yv, hi = r;
+    }
+  }
+#undef EMIT
+  if (owned) free(order);
+  return 2;
+}
+
 static int col_push(lua_State *L) {
   asc_col *c = lasc_checkcolumn(L, 1);
   int r;
@@ -881,10 +956,15 @@ void lasc_register_column(lua_State *L) {
 }
 
 int lasc_open_column(lua_State *L) {
-  static const luaL_Reg fns[] = {{"new", column_new},         {"concat", column_concat},
-                                 {"fill", column_fill},       {"group_sum", column_group_sum},
-                                 {"group", column_group},     {"rows_overlapping", column_rows_overlapping},
-                                 {"strings", column_strings}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"new", column_new},
+                                 {"concat", column_concat},
+                                 {"fill", column_fill},
+                                 {"group_sum", column_group_sum},
+                                 {"group", column_group},
+                                 {"downsample", column_downsample},
+                                 {"rows_overlapping", column_rows_overlapping},
+                                 {"strings", column_strings},
+                                 {NULL, NULL}};
   lasc_register_column(L);
   luaL_newlib(L, fns);
   return 1;

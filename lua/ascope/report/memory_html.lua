@@ -5,6 +5,7 @@ local layout_mod = require "ascope.report.layout"
 local writer = require "ascope.report.writer"
 local fmt = require "ascope.fmt"
 local i18n = require "ascope.i18n"
+local column = require("ascope_core").column
 
 local M = {}
 local esc = html.escape
@@ -72,15 +73,9 @@ function KINDS.memory_over_time(_, sec, r)
   for _, name in ipairs(sec.series) do
     local col = r[SERIES[name] or ""]
     if not col then error(("layout memory: section %s: unknown series %q"):format(sec.id, name), 0) end
-    local xs, ys = {}, {}
-    for k = 1, #order do
-      local i = order[k]
-      local v = col[i]
-      if v then
-        xs[#xs + 1] = (r.start_ns[i] - t0) / 1e6
-        ys[#ys + 1] = v
-      end
-    end
+    -- reduced in C to the min and max of each pixel column, then moved to ms from the start
+    local xs, ys = column.downsample(r.start_ns, col, order, 900)
+    for k = 1, #xs do xs[k] = (xs[k] - t0) / 1e6 end
     if #xs > 0 then series[#series + 1] = { name = name, x = xs, y = ys, step = true } end
   end
   if #series == 0 then return '<p class="note">no memory totals in operator_memory.csv</p>' end
