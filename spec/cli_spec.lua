@@ -87,4 +87,28 @@ describe("the ascope executable", function()
     assert.equal(0, code)
     assert.truthy(out:find("内存分析", 1, true))
   end)
+
+  it("draws a progress bar on a terminal, stage lines elsewhere, nothing with --quiet", function()
+    local input = h.real .. "/rl-insight/memory_data"
+    -- script(1) gives the command a pseudo-terminal and copies what it drew to our stdout
+    local cmd = ("script -qec \"%s memory %s -o %s\" /dev/null"):format(h.bin, input, dir)
+    local p = assert(io.popen(cmd))
+    local drawn = p:read("a")
+    p:close()
+    assert.truthy(drawn:find("trace_view.json [", 1, true))
+    assert.truthy(drawn:find("] 100%", 1, true))
+    assert.truthy(drawn:find("/s", 1, true))
+    assert.truthy(drawn:find("\r\27%[K"), "the bar is redrawn in place")
+
+    local code, _, err = h.run("memory", input, "-o", dir)
+    assert.equal(0, code)
+    assert.truthy(err:find("[ascope] ", 1, true))
+    assert.falsy(err:find("\r", 1, true), "no bar when stderr is not a terminal")
+
+    -- --quiet silences stages and progress; warnings about the data still reach the user
+    code, _, err = h.run("memory", input, "-o", dir, "--quiet")
+    assert.equal(0, code)
+    assert.falsy(err:find("[ascope]", 1, true))
+    assert.truthy(err:find("[WARNING] rank 0: 49 of 49", 1, true))
+  end)
 end)

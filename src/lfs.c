@@ -1,10 +1,11 @@
 /* Lua binding of the file-system helpers: fs.walk, fs.stat, fs.mkdirs, fs.write (atomic),
- * fs.cpus, fs.isatty. */
+ * fs.cpus, fs.isatty, fs.clock. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ascope/fs.h"
@@ -90,6 +91,15 @@ static int l_write(lua_State *L) {
 
 static int l_cpus(lua_State *L) {
   lua_pushinteger(L, asc_cpu_count());
+  return 1;
+}
+
+/* fs.clock() -> seconds on a monotonic wall clock: os.clock counts CPU time, which is not the
+ * rate a user waits at while the disk reads */
+static int l_clock(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec * 1e-9);
   return 1;
 }
 
@@ -192,6 +202,7 @@ int lasc_open_fs(lua_State *L) {
                                  {"write", l_write},
                                  {"cpus", l_cpus},
                                  {"isatty", l_isatty},
+                                 {"clock", l_clock},
                                  {"realpath", l_realpath},
                                  {"list", l_list},
                                  {"grep", l_grep},

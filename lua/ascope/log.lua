@@ -43,13 +43,13 @@ M.human = human
 
 --- A progress callback for the scanners: fn(done, total). Draws a bar on a terminal only.
 function M.progress(label)
-  local clock0 = os.clock()
+  local clock0 = fs.clock()
   return function(done, total)
     if M.quiet or not tty then return end
     local frac = total > 0 and math.min(done / total, 1) or 0
     local width = 30
     local filled = math.floor(frac * width + 0.5)
-    local secs = math.max(os.clock() - clock0, 1e-3)
+    local secs = math.max(fs.clock() - clock0, 1e-3)
     io.stderr:write(("\r\27[K%s [%s%s] %3d%% %s / %s %s/s"):format(label, ("#"):rep(filled),
       ("."):rep(width - filled), math.floor(frac * 100), human(done), human(total), human(done / secs)))
     bar_shown = true
