@@ -56,6 +56,25 @@ describe("opjitter", function()
     assert.equal(9, s.top_jitter[1].jitter) -- dispatch call 2: 20 - 11
   end)
 
+  it("reports an unreadable card file by name, keeps the other cards, and exits 1", function()
+    local D = "MoeDistributeDispatchV2"
+    card(dir, 0, { { D, "10" }, { D, "12" } })
+    card(dir, 1, { { D, "14" }, { D, "15" } })
+    h.write(dir .. "/card_2/kernel_details.csv", "Step Id,Name,Start Time(us)\n1,x,1.0\n")
+    h.write(dir .. "/card_3/kernel_details.csv", "")
+    for _, jobs in ipairs({ "1", "2" }) do
+      local code, out, err = h.run("opjitter", dir, "-o", dir .. "/out", "-j", jobs)
+      assert.equal(1, code)
+      local msg = err .. out
+      assert.truthy(msg:find(dir .. "/card_2/kernel_details.csv: missing columns", 1, true))
+      assert.truthy(msg:find(dir .. "/card_3/kernel_details.csv: the file is empty", 1, true))
+      local all = h.csv_rows(dir .. "/out/profiling_all_data.csv")
+      assert.equal(3, tonumber(all[2].jitter)) -- call 1: 15 - 12
+      assert.equal("NA", all[1].card_2)
+      assert.equal("NA", all[1].card_3)
+    end
+  end)
+
   it("checks the aiv columns of dispatch/combine against the card's mean, and takes a rule file", function()
     local D = "MoeDistributeDispatchV3"
     card(dir, 0, { { D, "10", "999" }, { D, "10", "100" }, { D, "10", "104" }, { D, "10", "40" }, { D, "10", "abc" },

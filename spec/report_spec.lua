@@ -107,7 +107,17 @@ describe("HTML reports of the field diagnostics", function()
     -- the worst operator's first call, card 0, as a tooltip of its cell
     local worst
     for _, a in ipairs(res.avg) do if not worst or (a.avg_jitter or -1) > (worst.avg_jitter or -1) then worst = a end end
-    assert.truthy(page:find(('<section id="durations-%s">'):format(svg.escape(worst.type)), 1, true))
+    local at = assert(page:find(('<section id="durations-%s">'):format(svg.escape(worst.type)), 1, true))
+    local section = page:sub(at, page:find("</section>", at, true))
+    -- one line per card, a point per call of that type (2 calls on each of the 2 cards)
+    local lines = {}
+    for pts, name in section:gmatch('points="([^"]*)"><title>([^<]*)</title>') do
+      local n = 0
+      for _ in pts:gmatch("%S+") do n = n + 1 end
+      lines[#lines + 1] = name .. ": " .. n
+    end
+    assert.same({ "card 0: " .. worst.calls, "card 1: " .. worst.calls }, lines)
+    assert.equal(2, worst.calls)
   end)
 
   it("moe: a card x core grid per side and the run counts", function()

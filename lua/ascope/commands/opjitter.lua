@@ -30,6 +30,7 @@ A missing card is reported and shown as NA; exit code 1 when a file could not be
     { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
     { "profiling-path", arg = "PATH", alias_of = "input" },
     { "cards", arg = "N", type = "int", min = 1, help = "cards expected (default: up to the highest found)" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, help = "files read in parallel (default: CPUs)" },
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/opjitter.lua" },
     { "format", arg = "LIST", default = "csv,json,html", help = "outputs to write: csv,json,html" },
   },
@@ -40,7 +41,7 @@ A missing card is reported and shown as NA; exit code 1 when a file could not be
 function M.main(opts, words)
   local input = opts.input or words[1]
   if not input then errors.usage("ascope opjitter needs PROFILING_PATH; see 'ascope help opjitter'") end
-  local res, err = opjitter.run(input, { rules = opts.rules, cards = opts.cards })
+  local res, err = opjitter.run(input, { rules = opts.rules, cards = opts.cards, jobs = opts.jobs })
   if not res then error(err, 0) end
   if #res.found == 0 and #res.failed == 0 then
     error(input .. ": no kernel_details.csv or op_summary_*.csv found", 0)

@@ -5,6 +5,7 @@ local svg = require "ascope.report.svg"
 local html = require "ascope.report.html"
 local writer = require "ascope.report.writer"
 local i18n = require "ascope.i18n"
+local column = require("ascope_core").column
 
 local M = {}
 local esc = html.escape
@@ -40,24 +41,36 @@ function M.opjitter_sections(res, top_types, max_calls)
     #types == 0 and "<p>No operator.</p>" or svg.heatmap({ title = "jitter", rows = types, cols = cols, unit = "us",
       value_label = "jitter = max - min over cards", x_label = "call index (0 = first call)",
       value = function(r, c) return cell[r] and cell[r][c] end }))
-  -- durations per card of the three worst operators
+  -- durations per card of the three worst operators, from the cards' columns: every call of the
+  -- type on that card, reduced in C to what 900 pixels can show
   local worst = {}
-  for i = 1, math.min(3, #types) do worst[i] = types[i] end
-  for _, t in ipairs(worst) do
-    local series = {}
-    for _, c in ipairs(res.cards) do
-      if c.data then
-        local xs, ys = {}, {}
-        for _, r in ipairs(res.rows) do
-          if r.type == t and r.values[c.card] then
-            xs[#xs + 1], ys[#ys + 1] = r.call, r.values[c.card]
-          end
+  for i = 1, math.min(3, #types) do worst[i] = { type = types[i], series = {} } end
+  local ranges = {}
+  local function range(n) -- the call indexes 0 .. n-1 as a column, shared by series of one length
+    if not ranges[n] then
+      local t = {}
+      for i = 1, n do t[i] = i - 1 end
+      ranges[n] = column.new("integer", t)
+    end
+    return ranges[n]
+  end
+  for _, c in ipairs(res.cards) do
+    if c.data and #worst > 0 then
+      local _, values, rows = column.group(c.data.type)
+      local rows_of = {}
+      for i, v in ipairs(values) do if v[1] then rows_of[v[1]] = rows[i] end end
+      for _, w in ipairs(worst) do
+        local r = rows_of[w.type]
+        if r then
+          local xs, ys = column.downsample(range(#r), c.data.duration:take(r), nil, 900)
+          w.series[#w.series + 1] = { name = "card " .. c.card, x = xs, y = ys }
         end
-        series[#series + 1] = { name = "card " .. c.card, x = xs, y = ys }
       end
     end
-    parts[#parts + 1] = section("durations-" .. t, i18n.pick({ en = "Durations per card: ", zh = "各卡耗时：" }) .. t,
-      svg.lines({ title = t, x_label = "call index", y_label = "duration", y_unit = "us", series = series }))
+  end
+  for _, w in ipairs(worst) do
+    parts[#parts + 1] = section("durations-" .. w.type, i18n.pick({ en = "Durations per card: ", zh = "各卡耗时：" }) .. w.type,
+      svg.lines({ title = w.type, x_label = "call index", y_label = "duration", y_unit = "us", series = w.series }))
   end
   local rows = {}
   for i, v in ipairs(res.aiv) do
