@@ -1,5 +1,6 @@
 --- Report layouts: rules/layout_NAME.lua merged with a user's --layout file, sections in order.
 local rules = require "ascope.rules"
+local writer = require "ascope.report.writer"
 
 local M = {}
 
@@ -24,6 +25,19 @@ function M.load(name, user_file)
   end
   l.sections = list
   return l
+end
+
+--- Render a report with the layout NAME (plus the user's file) and write it to path:
+-- render(res, layout) -> the page. A layout that breaks the renderer is an error, not a crash.
+function M.write(name, render, res, path, user_file)
+  local layout, err = M.load(name, user_file)
+  if not layout then return nil, err end
+  local ok, page = pcall(render, res, layout)
+  if not ok then return nil, tostring(page) end
+  local w, werr = writer.open(path)
+  if not w then return nil, werr end
+  w:write(page)
+  return w:close()
 end
 
 return M

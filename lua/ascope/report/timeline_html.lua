@@ -2,7 +2,6 @@
 local svg = require "ascope.report.svg"
 local html = require "ascope.report.html"
 local layout_mod = require "ascope.report.layout"
-local writer = require "ascope.report.writer"
 local analysis = require "ascope.analysis.timeline"
 local fmt = require "ascope.fmt"
 local i18n = require "ascope.i18n"
@@ -170,14 +169,7 @@ function M.render(res, layout)
 end
 
 function M.write(res, path, layout_file)
-  local layout, err = layout_mod.load("timeline", layout_file)
-  if not layout then return nil, err end
-  local ok, page = pcall(M.render, res, layout)
-  if not ok then return nil, tostring(page) end
-  local w, werr = writer.open(path)
-  if not w then return nil, werr end
-  w:write(page)
-  return w:close()
+  return layout_mod.write("timeline", M.render, res, path, layout_file)
 end
 
 return M
