@@ -208,6 +208,21 @@ describe("timeline dimensions on hand-built traces (brute force on a 1 us grid)"
     assert.truthy(err:find(p .. ":", 1, true))
     assert.truthy(err:find("byte 70000", 1, true))
   end)
+
+  it("keeps the good rank's results when another rank's trace is cut, and exits 1", function()
+    local src = h.real .. "/msinsight_pytorch_text_level0/rank%d_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"
+    local dst = dir .. "/tree/rank%d_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"
+    h.copy(src:format(0), dst:format(0))
+    h.copy(src:format(1), dst:format(1), 50000)
+    local code, out, err = h.run("timeline", dir .. "/tree", "-o", dir .. "/out")
+    assert.equal(1, code)
+    assert.truthy(err:find("[ERROR] rank 1 (tree): " .. dst:format(1) .. ":1:50001 (byte 50000)", 1, true))
+    assert.truthy(out:find("rank 0 (tree): critical_path_ratio", 1, true))
+    local m = core.json.load(dir .. "/out/timeline_metrics.json")
+    assert.equal(1, #m.ranks)
+    assert.equal(0, m.ranks[1].rank)
+    assert.equal(1, m.failed[1].rank)
+  end)
 end)
 
 describe("timeline on real samples (values from an independent Python computation)", function()
