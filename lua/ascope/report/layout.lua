@@ -1,6 +1,8 @@
 --- Report layouts: rules/layout_NAME.lua merged with a user's --layout file, sections in order.
 local rules = require "ascope.rules"
 local writer = require "ascope.report.writer"
+local html = require "ascope.report.html"
+local i18n = require "ascope.i18n"
 
 local M = {}
 
@@ -25,6 +27,34 @@ function M.load(name, user_file)
   end
   l.sections = list
   return l
+end
+
+--- The page of a layout: an intro paragraph, then each enabled section in order, drawn by
+-- o.kinds[kind](res, sec [, rank]). Kinds where o.per_rank(kind) get one section per rank of res.ranks,
+-- identified by o.rank_id(r) and titled with o.rank_name(r); the others one section.
+function M.render(res, layout, o)
+  local esc = html.escape
+  local parts = { o.intro }
+  for _, sec in ipairs(layout.sections) do
+    if not sec.disabled then
+      local fn = o.kinds[sec.kind]
+      if not fn then error(("layout %s: section %s: unknown kind %q"):format(o.name, sec.id, sec.kind), 0) end
+      local title = i18n.pick(sec.title)
+      if o.per_rank(sec.kind) then
+        for _, r in ipairs(res.ranks) do
+          local body = fn(res, sec, r)
+          if body then
+            parts[#parts + 1] = ('<section id="%s-%s"><h2>%s - %s</h2>%s</section>'):format(esc(sec.id),
+              esc(o.rank_id(r)), esc(title), esc(o.rank_name(r)), body)
+          end
+        end
+      else
+        local body = fn(res, sec)
+        if body then parts[#parts + 1] = ('<section id="%s"><h2>%s</h2>%s</section>'):format(esc(sec.id), esc(title), body) end
+      end
+    end
+  end
+  return html.page(i18n.pick(layout.title), parts, i18n.lang())
 end
 
 --- Render a report with the layout NAME (plus the user's file) and write it to path:

@@ -115,28 +115,11 @@ end
 local PER_RANK = { memory_over_time = true, live_at_peak = true, top_sites = true, leaks = true }
 
 function M.render(res, layout)
-  local parts = { ("<p>Input <code>%s</code>; match mode <code>%s</code>.</p>"):format(esc(res.input), esc(res.match)) }
-  for _, sec in ipairs(layout.sections) do
-    if not sec.disabled then
-      local fn = KINDS[sec.kind]
-      if not fn then error(("layout memory: section %s: unknown kind %q"):format(sec.id, sec.kind), 0) end
-      if PER_RANK[sec.kind] then
-        for _, r in ipairs(res.ranks) do
-          local body = fn(res, sec, r)
-          if body then
-            parts[#parts + 1] = ('<section id="%s-%s-%s"><h2>%s - %s</h2>%s</section>'):format(esc(sec.id), esc(r.role),
-              esc(r.rank), esc(i18n.pick(sec.title)), esc(rank_name(r)), body)
-          end
-        end
-      else
-        local body = fn(res, sec)
-        if body then
-          parts[#parts + 1] = ('<section id="%s"><h2>%s</h2>%s</section>'):format(esc(sec.id), esc(i18n.pick(sec.title)), body)
-        end
-      end
-    end
-  end
-  return html.page(i18n.pick(layout.title), parts, i18n.lang())
+  return layout_mod.render(res, layout, {
+    name = "memory", kinds = KINDS, per_rank = function(kind) return PER_RANK[kind] end, rank_name = rank_name,
+    rank_id = function(r) return r.role .. "-" .. r.rank end,
+    intro = ("<p>Input <code>%s</code>; match mode <code>%s</code>.</p>"):format(esc(res.input), esc(res.match)),
+  })
 end
 
 function M.write(res, path, layout_file)

@@ -142,30 +142,13 @@ function KINDS.dashboard(_, _, r)
   return html.table({ "key", "value", "" }, rows)
 end
 
-local GLOBAL = { rank_table = true }
-
 function M.render(res, layout)
-  local parts = { ("<p>Input <code>%s</code>: %d rank(s).</p>"):format(esc(res.input), #res.ranks) }
-  for _, sec in ipairs(layout.sections) do
-    if not sec.disabled then
-      local fn = KINDS[sec.kind]
-      if not fn then error(("layout timeline: section %s: unknown kind %q"):format(sec.id, sec.kind), 0) end
-      if GLOBAL[sec.kind] then
-        local body = fn(res, sec)
-        if body then parts[#parts + 1] = ('<section id="%s"><h2>%s</h2>%s</section>'):format(esc(sec.id),
-          esc(i18n.pick(sec.title)), body) end
-      else
-        for _, r in ipairs(res.ranks) do
-          local body = fn(res, sec, r)
-          if body then
-            parts[#parts + 1] = ('<section id="%s-%s"><h2>%s - %s</h2>%s</section>'):format(esc(sec.id), esc(r.rank),
-              esc(i18n.pick(sec.title)), esc(name(r)), body)
-          end
-        end
-      end
-    end
-  end
-  return html.page(i18n.pick(layout.title), parts, i18n.lang())
+  return layout_mod.render(res, layout, {
+    name = "timeline", kinds = KINDS, rank_name = name,
+    per_rank = function(kind) return kind ~= "rank_table" end, -- the table of all ranks is drawn once
+    rank_id = function(r) return r.rank end,
+    intro = ("<p>Input <code>%s</code>: %d rank(s).</p>"):format(esc(res.input), #res.ranks),
+  })
 end
 
 function M.write(res, path, layout_file)
