@@ -1,6 +1,7 @@
 /* Lua binding of par: par.map(items, fn, {jobs = N}) runs fn(item, i) in worker processes and
  * returns results and errors by item index. Results travel through a pipe in a small binary
  * encoding of Lua values: nil, booleans, numbers, strings, tables (no cycles) and columns. */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,22 +13,58 @@
 
 /* ---- encoding ---- */
 
-static void put(lua_State *L, lasc_buf *b, const void *p, size_t n) { lasc_addl(L, b, p, n); }
+static int write_all(int fd, const char *p, size_t n) {
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
 
-static void encode(lua_State *L, lasc_buf *b, int idx, int depth) {
+/* Encoded bytes go to a buffer; with an fd, the buffer is written out in blocks as it fills
+ * (a worker's result can be tens of megabytes). */
+typedef struct {
+  lasc_buf *b;
+  int fd;
+} sink;
+
+enum { SINK_BLOCK = 1 << 20 };
+
+static void drain(lua_State *L, sink *s) {
+  if (s->fd >= 0 && write_all(s->fd, s->b->p, s->b->n))
+    luaL_error(L, "par: cannot write a result: %s", strerror(errno));
+  s->b->n = 0;
+}
+
+static void put(lua_State *L, sink *s, const void *p, size_t n) {
+  if (s->fd >= 0 && n >= SINK_BLOCK) { /* a column's values: straight to the file */
+    drain(L, s);
+    if (write_all(s->fd, p, n)) luaL_error(L, "par: cannot write a result: %s", strerror(errno));
+    return;
+  }
+  lasc_addl(L, s->b, p, n);
+  if (s->fd >= 0 && s->b->n >= SINK_BLOCK) drain(L, s);
+}
+
+static void putc1(lua_State *L, sink *s, char c) { put(L, s, &c, 1); }
+
+static void encode(lua_State *L, sink *b, int idx, int depth) {
   idx = lua_absindex(L, idx);
   if (depth > 100) luaL_error(L, "par: result nested too deep (a cycle?)");
   switch (lua_type(L, idx)) {
-  case LUA_TNIL: lasc_addc(L, b, 'n'); break;
-  case LUA_TBOOLEAN: lasc_addc(L, b, lua_toboolean(L, idx) ? 't' : 'f'); break;
+  case LUA_TNIL: putc1(L, b, 'n'); break;
+  case LUA_TBOOLEAN: putc1(L, b, lua_toboolean(L, idx) ? 't' : 'f'); break;
   case LUA_TNUMBER:
     if (lua_isinteger(L, idx)) {
       int64_t v = lua_tointeger(L, idx);
-      lasc_addc(L, b, 'i');
+      putc1(L, b, 'i');
       put(L, b, &v, 8);
     } else {
       double d = lua_tonumber(L, idx);
-      lasc_addc(L, b, 'd');
+      putc1(L, b, 'd');
       put(L, b, &d, 8);
     }
     break;
@@ -35,7 +72,7 @@ static void encode(lua_State *L, lasc_buf *b, int idx, int depth) {
     size_t n;
     const char *s = lua_tolstring(L, idx, &n);
     uint64_t n64 = n;
-    lasc_addc(L, b, 's');
+    putc1(L, b, 's');
     put(L, b, &n64, 8);
     put(L, b, s, n);
     break;
@@ -43,7 +80,7 @@ static void encode(lua_State *L, lasc_buf *b, int idx, int depth) {
   case LUA_TTABLE: {
     uint64_t count = 0;
     for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) count++;
-    lasc_addc(L, b, 'T');
+    putc1(L, b, 'T');
     put(L, b, &count, 8);
     luaL_checkstack(L, 4, "par");
     for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) {
@@ -59,8 +96,8 @@ static void encode(lua_State *L, lasc_buf *b, int idx, int depth) {
       return;
     }
     uint64_t n = c->n;
-    lasc_addc(L, b, 'C');
-    lasc_addc(L, b, (char)c->kind);
+    putc1(L, b, 'C');
+    putc1(L, b, (char)c->kind);
     put(L, b, &n, 8);
     if (c->kind != ASC_STR) {
       put(L, b, c->v.p, c->n * 8);
@@ -206,16 +243,6 @@ typedef struct {
   int stop_gc;
 } map_ctx;
 
-static int write_all(int fd, const char *p, size_t n) {
-  while (n) {
-    ssize_t w = write(fd, p, n);
-    if (w <= 0) return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
 static int traceback(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
   if (msg && getenv("ASCOPE_DEBUG"))
@@ -223,6 +250,15 @@ static int traceback(lua_State *L) {
   else if (!msg)
     lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
   return 1;
+}
+
+/* send_result(fd, ok, value): the encoded item result, written to fd */
+static int send_result(lua_State *L) {
+  sink s = {lasc_newbuf(L), (int)lua_tointeger(L, 1)};
+  putc1(L, &s, lua_toboolean(L, 2) ? 'O' : 'E');
+  encode(L, &s, 3, 0);
+  drain(L, &s);
+  return 0;
 }
 
 static int do_item(void *ud, size_t i, int fd) {
@@ -236,14 +272,19 @@ static int do_item(void *ud, size_t i, int fd) {
   lua_rawgeti(L, m->items, (lua_Integer)i + 1);
   lua_pushinteger(L, (lua_Integer)i + 1);
   int ok = lua_pcall(L, 2, 1, h) == LUA_OK;
+  /* encoding runs protected too: an error must not unwind into the parent's frames, which this
+   * process inherited; a result that cannot be sent becomes the item's error */
+  lua_pushcfunction(L, send_result);
+  lua_pushinteger(L, fd);
   lua_pushboolean(L, ok);
-  lua_insert(L, -2);
-  /* encode {ok, value} inside a protected call too: a result that cannot be sent is an error */
-  lasc_buf *b = lasc_newbuf(L);
-  lua_insert(L, -3);
-  lasc_addc(L, b, ok ? 'O' : 'E');
-  encode(L, b, -1, 0);
-  return write_all(fd, b->p, b->n) ? 2 : 0;
+  lua_pushvalue(L, -4);
+  if (lua_pcall(L, 3, 0, 0) == LUA_OK) return 0;
+  size_t len;
+  const char *msg = lua_tolstring(L, -1, &len);
+  if (!msg) msg = "par: cannot send the result", len = strlen(msg);
+  uint64_t n64 = len;
+  if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET) != 0) return 2;
+  return write_all(fd, "Es", 2) || write_all(fd, (const char *)&n64, 8) || write_all(fd, msg, len) ? 2 : 0;
 }
 
 static void item_done(void *ud, size_t i, const char *data, size_t len, int status, const char *why) {
@@ -305,9 +346,9 @@ static int l_map(lua_State *L) {
 /* par.encode(value) / par.decode(bytes): the same encoding, for caches and tests */
 static int l_encode(lua_State *L) {
   lua_settop(L, 1);
-  lasc_buf *b = lasc_newbuf(L);
-  encode(L, b, 1, 0);
-  lua_pushlstring(L, b->p, b->n);
+  sink s = {lasc_newbuf(L), -1};
+  encode(L, &s, 1, 0);
+  lua_pushlstring(L, s.b->p, s.b->n);
   return 1;
 }
 

@@ -1,5 +1,10 @@
-/* fork + pipe + poll: workers inherit the parent's whole state, so per-item work needs no
- * setup, and a crash in one worker cannot corrupt the parent or the other items. */
+/* fork + poll: workers inherit the parent's whole state, so per-item work needs no setup, and
+ * a crash in one worker cannot corrupt the parent or the other items.
+ *
+ * A worker writes its result into an anonymous in-memory file (memfd) that the parent maps
+ * once the worker has gone: a worker never waits for the parent to drain a pipe, and the
+ * parent neither copies nor grows a buffer for results of tens of megabytes. A pipe the worker
+ * never writes to tells the parent that it has gone (end of file when it exits). */
 #include "ascope/par.h"
 
 #include <errno.h>
@@ -8,16 +13,56 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 typedef struct {
   pid_t pid;
-  int fd;
+  int fd;  /* read end of the pipe: end of file when the worker has gone */
+  int out; /* the result file */
   size_t item;
-  char *buf;
-  size_t n, cap;
 } worker;
+
+/* An anonymous file for a result: memfd, or an unlinked temporary file where there is none. */
+static int result_file(void) {
+  int fd = memfd_create("ascope-par", MFD_CLOEXEC);
+  if (fd >= 0) return fd;
+  FILE *f = tmpfile();
+  if (!f) return -1;
+  fd = dup(fileno(f));
+  fclose(f);
+  return fd;
+}
+
+/* Hands the result bytes to done: mapped, or read when the file cannot be mapped. */
+static void deliver(worker *w, int status, const char *why, asc_par_done done, void *ud) {
+  struct stat st;
+  size_t n = fstat(w->out, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size : 0;
+  if (!n) {
+    done(ud, w->item, NULL, 0, status, why);
+    return;
+  }
+  void *map = mmap(NULL, n, PROT_READ, MAP_PRIVATE, w->out, 0);
+  if (map != MAP_FAILED) {
+    done(ud, w->item, map, n, status, why);
+    munmap(map, n);
+    return;
+  }
+  char *buf = malloc(n);
+  size_t got = 0;
+  while (buf && got < n) {
+    ssize_t r = pread(w->out, buf + got, n - got, (off_t)got);
+    if (r <= 0 && !(r < 0 && errno == EINTR)) break;
+    if (r > 0) got += (size_t)r;
+  }
+  if (buf && got == n)
+    done(ud, w->item, buf, n, status, why);
+  else
+    done(ud, w->item, NULL, 0, status ? status : -1, status ? why : "cannot read the worker's result");
+  free(buf);
+}
 
 static void finish(worker *w, asc_par_done done, void *ud) {
   int st = 0;
@@ -32,11 +77,11 @@ static void finish(worker *w, asc_par_done done, void *ud) {
     status = WEXITSTATUS(st);
     snprintf(why, sizeof why, "worker exited with code %d", status);
   }
-  done(ud, w->item, w->buf, w->n, status, why);
-  free(w->buf);
+  deliver(w, status, why, done, ud);
   close(w->fd);
+  close(w->out);
   memset(w, 0, sizeof *w);
-  w->fd = -1;
+  w->fd = w->out = -1;
 }
 
 int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, void *ud) {
@@ -49,17 +94,18 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, v
     for (size_t i = 0; i < nitems; i++) done(ud, i, NULL, 0, -1, "out of memory");
     return -1;
   }
-  for (int j = 0; j < jobs; j++) ws[j].fd = -1;
+  for (int j = 0; j < jobs; j++) ws[j].fd = ws[j].out = -1;
   size_t next = 0, running = 0;
   int rc = 0;
   fflush(NULL); /* buffered output must not be written twice by the children */
   while (next < nitems || running > 0) {
     for (int j = 0; j < jobs && next < nitems; j++) {
       if (ws[j].fd >= 0) continue;
-      int p[2];
+      int p[2] = {-1, -1}, out = result_file();
       pid_t pid = -1;
-      if (pipe(p) == 0 && (pid = fork()) < 0) close(p[0]), close(p[1]);
+      if (out >= 0 && pipe(p) == 0 && (pid = fork()) < 0) close(p[0]), close(p[1]);
       if (pid < 0) {
+        if (out >= 0) close(out);
         /* no more workers: report what is left, keep draining the running ones */
         for (; next < nitems; next++) done(ud, next, NULL, 0, -1, "cannot start a worker process");
         rc = -1;
@@ -68,13 +114,12 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, v
       if (pid == 0) {
         close(p[0]);
         signal(SIGPIPE, SIG_DFL);
-        int code = work(ud, next, p[1]);
-        close(p[1]);
+        int code = work(ud, next, out);
         fflush(NULL);
         _exit(code);
       }
       close(p[1]);
-      ws[j] = (worker){pid, p[0], next, NULL, 0, 0};
+      ws[j] = (worker){pid, p[0], out, next};
       next++;
       running++;
     }
@@ -89,25 +134,10 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, v
     if (poll(pf, (nfds_t)jobs, -1) < 0) continue; /* EINTR: poll again */
     for (int j = 0; j < jobs; j++) {
       if (ws[j].fd < 0 || !(pf[j].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      worker *w = &ws[j];
-      if (w->n + 65536 > w->cap) {
-        size_t nc = w->cap ? w->cap * 2 : 131072;
-        char *b = realloc(w->buf, nc);
-        if (!b) {
-          kill(w->pid, SIGKILL);
-          w->n = 0;
-          finish(w, done, ud);
-          running--;
-          continue;
-        }
-        w->buf = b;
-        w->cap = nc;
-      }
-      ssize_t got = read(w->fd, w->buf + w->n, w->cap - w->n);
-      if (got > 0) {
-        w->n += (size_t)got;
-      } else if (got == 0 || errno != EINTR) {
-        finish(w, done, ud);
+      char c;
+      ssize_t got = read(ws[j].fd, &c, 1); /* nothing is written: this is the end of file */
+      if (got >= 0 || errno != EINTR) {
+        finish(&ws[j], done, ud);
         running--;
       }
     }

@@ -10,7 +10,7 @@
 typedef int (*asc_par_work)(void *ud, size_t i, int fd);
 /* In the parent: item i finished. status is 0 on a clean exit with code 0; otherwise a message
  * such as "exited with code 3" or "killed by signal 11" is given in why. data holds all bytes
- * the worker wrote (it is freed after the call). */
+ * the worker wrote, valid during the call only. */
 typedef void (*asc_par_done)(void *ud, size_t i, const char *data, size_t len, int status, const char *why);
 
 /* 0 when every worker could be started; -1 if fork/pipe failed (the items not started are

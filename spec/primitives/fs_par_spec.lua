@@ -59,6 +59,30 @@ describe("par.map", function()
     assert.equal(3.0, res[2].n[1])
   end)
 
+  it("sends results of many megabytes whole", function()
+    local res = par.map({ 1, 2 }, function(i)
+      local c = core.column.new("integer")
+      for k = 1, 400000 do c:push(k * i) end -- 3.2 MB of values, written in blocks
+      return { c = c, s = ("x"):rep(3 << 20) .. i }
+    end, { jobs = 2 })
+    assert.equal(400000, #res[2].c)
+    assert.equal(800000, res[2].c[400000])
+    assert.equal(3 * 2 ^ 20 + 1, #res[1].s)
+    assert.equal("1", res[1].s:sub(-1))
+  end)
+
+  it("reports a result that cannot be sent as that item's error, after a partial write too", function()
+    local res, errs, nfail = par.map({ 1, 2, 3 }, function(i)
+      if i == 1 then return { f = print } end
+      if i == 2 then return { ("y"):rep(3 << 20), print } end -- fails after a block was written
+      return i
+    end, { jobs = 2 })
+    assert.equal(2, nfail)
+    assert.equal("par: cannot send a function", errs[1])
+    assert.equal("par: cannot send a function", errs[2])
+    assert.equal(3, res[3])
+  end)
+
   it("runs in process with jobs = 1, with the same results", function()
     local res, errs = par.map({ 1, 2 }, function(x) if x == 2 then error("no", 0) end return x end, { jobs = 1 })
     assert.equal(1, res[1])
