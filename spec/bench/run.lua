@@ -289,24 +289,44 @@ local csv_bytes = core.fs.stat(csvp).size
 io.write(("  trace_view.json %.1f MiB, operator_memory.csv %.1f MiB\n\n"):format(trace_bytes / 2 ^ 20, csv_bytes / 2 ^ 20))
 
 local asc = B .. "/ascope"
--- warm the page cache so every step reads from memory
-sh(("cat %s %s > /dev/null"):format(trace, csvp))
+-- Read a step's inputs again right before it, so that every step reads from the page cache: on
+-- this kind of VM the host takes clean cache pages back even when the guest has memory to
+-- spare (about 1.5% of the trace within 40 idle seconds), and a step that meets evicted pages
+-- waits for the disk.
+local function warm(...)
+  sh("cat " .. table.concat({ ... }, " ") .. " > /dev/null")
+end
+warm(trace, csvp)
 local noop_json = measure("no-op yajl parse of the trace", B .. "/bench/noop_yajl", trace)
 local scan, scan_rss = measure("ascope json.scan (cpu_op filter, 5 fields)", asc, "run", "spec/bench/scan.lua", trace)
 local noop_csv = measure("no-op libcsv parse of operator_memory.csv", B .. "/bench/noop_csv", csvp)
 local csvr = measure("ascope csv typed read (9 columns)", asc, "run", "spec/bench/csvread.lua", csvp)
+warm(trace, csvp)
 local memt, mem_rss = measure("ascope memory, one rank (all outputs)", asc, "memory", rank0, "-o", dir .. "/out1", "-q")
-local j1 = measure("ascope memory, two ranks, -j 1", asc, "memory", dir .. "/train", "-o", dir .. "/out2", "-q", "-j", "1")
-local j2 = measure("ascope memory, two ranks, -j 2", asc, "memory", dir .. "/train", "-o", dir .. "/out3", "-q", "-j", "2")
+-- -j 1 and -j 2 in turn, twice, the faster of each: one slow moment of a shared machine
+-- should not decide a ratio
+local j1, j2 = math.huge, math.huge
+for _ = 1, 2 do
+  warm(trace, csvp)
+  j1 = math.min(j1, measure("ascope memory, two ranks, -j 1", asc, "memory", dir .. "/train", "-o", dir .. "/out2",
+    "-q", "-j", "1"))
+  warm(trace, csvp)
+  j2 = math.min(j2, measure("ascope memory, two ranks, -j 2", asc, "memory", dir .. "/train", "-o", dir .. "/out3",
+    "-q", "-j", "2"))
+end
 -- what this machine gives two independent CPU-bound processes: the ceiling for -j 2
 local noop2 = ("%s/bench/noop_yajl %s > /dev/null"):format(B, trace)
+warm(trace)
 local hw1 = measure("two no-op yajl parses, one after the other", "sh", "-c", noop2 .. "; " .. noop2)
 local hw2 = measure("two no-op yajl parses at once", "sh", "-c", noop2 .. " & " .. noop2 .. "; wait")
+warm(trace)
 local tlt, tl_rss = measure("ascope timeline, one rank (all dimensions)", asc, "timeline", trace, "-o", dir .. "/out4", "-q")
-sh("cat " .. plog_dir .. "/*/* > /dev/null")
+warm(plog_dir .. "/*/*")
 local plt = measure(("ascope plog, %d MiB of logs"):format(opts.plog_mb), asc, "plog", plog_dir, "-o", dir .. "/out5", "-q")
+warm(moe_dir .. "/*/*")
 local moet = measure(("ascope moe, %d cards"):format(opts.moe_cards), asc, "moe", "TARGET_DIR=" .. moe_dir,
   "SOC_VERSION=950", "-o", dir .. "/out7", "-q")
+warm(trace, csvp)
 measure("ascope memory, one rank, HTML report only", asc, "memory", rank0, "-o", dir .. "/out8", "-q", "--format", "html")
 local html_page = dir .. "/out8/memory_report.html"
 local html_size = (core.fs.stat(html_page) or { size = 0 }).size
@@ -321,6 +341,7 @@ if os.execute("command -v chromium > /dev/null 2>&1") then
   blank_time = render("chromium renders an empty page", dir .. "/blank.html")
   html_time = render(("chromium renders memory_report.html (%d events)"):format(opts.rows), html_page)
 end
+warm(kernel_dir .. "/*/*")
 local ojt = measure(("ascope opjitter, %d cards x %d rows"):format(opts.cards, opts.kernel_rows), asc, "opjitter",
   kernel_dir, "-o", dir .. "/out6", "-q")
 
@@ -342,7 +363,7 @@ row("ascope memory time / no-op yajl parse of the trace", ("%.2f x"):format(memt
   memt / noop_json <= 1.5)
 row("ascope memory peak RSS / trace size", ("%.1f%%"):format(mem_rss / trace_bytes * 100), "< 15%",
   mem_rss < trace_bytes * 0.15)
-row("two ranks: -j 1 time / -j 2 time", ("%.2f x"):format(j1 / j2), ">= 1.7 x", j1 / j2 >= 1.7)
+row("two ranks: -j 1 time / -j 2 time (best of two each)", ("%.2f x"):format(j1 / j2), ">= 1.7 x", j1 / j2 >= 1.7)
 row("  this machine's ceiling: two no-op parses, serial / at once", ("%.2f x"):format(hw1 / hw2))
 row("ascope timeline time / no-op yajl parse of the trace", ("%.2f x"):format(tlt / noop_json), "<= 1.5 x",
   tlt / noop_json <= 1.5)
