@@ -53,20 +53,24 @@ int asc_csv_writer_open(const char *path, int bom, asc_csv_writer **out, asc_err
   return 0;
 }
 
-int asc_csv_needs_quotes(const char *s, size_t n) {
-  if (n > 0 && (s[0] == ' ' || s[n - 1] == ' ')) return 1;
-  return memchr(s, '\n', n) || memchr(s, '"', n) || memchr(s, ',', n) || memchr(s, '\r', n);
+int asc_csv_quoting(const char *s, size_t n) {
+  if (memchr(s, '"', n)) return ASC_CSV_QUOTE;
+  if ((n > 0 && (s[0] == ' ' || s[n - 1] == ' ')) || memchr(s, '\n', n) || memchr(s, ',', n) ||
+      memchr(s, '\r', n))
+    return ASC_CSV_QUOTE_NO_INNER;
+  return ASC_CSV_PLAIN;
 }
 
 int asc_csv_write_field(asc_csv_writer *w, const char *s, size_t n) {
-  return asc_csv_write_field_q(w, s, n, asc_csv_needs_quotes(s, n));
+  return asc_csv_write_field_q(w, s, n, asc_csv_quoting(s, n));
 }
 
 int asc_csv_write_field_q(asc_csv_writer *w, const char *s, size_t n, int quote) {
   if (w->row_started && putch(w, ',')) return -1;
   w->row_started = 1;
-  if (!quote) return put(w, s, n);
+  if (quote == ASC_CSV_PLAIN) return put(w, s, n);
   if (putch(w, '"')) return -1;
+  if (quote == ASC_CSV_QUOTE_NO_INNER) return put(w, s, n) || putch(w, '"') ? -1 : 0;
   /* write the runs between quotes whole; each quote is written twice */
   const char *p = s, *end = s + n;
   while (p < end) {

@@ -250,12 +250,51 @@ size_t asc_format_double(double x, char *buf) {
   return strlen(buf);
 }
 
-/* Digits of u written backwards from end; returns the start. */
+void asc_dcache_init(asc_dcache *c) { memset(c->len, 0, sizeof c->len); }
+
+const char *asc_format_double_cached(asc_dcache *c, double x, int point, size_t *len) {
+  point = point != 0;
+  uint64_t b;
+  memcpy(&b, &x, 8);
+  size_t h = (size_t)((b * 0x9E3779B97F4A7C15ULL) >> (64 - ASC_DCACHE_BITS));
+  char *t = c->text[h];
+  if (c->len[h] && c->bits[h] == b && c->point[h] == point) {
+    *len = c->len[h];
+    return t;
+  }
+  size_t n = asc_format_double(x, t);
+  if (!n) {
+    *len = 0;
+    return t;
+  }
+  if (point && !memchr(t, '.', n) && !memchr(t, 'e', n)) memcpy(t + n, ".0", 3), n += 2;
+  c->bits[h] = b;
+  c->point[h] = (unsigned char)point;
+  c->len[h] = (unsigned char)n;
+  *len = n;
+  return t;
+}
+
+/* Digits of u written backwards from end, two at a time (timestamps have 13 to 19 digits and
+ * millions of rows); returns the start. */
 static char *utoa_back(unsigned long long u, char *end) {
-  do {
-    *--end = (char)('0' + u % 10);
-    u /= 10;
-  } while (u);
+  static const char pairs[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
+  while (u >= 100) {
+    const char *p = pairs + 2 * (u % 100);
+    u /= 100;
+    *--end = p[1];
+    *--end = p[0];
+  }
+  if (u >= 10) {
+    const char *p = pairs + 2 * u;
+    *--end = p[1];
+    *--end = p[0];
+  } else {
+    *--end = (char)('0' + u);
+  }
   return end;
 }
 

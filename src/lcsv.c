@@ -210,39 +210,40 @@ static int writer_row(lua_State *L) {
 typedef struct {
   asc_col *col; /* NULL for a constant */
   asc_strtab *st;
-  unsigned char *quote; /* by string id: 0 not known yet, 1 plain, 2 needs quotes */
+  unsigned char *quote; /* by string id: 0 not known yet, else 1 + asc_csv_quoting() */
+  asc_dcache *doubles;  /* shared by the number columns of one call */
   const char *text;     /* constant text, or the text of a missing value */
   size_t text_len;
-  int scale; /* > 0: integers are printed divided by 10^scale (ns -> ms is 6) */
+  int text_quote; /* its quoting */
+  int scale;      /* > 0: integers are printed divided by 10^scale (ns -> ms is 6) */
 } colspec;
 
 static int write_cell(asc_csv_writer *w, const colspec *c, size_t row) {
   char buf[40];
   size_t n = 0;
-  const char *s = buf;
-  if (!c->col) return asc_csv_write_field(w, c->text, c->text_len);
+  const char *s;
+  if (!c->col) return asc_csv_write_field_q(w, c->text, c->text_len, c->text_quote);
   switch (c->col->kind) {
   case ASC_I64: {
     int64_t v = c->col->v.i[row];
-    if (v == ASC_NULL_I64) return asc_csv_write_field(w, c->text, c->text_len);
+    if (v == ASC_NULL_I64) break;
     n = c->scale ? asc_format_scaled(v, c->scale, buf) : asc_format_int(v, buf);
-    break;
+    return asc_csv_write_field_q(w, buf, n, ASC_CSV_PLAIN);
   }
   case ASC_F64:
-    n = asc_format_double(c->col->v.f[row], buf);
-    if (!n) return asc_csv_write_field(w, c->text, c->text_len);
-    if (!strpbrk(buf, ".eEn")) memcpy(buf + n, ".0", 3), n += 2;
-    break;
+    s = asc_format_double_cached(c->doubles, c->col->v.f[row], 1, &n);
+    if (!n) break;
+    return asc_csv_write_field_q(w, s, n, ASC_CSV_PLAIN);
   case ASC_STR: {
     uint32_t id = c->col->v.s[row];
     s = id ? asc_strtab_get(c->st, id, &n) : NULL;
-    if (!s) return asc_csv_write_field(w, c->text, c->text_len);
+    if (!s) break;
     /* call stacks repeat: decide their quoting once per distinct string */
-    if (!c->quote[id]) c->quote[id] = (unsigned char)(1 + asc_csv_needs_quotes(s, n));
-    return asc_csv_write_field_q(w, s, n, c->quote[id] == 2);
+    if (!c->quote[id]) c->quote[id] = (unsigned char)(1 + asc_csv_quoting(s, n));
+    return asc_csv_write_field_q(w, s, n, c->quote[id] - 1);
   }
   }
-  return asc_csv_write_field(w, s, n);
+  return asc_csv_write_field_q(w, c->text, c->text_len, c->text_quote); /* a missing value */
 }
 
 /* writer:columns({spec, ...} [, order]) writes one row per entry of order (a column of 1-based
@@ -256,14 +257,18 @@ static int writer_columns(lua_State *L) {
   lua_settop(L, 3); /* the order (or nil) stays at 3, below what the loop pushes */
   int ncols = (int)lua_rawlen(L, 2);
   colspec *cs = lua_newuserdatauv(L, (size_t)(ncols + 1) * sizeof *cs, 0);
+  asc_dcache *doubles = lua_newuserdatauv(L, sizeof *doubles, 0);
+  asc_dcache_init(doubles);
   size_t nrows = (size_t)-1;
   for (int j = 0; j < ncols; j++) {
     memset(&cs[j], 0, sizeof cs[j]);
+    cs[j].doubles = doubles;
     cs[j].text = "";
     lua_rawgeti(L, 2, j + 1);
     int spec = lua_gettop(L);
     if (lua_type(L, spec) == LUA_TSTRING) {
       cs[j].text = lua_tolstring(L, spec, &cs[j].text_len); /* kept alive by the specs table */
+      cs[j].text_quote = asc_csv_quoting(cs[j].text, cs[j].text_len);
       lua_pop(L, 1);
       continue;
     }
@@ -271,7 +276,8 @@ static int writer_columns(lua_State *L) {
       lua_getfield(L, spec, "scale");
       cs[j].scale = (int)luaL_optinteger(L, -1, 0);
       lua_getfield(L, spec, "missing");
-      if (lua_isstring(L, -1)) cs[j].text = lua_tolstring(L, -1, &cs[j].text_len);
+      if (lua_type(L, -1) == LUA_TSTRING) cs[j].text = lua_tolstring(L, -1, &cs[j].text_len);
+      cs[j].text_quote = asc_csv_quoting(cs[j].text, cs[j].text_len);
       lua_pop(L, 2);
       lua_rawgeti(L, spec, 1);
       lua_replace(L, spec);

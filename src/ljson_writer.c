@@ -23,15 +23,39 @@
 
 #define WRITER_MT "ascope.json.writer"
 
-/* one writer per file and no threads: skip stdio's locking on the hot path */
-#define fwrite fwrite_unlocked
-#define putc putc_unlocked
+/* Output is assembled in a buffer of our own and handed to stdio in large blocks: a trace row
+ * is a dozen short pieces, and a stdio call per piece cost more than building the row. */
+enum { BUF_CAP = 1 << 20 };
 
 typedef struct {
   asc_atomic out;
-  int open;
+  int open, failed;
   long long rows;
+  char *buf;
+  size_t n;
 } jw;
+
+static void flush(jw *w) {
+  if (w->n && fwrite(w->buf, 1, w->n, w->out.f) != w->n) w->failed = 1;
+  w->n = 0;
+}
+
+static void out(jw *w, const char *s, size_t n) {
+  if (w->n + n > BUF_CAP) {
+    flush(w);
+    if (n > BUF_CAP) {
+      if (fwrite(s, 1, n, w->out.f) != n) w->failed = 1;
+      return;
+    }
+  }
+  memcpy(w->buf + w->n, s, n);
+  w->n += n;
+}
+
+static void outc(jw *w, char c) {
+  if (w->n == BUF_CAP) flush(w);
+  w->buf[w->n++] = c;
+}
 
 static jw *check(lua_State *L) {
   jw *w = luaL_checkudata(L, 1, WRITER_MT);
@@ -39,8 +63,17 @@ static jw *check(lua_State *L) {
   return w;
 }
 
-static void put_json_string(FILE *f, const char *s, size_t n) {
-  putc('"', f);
+/* 1 when s needs no escaping inside its quotes */
+static int json_plain(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c < 0x20 || c == '"' || c == '\\') return 0;
+  }
+  return 1;
+}
+
+static void put_json_string(jw *w, const char *s, size_t n) {
+  outc(w, '"');
   size_t run = 0;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
@@ -48,19 +81,20 @@ static void put_json_string(FILE *f, const char *s, size_t n) {
       run++;
       continue;
     }
-    fwrite(s + i - run, 1, run, f);
+    out(w, s + i - run, run);
     run = 0;
+    char esc[8];
     switch (c) {
-    case '"': fputs("\\\"", f); break;
-    case '\\': fputs("\\\\", f); break;
-    case '\n': fputs("\\n", f); break;
-    case '\r': fputs("\\r", f); break;
-    case '\t': fputs("\\t", f); break;
-    default: fprintf(f, "\\u%04x", c);
+    case '"': out(w, "\\\"", 2); break;
+    case '\\': out(w, "\\\\", 2); break;
+    case '\n': out(w, "\\n", 2); break;
+    case '\r': out(w, "\\r", 2); break;
+    case '\t': out(w, "\\t", 2); break;
+    default: out(w, esc, (size_t)snprintf(esc, sizeof esc, "\\u%04x", c));
     }
   }
-  fwrite(s + n - run, 1, run, f);
-  putc('"', f);
+  out(w, s + n - run, run);
+  outc(w, '"');
 }
 
 typedef struct {
@@ -69,6 +103,8 @@ typedef struct {
   asc_col *col;
   asc_strtab *st;
   int scale, quote;
+  unsigned char *plain; /* quoted strings, by id: 0 not known yet, 1 no escaping, 2 escaping */
+  asc_dcache *doubles;  /* shared by the parts of one call */
 } part;
 
 static int is_null(const asc_col *c, size_t i) {
@@ -77,30 +113,41 @@ static int is_null(const asc_col *c, size_t i) {
                               : c->v.s[i] == 0;
 }
 
-static void put_cell(FILE *f, const part *p, size_t row) {
+static void put_cell(jw *w, const part *p, size_t row) {
   char buf[40];
   size_t n;
   if (!p->col || is_null(p->col, row)) {
-    fwrite(p->text, 1, p->len, f);
+    out(w, p->text, p->len);
     return;
   }
   switch (p->col->kind) {
   case ASC_I64:
     n = p->scale ? asc_format_scaled(p->col->v.i[row], p->scale, buf) : asc_format_int(p->col->v.i[row], buf);
-    if (p->quote) putc('"', f);
-    fwrite(buf, 1, n, f);
-    if (p->quote) putc('"', f);
+    if (p->quote) outc(w, '"');
+    out(w, buf, n);
+    if (p->quote) outc(w, '"');
     break;
-  case ASC_F64:
-    n = asc_format_double(p->col->v.f[row], buf);
-    fwrite(buf, 1, n, f);
+  case ASC_F64: {
+    const char *t = asc_format_double_cached(p->doubles, p->col->v.f[row], 0, &n);
+    out(w, t, n);
     break;
+  }
   case ASC_STR: {
-    const char *s = asc_strtab_get(p->st, p->col->v.s[row], &n);
-    if (p->quote)
-      put_json_string(f, s, n);
-    else
-      fwrite(s, 1, n, f);
+    uint32_t id = p->col->v.s[row];
+    const char *s = asc_strtab_get(p->st, id, &n);
+    if (!p->quote) {
+      out(w, s, n);
+      break;
+    }
+    /* names and call sites repeat: look at each distinct string once */
+    if (!p->plain[id]) p->plain[id] = json_plain(s, n) ? 1 : 2;
+    if (p->plain[id] == 2) {
+      put_json_string(w, s, n);
+    } else {
+      outc(w, '"');
+      out(w, s, n);
+      outc(w, '"');
+    }
     break;
   }
   }
@@ -119,9 +166,12 @@ static int m_rows(lua_State *L) {
   int opts = lua_istable(L, 3) ? 3 : 0;
   int np = (int)lua_rawlen(L, 2);
   part *parts = lua_newuserdatauv(L, (size_t)(np + 1) * sizeof *parts, 0);
+  asc_dcache *doubles = lua_newuserdatauv(L, sizeof *doubles, 0);
+  asc_dcache_init(doubles);
   size_t nrows = (size_t)-1;
   for (int j = 0; j < np; j++) {
     memset(&parts[j], 0, sizeof parts[j]);
+    parts[j].doubles = doubles;
     parts[j].text = "null";
     parts[j].len = 4;
     lua_rawgeti(L, 2, j + 1);
@@ -132,12 +182,20 @@ static int m_rows(lua_State *L) {
       lua_getfield(L, -1, "scale");
       parts[j].scale = (int)luaL_optinteger(L, -1, 0);
       lua_getfield(L, -2, "missing");
-      if (lua_isstring(L, -1)) parts[j].text = lua_tolstring(L, -1, &parts[j].len);
+      if (lua_type(L, -1) == LUA_TSTRING) parts[j].text = lua_tolstring(L, -1, &parts[j].len);
       lua_getfield(L, -3, "string");
       parts[j].quote = lua_toboolean(L, -1);
       lua_rawgeti(L, -4, 1);
       parts[j].col = lasc_checkcolumn(L, -1);
-      if (parts[j].col->kind == ASC_STR) parts[j].st = lasc_column_strings(L, -1);
+      if (parts[j].col->kind == ASC_STR) {
+        parts[j].st = lasc_column_strings(L, -1);
+        if (parts[j].quote) {
+          size_t ids = (size_t)asc_strtab_count(parts[j].st) + 1;
+          parts[j].plain = lua_newuserdatauv(L, ids, 0);
+          memset(parts[j].plain, 0, ids);
+          lua_insert(L, -6); /* below this part's values and spec: it lives as long as the call */
+        }
+      }
       lua_pop(L, 4);
       if (nrows == (size_t)-1)
         nrows = parts[j].col->n;
@@ -175,7 +233,6 @@ static int m_rows(lua_State *L) {
     if (lua_getfield(L, opts, "order") != LUA_TNIL) order = lasc_toint64s(L, lua_gettop(L), &norder, &owned);
     lua_pop(L, 1);
   }
-  FILE *f = w->out.f;
   long long written = 0;
   for (size_t k = 0; k < norder; k++) {
     size_t row = k;
@@ -195,9 +252,9 @@ static int m_rows(lua_State *L) {
                                          : positive->v.s[row] != 0;
     if (keep && missing) keep = is_null(missing, row);
     if (!keep) continue;
-    if (!first) fwrite(sep, 1, seplen, f);
+    if (!first) out(w, sep, seplen);
     first = 0;
-    for (int j = 0; j < np; j++) put_cell(f, &parts[j], row);
+    for (int j = 0; j < np; j++) put_cell(w, &parts[j], row);
     written++;
   }
   if (owned) free(order);
@@ -212,7 +269,7 @@ static int m_write(lua_State *L) {
   for (int i = 2; i <= top; i++) {
     size_t n;
     const char *s = luaL_checklstring(L, i, &n);
-    fwrite(s, 1, n, w->out.f);
+    out(w, s, n);
   }
   return 0;
 }
@@ -221,7 +278,15 @@ static int m_close(lua_State *L) {
   jw *w = luaL_checkudata(L, 1, WRITER_MT);
   if (!w->open) return 0;
   w->open = 0;
+  flush(w);
+  free(w->buf);
+  w->buf = NULL;
   asc_error err;
+  if (w->failed) {
+    asc_fail(&err, w->out.path, -1, 0, 0, "write failed");
+    asc_atomic_abort(&w->out);
+    return lasc_pusherror(L, &err);
+  }
   if (asc_atomic_commit(&w->out, &err)) return lasc_pusherror(L, &err);
   lua_pushboolean(L, 1);
   return 1;
@@ -231,6 +296,8 @@ static int m_gc(lua_State *L) {
   jw *w = luaL_checkudata(L, 1, WRITER_MT);
   if (w->open) asc_atomic_abort(&w->out);
   w->open = 0;
+  free(w->buf);
+  w->buf = NULL;
   return 0;
 }
 
@@ -240,6 +307,7 @@ static int l_writer(lua_State *L) {
   memset(w, 0, sizeof *w);
   luaL_setmetatable(L, WRITER_MT);
   asc_error err;
+  if (!(w->buf = malloc(BUF_CAP))) return luaL_error(L, "out of memory");
   if (asc_atomic_open(&w->out, path, &err)) return lasc_pusherror(L, &err);
   w->open = 1;
   return 1;

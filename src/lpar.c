@@ -129,11 +129,9 @@ static void encode(lua_State *L, sink *b, int idx, int depth) {
         put(L, b, &l32, 4);
         put(L, b, s, len);
       }
-      for (size_t i = 0; i < c->n; i++) {
-        uint32_t k = c->v.s[i] ? local[c->v.s[i]] : 0;
-        put(L, b, &k, 4);
-      }
+      for (size_t i = 0; i < c->n; i++) order[i] = c->v.s[i] ? local[c->v.s[i]] : 0; /* reused */
       free(local);
+      put(L, b, order, c->n * 4);
       free(order);
     }
     break;
@@ -219,11 +217,15 @@ static int decode(lua_State *L, reader *r, asc_strtab *st) {
         if (asc_strtab_intern(st, r->p + r->at, len, &ids[u])) luaL_error(L, "out of memory");
         r->at += len;
       }
+      if (n > (r->n - r->at) / 4) return free(ids), asc_col_free(&c), -1;
+      const char *p = r->p + r->at;
       for (uint64_t i = 0; i < n; i++) {
         uint32_t k;
-        if (take(r, &k, 4) || k > nuniq) return free(ids), asc_col_free(&c), -1;
+        memcpy(&k, p + i * 4, 4);
+        if (k > nuniq) return free(ids), asc_col_free(&c), -1;
         c.v.s[i] = ids[k];
       }
+      r->at += n * 4;
       free(ids);
     }
     c.n = n;

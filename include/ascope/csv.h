@@ -58,9 +58,13 @@ typedef struct asc_csv_writer asc_csv_writer;
 /* Writes to a temporary file beside `path`; close renames it into place. */
 int asc_csv_writer_open(const char *path, int bom, asc_csv_writer **out, asc_error *err);
 int asc_csv_write_field(asc_csv_writer *w, const char *s, size_t n);
+/* How a field is written: as it is, quoted with its quotes doubled, or quoted when it is known
+ * to hold no quote (nothing to double). */
+enum { ASC_CSV_PLAIN = 0, ASC_CSV_QUOTE = 1, ASC_CSV_QUOTE_NO_INNER = 2 };
 /* The same with the quoting decided by the caller (who may know it for a repeated string). */
 int asc_csv_write_field_q(asc_csv_writer *w, const char *s, size_t n, int quote);
-int asc_csv_needs_quotes(const char *s, size_t n);
+/* ASC_CSV_PLAIN, ASC_CSV_QUOTE or ASC_CSV_QUOTE_NO_INNER for this text. */
+int asc_csv_quoting(const char *s, size_t n);
 int asc_csv_end_row(asc_csv_writer *w);
 /* 0 on success; on failure the temporary file is removed and nothing replaces `path`. */
 int asc_csv_writer_close(asc_csv_writer *w, asc_error *err);

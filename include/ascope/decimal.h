@@ -24,6 +24,21 @@ int asc_is_na(const char *s, size_t n);
  * buf must hold 32 bytes. Returns the length. */
 size_t asc_format_double(double x, char *buf);
 
+/* Formatted doubles by value: a writer meets the same values again and again (reserved memory
+ * changes rarely, active equals allocated, sizes repeat), and formatting costs far more than a
+ * lookup. Direct-mapped, small enough to stay in the first-level cache. */
+#define ASC_DCACHE_BITS 6
+typedef struct {
+  uint64_t bits[1 << ASC_DCACHE_BITS];
+  unsigned char len[1 << ASC_DCACHE_BITS]; /* 0: empty */
+  unsigned char point[1 << ASC_DCACHE_BITS];
+  char text[1 << ASC_DCACHE_BITS][40];
+} asc_dcache;
+void asc_dcache_init(asc_dcache *c);
+/* The text of asc_format_double(x) (with ".0" appended to a whole number when point is set),
+ * kept in c; *len 0 for NaN/inf. The text stays valid until the next call. */
+const char *asc_format_double_cached(asc_dcache *c, double x, int point, size_t *len);
+
 /* Exact decimal text of v / 10^digits with trailing zeros dropped and at least one decimal:
  * (1000100000, 6) -> "1000.1", (6000000000, 6) -> "6000.0". buf must hold 32 bytes. */
 size_t asc_format_scaled(int64_t v, int digits, char *buf);

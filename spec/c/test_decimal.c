@@ -85,6 +85,28 @@ int main(void) {
   CHECK(asc_format_scaled(1736405443871259720, 6, buf) && strcmp(buf, "1736405443871.25972") == 0);
   CHECK(asc_format_scaled(-1500, 3, buf) && strcmp(buf, "-1.5") == 0);
   CHECK(asc_format_scaled(5, 3, buf) && strcmp(buf, "0.005") == 0);
+  /* the cache gives what formatting gives, through hits, misses and evictions of one slot */
+  asc_dcache cache;
+  asc_dcache_init(&cache);
+  int cache_ok = 1;
+  unsigned seed = 7;
+  for (int i = 0; i < 200000; i++) {
+    seed = seed * 1103515245u + 12345u;
+    int k = (int)(seed >> 16) % 700;
+    double x = k % 5 == 0 ? (double)(k * 64) : (double)k / 8.0 + (double)(k % 3) * 0.1;
+    int point = i % 2;
+    size_t n, m = asc_format_double(x, buf);
+    const char *t = asc_format_double_cached(&cache, x, point, &n);
+    if (point && !strchr(buf, '.') && !strchr(buf, 'e')) strcat(buf, ".0"), m += 2;
+    cache_ok &= n == m && memcmp(t, buf, n) == 0;
+  }
+  CHECK(cache_ok);
+  size_t cn;
+  asc_format_double_cached(&cache, NAN, 1, &cn);
+  CHECK(cn == 0);
+  CHECK(strcmp(asc_format_double_cached(&cache, 20000.0, 1, &cn), "20000.0") == 0 && cn == 7);
+  CHECK(memcmp(asc_format_double_cached(&cache, 20000.0, 0, &cn), "20000", 5) == 0 && cn == 5);
+  CHECK(asc_format_scaled(1234567890123456789, 0, buf) && strcmp(buf, "1234567890123456789.0") == 0);
   CHECK(asc_format_int(-42, buf) == 3 && strcmp(buf, "-42") == 0);
   CHECK(asc_format_int(INT64_MAX, buf) && strcmp(buf, "9223372036854775807") == 0);
   CTEST_END();

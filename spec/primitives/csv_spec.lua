@@ -127,6 +127,52 @@ describe("csv quirks of real files", function()
     r:close()
   end)
 
+  it("writes columns in a given order; repeated strings and numbers come out as the first time", function()
+    local col = core.column
+    local texts = { "plain", "x,y", 'say "hi"', " lead", "a;\r\nb" }
+    local names, sizes, times = col.new("string"), col.new("number"), col.new("integer")
+    local want = {}
+    for i = 1, 3000 do
+      local t = texts[i % #texts + 1]
+      -- 700 distinct numbers against a cache of 64 slots: hits, misses and evictions
+      local v = (i % 7 == 0) and (i % 700) * 64.0 or (i % 700) / 8 + 0.1
+      local ns = 1736405443000000000 + i * 1001
+      if i % 11 == 0 then ns = nil end
+      if i % 13 == 0 then v = nil end
+      names:push(t)
+      sizes:push(v)
+      times:push(ns)
+      want[i] = { t, v or "0.0", ns }
+    end
+    local order = col.new("integer")
+    for i = 3000, 1, -1 do order:push(i) end
+    local p = dir .. "/cols.csv"
+    local w = assert(csv.writer(p))
+    assert.equal(3000, w:columns({ names, "r,0", { sizes, missing = "0.0" }, { times, scale = 6, missing = "" } }, order))
+    assert(w:close())
+    assert.truthy(h.read(p):find('\n" lead","r,0",', 1, true)) -- the reader trims it, as Ascend files need
+    local r = assert(csv.open(p))
+    for k = 1, 3000 do
+      local i = 3001 - k
+      local rec = r:next()
+      assert.equal(want[i][1] == " lead" and "lead" or want[i][1], rec[1])
+      assert.equal("r,0", rec[2])
+      if type(want[i][2]) == "number" then
+        assert.equal(want[i][2], tonumber(rec[3]))
+        assert.truthy(rec[3]:find("[.e]"), rec[3]) -- whole numbers keep a ".0"
+      else
+        assert.equal("0.0", rec[3])
+      end
+      if want[i][3] then
+        assert.equal(("%d.%06d"):format(want[i][3] // 1000000, want[i][3] % 1000000):gsub("0+$", ""), rec[4])
+      else
+        assert.equal("", rec[4])
+      end
+    end
+    assert.is_nil(r:next())
+    r:close()
+  end)
+
   it("leaves no file behind when a writer is dropped without close", function()
     local p = dir .. "/never.csv"
     local w = assert(csv.writer(p))

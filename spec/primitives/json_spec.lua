@@ -148,6 +148,35 @@ describe("json.decode / load / encode", function()
     assert.truthy(err:find("doc.json:1:", 1, true))
   end)
 
+  it("json.writer writes rows from columns: escaped strings, exact times, repeated numbers", function()
+    local col = core.column
+    local names = { "aten::empty", 'say "hi"', "a;\r\nb\\c", "tab\there" }
+    local name, mb, ts = col.new("string"), col.new("number"), col.new("integer")
+    for i = 1, 2000 do
+      name:push(names[i % #names + 1])
+      mb:push((i % 300) / 4 + (i % 2) * 0.1)
+      ts:push(1736405443000000000 + i * 1003)
+    end
+    local p = h.tmpdir() .. "/t.json"
+    local w = assert(json.writer(p))
+    w:write('{"traceEvents":[')
+    assert.equal(2000, w:rows({ '{"name":', { name, string = true }, ',"ts":', { ts, scale = 3 }, ',"mb":', { mb }, "}" }))
+    w:write("]}")
+    assert(w:close())
+    local doc = assert(json.load(p))
+    assert.equal(2000, #doc.traceEvents)
+    for i = 1, 2000, 7 do
+      local e = doc.traceEvents[i]
+      assert.equal(names[i % #names + 1], e.name)
+      assert.equal((i % 300) / 4 + (i % 2) * 0.1, e.mb)
+    end
+    local text = h.read(p)
+    for _, i in ipairs({ 1, 997, 1999 }) do -- exact, not through a double
+      local t = 1736405443000000000 + i * 1003
+      assert.truthy(text:find(('"ts":%d.%03d,'):format(t // 1000, t % 1000), 1, true), i)
+    end
+  end)
+
   it("loads the real profiler_info with rank_id", function()
     local doc = assert(json.load(h.real .. "/rl-insight/memory_data/20260526_085155_ascend_pt/profiler_info_0.json"))
     assert.equal("0", doc.rank_id)
