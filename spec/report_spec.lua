@@ -137,3 +137,41 @@ describe("HTML reports of the field diagnostics", function()
     h.cleanup(dir)
   end)
 end)
+
+describe("outputs.write", function()
+  local outputs = require "ascope.report.outputs"
+
+  it("deals outputs into one group per job, heaviest first, each to the lightest group", function()
+    local list = { { path = "csv", weight = 4 }, { path = "json", weight = 0.1 }, { path = "md", weight = 0.1 },
+                   { path = "trace", weight = 3 }, { path = "html", weight = 1 } }
+    local function names(groups)
+      local out = {}
+      for g, grp in ipairs(groups) do
+        out[g] = {}
+        for k, o in ipairs(grp) do out[g][k] = o.path end
+      end
+      return out
+    end
+    assert.same({ { "csv", "json" }, { "trace", "html", "md" } }, names(outputs.groups(list, 2)))
+    assert.same({ { "csv" }, { "trace" }, { "html", "json", "md" } }, names(outputs.groups(list, 3)))
+    assert.same({ { "csv", "trace", "html", "json", "md" } }, names(outputs.groups(list, 1)))
+    assert.equal(5, #outputs.groups(list, 8))
+  end)
+
+  it("writes every output it can and names the ones it could not", function()
+    local dir = h.tmpdir()
+    local function file(name, text)
+      return { path = dir .. "/" .. name, write = function(path) return h.write(path, text) or true end }
+    end
+    local bad = { path = dir .. "/bad.json", weight = 2, write = function() return nil, "bad.json: disk full" end }
+    for _, jobs in ipairs({ 1, 2 }) do
+      local ok, err = outputs.write({ bad, file("a.md", "A"), file("b.md", "B") }, jobs)
+      assert.is_nil(ok)
+      assert.equal("bad.json: disk full", err)
+      assert.equal("A", h.read(dir .. "/a.md"))
+      assert.equal("B", h.read(dir .. "/b.md"))
+    end
+    assert.is_true(outputs.write({ file("c.md", "C") }, 2))
+    assert.equal("C", h.read(dir .. "/c.md"))
+  end)
+end)

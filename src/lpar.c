@@ -309,6 +309,21 @@ static void item_done(void *ud, size_t i, const char *data, size_t len, int stat
 /* par.map(items, fn [, {jobs = N, gc = false}]) -> results, errors, failed_count
  * gc = false stops the garbage collector in the workers: right for short jobs that only read
  * the parent's data (writing outputs), wrong for jobs that build a lot of garbage. */
+/* Item i in this process: same semantics, no fork. */
+static void run_here(void *ud, size_t i) {
+  map_ctx *m = ud;
+  lua_State *L = m->L;
+  lua_pushcfunction(L, traceback);
+  int h = lua_gettop(L);
+  lua_pushvalue(L, m->fn);
+  lua_rawgeti(L, m->items, (lua_Integer)i + 1);
+  lua_pushinteger(L, (lua_Integer)i + 1);
+  int ok = lua_pcall(L, 2, 1, h) == LUA_OK;
+  lua_rawseti(L, ok ? m->results : m->errors, (lua_Integer)i + 1);
+  lua_pop(L, 1);
+  if (!ok) m->nfail++;
+}
+
 static int l_map(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TFUNCTION);
@@ -326,20 +341,9 @@ static int l_map(lua_State *L) {
   map_ctx m = {L, 1, 2, 3, 4, 0, stop_gc};
   size_t n = (size_t)lua_rawlen(L, 1);
   if (jobs <= 1 || n <= 1) {
-    /* in process: same semantics, no fork */
-    for (size_t i = 0; i < n; i++) {
-      lua_pushcfunction(L, traceback);
-      int h = lua_gettop(L);
-      lua_pushvalue(L, 2);
-      lua_rawgeti(L, 1, (lua_Integer)i + 1);
-      lua_pushinteger(L, (lua_Integer)i + 1);
-      int ok = lua_pcall(L, 2, 1, h) == LUA_OK;
-      lua_rawseti(L, ok ? 3 : 4, (lua_Integer)i + 1);
-      lua_pop(L, 1);
-      if (!ok) m.nfail++;
-    }
+    for (size_t i = 0; i < n; i++) run_here(&m, i);
   } else {
-    asc_par_run(n, jobs, do_item, item_done, &m);
+    asc_par_run(n, jobs, do_item, item_done, run_here, &m);
   }
   lua_pushinteger(L, (lua_Integer)m.nfail);
   return 3;

@@ -84,7 +84,7 @@ static void finish(worker *w, asc_par_done done, void *ud) {
   w->fd = w->out = -1;
 }
 
-int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, void *ud) {
+int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, asc_par_self self, void *ud) {
   if (jobs < 1) jobs = 1;
   worker *ws = calloc((size_t)jobs, sizeof *ws);
   struct pollfd *pf = calloc((size_t)jobs, sizeof *pf);
@@ -95,7 +95,8 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, v
     return -1;
   }
   for (int j = 0; j < jobs; j++) ws[j].fd = ws[j].out = -1;
-  size_t next = 0, running = 0;
+  int here = self && nitems > 1 && nitems <= (size_t)jobs; /* item 0 is the parent's */
+  size_t next = here ? 1 : 0, running = 0;
   int rc = 0;
   fflush(NULL); /* buffered output must not be written twice by the children */
   while (next < nitems || running > 0) {
@@ -122,6 +123,10 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, v
       ws[j] = (worker){pid, p[0], out, next};
       next++;
       running++;
+    }
+    if (here) {
+      here = 0;
+      self(ud, 0);
     }
     int k = 0;
     for (int j = 0; j < jobs; j++) {

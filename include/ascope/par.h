@@ -13,8 +13,13 @@ typedef int (*asc_par_work)(void *ud, size_t i, int fd);
  * the worker wrote, valid during the call only. */
 typedef void (*asc_par_done)(void *ud, size_t i, const char *data, size_t len, int status, const char *why);
 
+/* In the parent: do item i here (the item reports its own result). */
+typedef void (*asc_par_self)(void *ud, size_t i);
+
 /* 0 when every worker could be started; -1 if fork/pipe failed (the items not started are
- * reported through done with status -1). */
-int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, void *ud);
+ * reported through done with status -1). With self, and when every item can have a worker of
+ * its own (nitems <= jobs), the parent does item 0 itself once the workers for the others are
+ * running, rather than wait idle beside them; its result then needs no sending. */
+int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, asc_par_self self, void *ud);
 
 #endif

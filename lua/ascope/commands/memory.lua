@@ -2,12 +2,12 @@
 local memory = require "ascope.memory"
 local report = require "ascope.report.memory"
 local memory_html = require "ascope.report.memory_html"
+local outputs = require "ascope.report.outputs"
 local errors = require "ascope.errors"
 local fmt = require "ascope.fmt"
 local log = require "ascope.log"
 local t = require("ascope.i18n").t
 local fs = require("ascope_core").fs
-local par = require("ascope_core").par
 
 local M = {}
 
@@ -56,12 +56,14 @@ memory_report.md（峰值、峰值时存活的调用点、申请最多的调用�
   },
 }
 
+-- file, writer, weight (the relative cost of writing it: the events CSV and the trace carry a
+-- row per event, the others a summary)
 local WRITERS = {
-  csv = { "memory_events.csv", report.events_csv },
-  json = { "memory_summary.json", report.summary_json },
-  md = { "memory_report.md", report.report_md },
-  trace = { "memory_trace.json", report.trace_json },
-  html = { "memory_report.html", function(res, path) return memory_html.write(res, path, res.layout_file) end },
+  csv = { "memory_events.csv", report.events_csv, 4 },
+  json = { "memory_summary.json", report.summary_json, 0.1 },
+  md = { "memory_report.md", report.report_md, 0.1 },
+  trace = { "memory_trace.json", report.trace_json, 3 },
+  html = { "memory_report.html", function(res, path) return memory_html.write(res, path, res.layout_file) end, 1 },
 }
 local ORDER = { "csv", "trace", "json", "md", "html" }
 
@@ -92,25 +94,18 @@ function M.main(opts, words)
   end
   result.problems = memory.check_output(result)
   result.layout_file = opts.layout
-  -- each output is written by its own worker process (they share the results through fork)
+  -- the outputs are written by worker processes that share the results through fork
   local out = opts.output
   local todo, written = {}, {}
   for _, f in ipairs(ORDER) do
     if formats[f] then
-      todo[#todo + 1] = f
-      written[#written + 1] = out .. "/" .. WRITERS[f][1]
+      local w = WRITERS[f]
+      todo[#todo + 1] = { path = out .. "/" .. w[1], weight = w[3], write = function(path) return w[2](result, path) end }
+      written[#written + 1] = out .. "/" .. w[1]
     end
   end
-  local _, werrs = par.map(todo, function(f)
-    local path = out .. "/" .. WRITERS[f][1]
-    log.stage("writing %s", path)
-    local ok, werr = WRITERS[f][2](result, path)
-    if not ok then error(werr, 0) end
-    return true
-  end, { jobs = opts.jobs, gc = false })
-  for i = 1, #todo do
-    if werrs[i] then error(werrs[i], 0) end
-  end
+  local wok, werr = outputs.write(todo, opts.jobs)
+  if not wok then error(werr, 0) end
 
   -- the short summary on stdout
   local total = 0

@@ -2,6 +2,7 @@
 local timeline = require "ascope.timeline"
 local report = require "ascope.report.timeline"
 local timeline_html = require "ascope.report.timeline_html"
+local outputs = require "ascope.report.outputs"
 local errors = require "ascope.errors"
 local log = require "ascope.log"
 local core = require "ascope_core"
@@ -64,26 +65,24 @@ function M.main(opts, words)
   end
   local out = opts.output
   local writers = {
-    json = function() return report.metrics_json(res, out .. "/timeline_metrics.json") end,
-    md = function() return report.report_md(res, out .. "/timeline_report.md") end,
-    html = function() return timeline_html.write(res, out .. "/timeline_report.html", opts.layout) end,
+    json = { "timeline_metrics.json", function(path) return report.metrics_json(res, path) end },
+    md = { "timeline_report.md", function(path) return report.report_md(res, path) end },
+    html = { "timeline_report.html", function(path) return timeline_html.write(res, path, opts.layout) end, 2 },
   }
-  local todo = {}
+  local todo, names = {}, {}
   for f in opts.format:gmatch("[^,%s]+") do
-    if not writers[f] then errors.usage("--format: unknown output %q (json, md, html)", f) end
-    todo[#todo + 1] = f
+    local w = writers[f]
+    if not w then errors.usage("--format: unknown output %q (json, md, html)", f) end
+    todo[#todo + 1] = { path = out .. "/" .. w[1], write = w[2], weight = w[3] }
+    names[#names + 1] = f
   end
-  local _, werrs = core.par.map(todo, function(f)
-    local ok, werr = writers[f]()
-    if not ok then error(werr, 0) end
-    return true
-  end, { jobs = opts.jobs, gc = false })
-  for _, e in pairs(werrs) do error(e, 0) end
+  local wok, werr = outputs.write(todo, opts.jobs)
+  if not wok then error(werr, 0) end
   if opts.json then
     io.write(core.json.encode(report.data(res), { indent = 2 }), "\n")
   else
     print(report.text(res))
-    print(("timeline: %d rank(s); results in %s: %s"):format(#res.ranks, out, table.concat(todo, ", ")))
+    print(("timeline: %d rank(s); results in %s: %s"):format(#res.ranks, out, table.concat(names, ", ")))
   end
   for _, f in ipairs(res.failed) do log.error("rank %s (%s): %s", tostring(f.rank or "?"), f.role or "", f.reason) end
   return #res.failed > 0 and 1 or 0
