@@ -64,33 +64,40 @@ static void deliver(worker *w, int status, const char *why, asc_par_done done, v
   free(buf);
 }
 
-static void finish(worker *w, asc_par_done done, void *ud) {
-  int st = 0;
-  while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR) {
-  }
+/* The worker is done: code is the status byte it sent, or -1 when it sent none (it crashed or
+ * left without finishing the item: its exit status tells how). */
+static void finish(worker *w, int code, asc_par_done done, void *ud) {
   char why[96] = "";
-  int status = 0;
-  if (WIFSIGNALED(st)) {
+  int status = code;
+  if (code < 0) {
+    int st = 0;
+    while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    w->pid = 0; /* reaped */
     status = -1;
-    snprintf(why, sizeof why, "worker killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
-  } else if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
-    status = WEXITSTATUS(st);
-    snprintf(why, sizeof why, "worker exited with code %d", status);
+    if (WIFSIGNALED(st))
+      snprintf(why, sizeof why, "worker killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+    else if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
+      status = WEXITSTATUS(st);
+    else
+      snprintf(why, sizeof why, "worker stopped before finishing its item");
   }
+  if (status > 0) snprintf(why, sizeof why, "worker exited with code %d", status);
   deliver(w, status, why, done, ud);
   close(w->fd);
   close(w->out);
-  memset(w, 0, sizeof *w);
-  w->fd = w->out = -1;
 }
 
 int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, asc_par_self self, void *ud) {
   if (jobs < 1) jobs = 1;
   worker *ws = calloc((size_t)jobs, sizeof *ws);
   struct pollfd *pf = calloc((size_t)jobs, sizeof *pf);
-  if (!ws || !pf) {
+  pid_t *gone = calloc(nitems + 1, sizeof *gone); /* finished workers, reaped at the end */
+  size_t ngone = 0;
+  if (!ws || !pf || !gone) {
     free(ws);
     free(pf);
+    free(gone);
     for (size_t i = 0; i < nitems; i++) done(ud, i, NULL, 0, -1, "out of memory");
     return -1;
   }
@@ -117,6 +124,9 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, a
         signal(SIGPIPE, SIG_DFL);
         int code = work(ud, next, out);
         fflush(NULL);
+        /* the result is complete: the parent may use it while this process is torn down */
+        unsigned char byte = (unsigned char)code;
+        if (write(p[1], &byte, 1) != 1) code = 2;
         _exit(code);
       }
       close(p[1]);
@@ -139,14 +149,21 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, a
     if (poll(pf, (nfds_t)jobs, -1) < 0) continue; /* EINTR: poll again */
     for (int j = 0; j < jobs; j++) {
       if (ws[j].fd < 0 || !(pf[j].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      char c;
-      ssize_t got = read(ws[j].fd, &c, 1); /* nothing is written: this is the end of file */
-      if (got >= 0 || errno != EINTR) {
-        finish(&ws[j], done, ud);
-        running--;
-      }
+      unsigned char c;
+      ssize_t got = read(ws[j].fd, &c, 1);
+      if (got < 0 && errno == EINTR) continue;
+      finish(&ws[j], got == 1 ? c : -1, done, ud);
+      if (ws[j].pid) gone[ngone++] = ws[j].pid;
+      memset(&ws[j], 0, sizeof ws[j]);
+      ws[j].fd = ws[j].out = -1;
+      running--;
     }
   }
+  for (size_t i = 0; i < ngone; i++) {
+    while (waitpid(gone[i], NULL, 0) < 0 && errno == EINTR) {
+    }
+  }
+  free(gone);
   free(ws);
   free(pf);
   return rc;
