@@ -1,6 +1,6 @@
 /* Lua binding of par: par.map(items, fn, {jobs = N}) runs fn(item, i) in worker processes and
- * returns results and errors by item index. Results travel through a pipe in a small binary
- * encoding of Lua values: nil, booleans, numbers, strings, tables (no cycles) and columns. */
+ * returns results and errors by item index. Results come back in a small binary encoding of
+ * Lua values: nil, booleans, numbers, strings, tables (no cycles) and columns. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -106,13 +106,11 @@ static void encode(lua_State *L, sink *b, int idx, int depth) {
        * indexes into that list (call stacks repeat a lot) */
       asc_strtab *st = lasc_column_strings(L, idx);
       uint32_t nids = asc_strtab_count(st) + 1;
-      uint32_t *local = calloc(nids, sizeof *local);
-      uint32_t *order = malloc((c->n + 1) * sizeof *order);
-      if (!local || !order) {
-        free(local);
-        free(order);
-        luaL_error(L, "out of memory");
-      }
+      /* userdata, so that an error while writing does not leak them */
+      luaL_checkstack(L, 2, "par");
+      uint32_t *local = lua_newuserdatauv(L, nids * sizeof *local, 0);
+      memset(local, 0, nids * sizeof *local);
+      uint32_t *order = lua_newuserdatauv(L, (c->n + 1) * sizeof *order, 0);
       uint32_t nuniq = 0;
       for (size_t i = 0; i < c->n; i++) {
         uint32_t id = c->v.s[i];
@@ -130,9 +128,8 @@ static void encode(lua_State *L, sink *b, int idx, int depth) {
         put(L, b, s, len);
       }
       for (size_t i = 0; i < c->n; i++) order[i] = c->v.s[i] ? local[c->v.s[i]] : 0; /* reused */
-      free(local);
       put(L, b, order, c->n * 4);
-      free(order);
+      lua_pop(L, 2);
     }
     break;
   }

@@ -2,9 +2,10 @@
  * a crash in one worker cannot corrupt the parent or the other items.
  *
  * A worker writes its result into an anonymous in-memory file (memfd) that the parent maps
- * once the worker has gone: a worker never waits for the parent to drain a pipe, and the
- * parent neither copies nor grows a buffer for results of tens of megabytes. A pipe the worker
- * never writes to tells the parent that it has gone (end of file when it exits). */
+ * once the worker is done: a worker never waits for the parent to drain a pipe, and the parent
+ * neither copies nor grows a buffer for results of tens of megabytes. Through a pipe the worker
+ * sends one status byte when its result is complete, so the parent can use the result while
+ * the worker's memory is torn down; end of file without that byte means the worker died. */
 #include "ascope/par.h"
 
 #include <errno.h>
@@ -20,7 +21,7 @@
 
 typedef struct {
   pid_t pid;
-  int fd;  /* read end of the pipe: end of file when the worker has gone */
+  int fd;  /* read end of the pipe: the status byte, or end of file when the worker died */
   int out; /* the result file */
   size_t item;
 } worker;
