@@ -303,9 +303,6 @@ static void item_done(void *ud, size_t i, const char *data, size_t len, int stat
   lua_rawseti(L, m->errors, (lua_Integer)i + 1);
 }
 
-/* par.map(items, fn [, {jobs = N, gc = false}]) -> results, errors, failed_count
- * gc = false stops the garbage collector in the workers: right for short jobs that only read
- * the parent's data (writing outputs), wrong for jobs that build a lot of garbage. */
 /* Item i in this process: same semantics, no fork. */
 static void run_here(void *ud, size_t i) {
   map_ctx *m = ud;
@@ -321,16 +318,24 @@ static void run_here(void *ud, size_t i) {
   if (!ok) m->nfail++;
 }
 
+/* par.map(items, fn [, {jobs = N, gc = false, here = true}]) -> results, errors, failed_count
+ * gc = false stops the garbage collector in the workers: right for short jobs that only read
+ * the parent's data (writing outputs), wrong for jobs that build a lot of garbage.
+ * here = true: when every item gets a worker of its own, the calling process does the first
+ * item itself instead of waiting idle (and its result needs no sending). A Lua error in that
+ * item is still its own; a crash in C code would end the caller, as with jobs = 1. */
 static int l_map(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TFUNCTION);
-  int jobs = asc_cpu_count(), stop_gc = 0;
+  int jobs = asc_cpu_count(), stop_gc = 0, here = 0;
   if (lua_istable(L, 3)) {
     lua_getfield(L, 3, "jobs");
     jobs = (int)luaL_optinteger(L, -1, jobs);
     lua_getfield(L, 3, "gc");
     stop_gc = lua_isboolean(L, -1) && !lua_toboolean(L, -1);
-    lua_pop(L, 2);
+    lua_getfield(L, 3, "here");
+    here = lua_toboolean(L, -1);
+    lua_pop(L, 3);
   }
   lua_settop(L, 2);
   lua_newtable(L);
@@ -340,7 +345,7 @@ static int l_map(lua_State *L) {
   if (jobs <= 1 || n <= 1) {
     for (size_t i = 0; i < n; i++) run_here(&m, i);
   } else {
-    asc_par_run(n, jobs, do_item, item_done, run_here, &m);
+    asc_par_run(n, jobs, do_item, item_done, here ? run_here : NULL, &m);
   }
   lua_pushinteger(L, (lua_Integer)m.nfail);
   return 3;

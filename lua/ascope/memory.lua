@@ -58,7 +58,7 @@ local function read_inputs(d, split)
     return v
   end
   local todo = has_trace and { "csv", "trace" } or { "csv" }
-  local results, errors = par.map(todo, function(what) return read(what) end, { jobs = split and 2 or 1 })
+  local results, errors = par.map(todo, function(what) return read(what) end, { jobs = split and 2 or 1, here = true })
   for i = 1, #todo do
     if errors[i] then return nil, tostring(errors[i]) end
   end
@@ -235,7 +235,7 @@ function M.parse(input, opts)
     local r, err = M.read_rank(g, opts, rules)
     if not r then error(err, 0) end
     return r
-  end, { jobs = opts.jobs })
+  end, { jobs = opts.jobs, here = true }) -- rank errors are returned, not crashes: no isolation lost
   for i, g in ipairs(groups) do
     local r = results[i]
     if r then

@@ -83,19 +83,22 @@ describe("par.map", function()
     assert.equal(3, res[3])
   end)
 
-  it("with a worker for every item, does the first item in the calling process", function()
+  it("with here = true and a worker for every item, does the first item in the calling process", function()
     local seen = {}
-    local res, errs = par.map({ "a", "b", "c" }, function(x)
+    local function fn(x)
       seen[x] = true -- only the calling process's table is seen after the map
       if x == "c" then error("c failed", 0) end
       return x .. "!"
-    end, { jobs = 3 })
+    end
+    local res, errs = par.map({ "a", "b", "c" }, fn, { jobs = 3, here = true })
     assert.same({ "a!", "b!" }, res)
     assert.equal("c failed", errs[3])
     assert.same({ a = true }, seen)
-    local more = {}
-    par.map({ 1, 2, 3 }, function(i) more[i] = true end, { jobs = 2 }) -- more items than jobs: all in workers
-    assert.same({}, more)
+    seen = {}
+    par.map({ "a", "b" }, fn, { jobs = 2 }) -- without here: every item in a worker
+    assert.same({}, seen)
+    par.map({ "a", "b", "c" }, fn, { jobs = 2, here = true }) -- more items than jobs: all in workers
+    assert.same({}, seen)
   end)
 
   it("runs in process with jobs = 1, with the same results", function()

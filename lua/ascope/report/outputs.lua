@@ -49,7 +49,7 @@ function M.write(outputs, jobs)
     end
     if #failed > 0 then error(table.concat(failed, "; "), 0) end
     return true
-  end, { jobs = jobs, gc = false })
+  end, { jobs = jobs, gc = false, here = true })
   local msgs = {}
   for _, e in pairs(errs) do msgs[#msgs + 1] = tostring(e) end
   if #msgs > 0 then
