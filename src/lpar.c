@@ -260,17 +260,24 @@ static int send_result(lua_State *L) {
   return 0;
 }
 
-static int do_item(void *ud, size_t i, int fd) {
-  map_ctx *m = ud;
+/* fn(items[i + 1], i + 1), protected: pushes the message handler and the result or error;
+ * returns whether it succeeded. */
+static int call_item(map_ctx *m, size_t i) {
   lua_State *L = m->L;
-  /* a collection would write mark bits into every page of the inherited heap, copying it */
-  if (m->stop_gc) lua_gc(L, LUA_GCSTOP);
   lua_pushcfunction(L, traceback);
   int h = lua_gettop(L);
   lua_pushvalue(L, m->fn);
   lua_rawgeti(L, m->items, (lua_Integer)i + 1);
   lua_pushinteger(L, (lua_Integer)i + 1);
-  int ok = lua_pcall(L, 2, 1, h) == LUA_OK;
+  return lua_pcall(L, 2, 1, h) == LUA_OK;
+}
+
+static int do_item(void *ud, size_t i, int fd) {
+  map_ctx *m = ud;
+  lua_State *L = m->L;
+  /* a collection would write mark bits into every page of the inherited heap, copying it */
+  if (m->stop_gc) lua_gc(L, LUA_GCSTOP);
+  int ok = call_item(m, i);
   /* encoding runs protected too: an error must not unwind into the parent's frames, which this
    * process inherited; a result that cannot be sent becomes the item's error */
   lua_pushcfunction(L, send_result);
@@ -306,15 +313,9 @@ static void item_done(void *ud, size_t i, const char *data, size_t len, int stat
 /* Item i in this process: same semantics, no fork. */
 static void run_here(void *ud, size_t i) {
   map_ctx *m = ud;
-  lua_State *L = m->L;
-  lua_pushcfunction(L, traceback);
-  int h = lua_gettop(L);
-  lua_pushvalue(L, m->fn);
-  lua_rawgeti(L, m->items, (lua_Integer)i + 1);
-  lua_pushinteger(L, (lua_Integer)i + 1);
-  int ok = lua_pcall(L, 2, 1, h) == LUA_OK;
-  lua_rawseti(L, ok ? m->results : m->errors, (lua_Integer)i + 1);
-  lua_pop(L, 1);
+  int ok = call_item(m, i);
+  lua_rawseti(m->L, ok ? m->results : m->errors, (lua_Integer)i + 1);
+  lua_pop(m->L, 1); /* the message handler */
   if (!ok) m->nfail++;
 }
 
