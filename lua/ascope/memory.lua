@@ -235,7 +235,7 @@ function M.parse(input, opts)
     local r, err = M.read_rank(g, opts, rules)
     if not r then error(err, 0) end
     return r
-  end, { jobs = opts.jobs, here = true }) -- rank errors are returned, not crashes: no isolation lost
+  end, { jobs = opts.jobs, here = true }) -- this process reads one rank itself; bad input stays that rank's error
   for i, g in ipairs(groups) do
     local r = results[i]
     if r then
