@@ -285,6 +285,21 @@ describe("ascope memory command line", function()
     assert.falsy(out2:find("rank 0", 1, true))
   end)
 
+  it("writes the same files with one job as with one process per rank and per output", function()
+    local input = h.real .. "/msinsight_pytorch_text_level0"
+    for _, j in ipairs({ "1", "2", "4" }) do
+      local code = h.run("memory", input, "-o", dir .. "/j" .. j, "-j", j, "-q")
+      assert.equal(0, code)
+    end
+    for _, f in ipairs({ "memory_events.csv", "memory_trace.json", "memory_summary.json", "memory_report.md",
+                         "memory_report.html" }) do
+      local one = h.read(dir .. "/j1/" .. f)
+      assert.truthy(#one > 1000, f)
+      assert.equal(one, h.read(dir .. "/j2/" .. f), f)
+      assert.equal(one, h.read(dir .. "/j4/" .. f), f)
+    end
+  end)
+
   it("rejects unknown options and bad values with exit code 2", function()
     local code, _, err = h.run("memory", h.real, "--frobnicate")
     assert.equal(2, code)
