@@ -75,4 +75,18 @@ function M.copy(src, dst, n)
   M.write(dst, data)
 end
 
+--- Protobuf wire format for building test inputs, written independently of the decoder under
+-- test: a varint, a varint field and a length-delimited field.
+function M.pb_varint(n)
+  local out = {}
+  repeat
+    local b = n & 0x7f
+    n = n >> 7
+    out[#out + 1] = string.char(n ~= 0 and (b | 0x80) or b)
+  until n == 0
+  return table.concat(out)
+end
+function M.pb_int(num, v) return M.pb_varint(num << 3) .. M.pb_varint(v) end
+function M.pb_bytes(num, payload) return M.pb_varint((num << 3) | 2) .. M.pb_varint(#payload) .. payload end
+
 return M

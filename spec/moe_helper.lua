@@ -61,17 +61,7 @@ function M.window(card, params)
   return table.concat(parts)
 end
 
-local function varint(n)
-  local out = {}
-  repeat
-    local b = n & 0x7f
-    n = n >> 7
-    out[#out + 1] = string.char(n ~= 0 and (b | 0x80) or b)
-  until n == 0
-  return table.concat(out)
-end
-local function fv(num, v) return varint(num << 3) .. varint(v) end
-local function fl(num, payload) return varint((num << 3) | 2) .. varint(#payload) .. payload end
+local fv, fl = h.pb_int, h.pb_bytes
 
 local function int32s(list)
   local flat = {}

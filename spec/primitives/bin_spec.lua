@@ -2,19 +2,10 @@ local core = require "ascope_core"
 local h = require "helper"
 local bin = core.bin
 
--- protobuf wire-format encoding, written here independently of the decoder under test
-local function varint(n)
-  local out = {}
-  repeat
-    local b = n & 0x7f
-    n = n >> 7
-    out[#out + 1] = string.char(n ~= 0 and (b | 0x80) or b)
-  until n == 0
-  return table.concat(out)
-end
+local varint = h.pb_varint
 local function field(num, wire, payload)
-  if wire == 0 then return varint(num << 3) .. varint(payload) end
-  return varint((num << 3) | 2) .. varint(#payload) .. payload
+  if wire == 0 then return h.pb_int(num, payload) end
+  return h.pb_bytes(num, payload)
 end
 
 describe("bin views", function()
