@@ -156,6 +156,8 @@ static size_t format_short_decimal(double x, char *buf) {
     if (y != floor(y) || fabs(y) >= 9007199254740992.0) continue;
     long long m = (long long)y;
     if ((double)m / p10[k] != x) continue;
+    /* x * 10^k can round to a whole number one k after the shortest: drop the zeros it adds */
+    while (k > 0 && m % 10 == 0) m /= 10, k--;
     char digits[32];
     unsigned long long u = m < 0 ? (unsigned long long)(-m) : (unsigned long long)m;
     int nd = 0;

@@ -378,7 +378,9 @@ static int col_push(lua_State *L) {
 }
 
 /* col:map(fn) for a string column: fn is called once per distinct string and the results
- * (nil, integers, numbers or strings; one kind) form a new column of the same length. */
+ * (nil, integers, numbers or strings; one kind) form a new column of the same length. When
+ * every result is nil the column stays a string column: a map of strings that finds nothing
+ * is still a column of (missing) strings, which group keys and writers expect. */
 static int col_map(lua_State *L) {
   asc_col *c = lasc_checkcolumn(L, 1);
   luaL_argcheck(L, c->kind == ASC_STR, 1, "map works on string columns");
@@ -438,6 +440,14 @@ static int col_map(lua_State *L) {
     }
     if (id) lua_pop(L, 1);
     if (r) return luaL_error(L, "out of memory");
+  }
+  if (kind < 0) { /* all missing: the same number of missing strings */
+    size_t k = out->n;
+    asc_col_free(out);
+    asc_col_init(out, ASC_STR);
+    if (asc_col_reserve(out, k ? k : 1)) return luaL_error(L, "out of memory");
+    for (size_t j = 0; j < k; j++)
+      if (asc_col_push_null(out)) return luaL_error(L, "out of memory");
   }
   if (out->kind == ASC_STR) {
     lua_pushvalue(L, 5);

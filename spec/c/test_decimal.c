@@ -68,6 +68,7 @@ int main(void) {
   }
   CHECK(all_ok);
   CHECK(asc_format_double(19071.576171875, buf) && strcmp(buf, "19071.576171875") == 0);
+  CHECK(asc_format_double(19071.60547, buf) && strcmp(buf, "19071.60547") == 0);
   CHECK(asc_format_double(-18816.5, buf) && strcmp(buf, "-18816.5") == 0);
   CHECK(asc_format_double(0.0625, buf) && strcmp(buf, "0.0625") == 0);
   CHECK(asc_format_double(1536.0, buf) && strcmp(buf, "1536") == 0);
