@@ -43,6 +43,15 @@ return {
       text = { en = "no allocation has a positive size: %s", zh = "没有任何正大小的内存申请：%s" },
     },
   },
+  -- Pools (components) of operator_memory.csv rows. Each pool has its own running totals, so
+  -- peaks, counters, charts and live-at-peak are kept per pool. A row belongs to the first pool
+  -- whose prefix starts its Name, else to the default (the PyTorch caching allocator).
+  components = {
+    pools = {
+      { name = "GE", prefixes = { "cann::" } },  -- CANN / graph-engine workspace rows
+    },
+    default = "PTA",
+  },
   -- attribution mode when --match is not given: latest | within | within-or-latest
   match = { default_mode = "latest" },
   report = {

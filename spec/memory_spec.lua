@@ -1,6 +1,7 @@
 local core = require "ascope_core"
 local h = require "helper"
 local memory = require "ascope.memory"
+local trace_check = require "trace_check"
 
 local HEADER = "Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),"
   .. "Active Duration(us),Allocation Total Allocated(MB),Allocation Total Reserved(MB),"
@@ -96,24 +97,40 @@ describe("memory attribution: the documented example", function()
   it("computes the peak and what is alive at it", function()
     example_tree(dir)
     local s = assert(memory.parse(dir, { jobs = 1 })).ranks[1].summary
+    -- every row is aten::: one pool, PTA
+    assert.equal(1, #s.components)
+    local c = s.components[1]
+    assert.equal("PTA", c.component)
     -- peak 16.5 MB at 6000 ms: alive then are the never-released 1024 KB and 512 KB allocations
-    assert.equal(16.5, s.peak.allocated_mb)
-    assert.equal(6000000000, s.peak.time_ns)
-    assert.equal(1536, s.live_at_peak.size_kb)
-    assert.equal(2, s.live_at_peak.count)
-    assert.equal("fsdp2.py(112): train_batch", s.live_at_peak.sites[1].call_site)
-    assert.equal(1024, s.live_at_peak.sites[1].size_kb)
-    assert.equal("(no call stack)", s.live_at_peak.sites[2].call_site)
-    assert.near(1024 / (16.5 * 1024), s.live_at_peak.sites[1].share, 1e-12)
+    assert.equal(16.5, c.peak.allocated_mb)
+    assert.equal(6000000000, c.peak.time_ns)
+    assert.same({ allocated_mb = 16.5, time_ns = 6000000000, component = "PTA" }, s.peak)
+    assert.equal(1536, c.live_at_peak.size_kb)
+    assert.equal(2, c.live_at_peak.count)
+    assert.equal("fsdp2.py(112): train_batch", c.live_at_peak.sites[1].call_site)
+    assert.equal(1024, c.live_at_peak.sites[1].size_kb)
+    assert.equal("(no call stack)", c.live_at_peak.sites[2].call_site)
+    assert.near(1024 / (16.5 * 1024), c.live_at_peak.sites[1].share, 1e-12)
+    -- the rest of the peak: 512 KB without a stack, 16.5 MB - 1.5 MB from before the file
+    assert.equal(512, c.live_at_peak.no_stack_kb)
+    assert.equal(16.5 * 1024 - 1536, c.live_at_peak.earlier_kb)
+    -- 512 of the 7680 KB allocated have no call stack, all of it from aten::unknown
+    assert.equal(512, c.no_stack.size_kb)
+    assert.equal(512 / 7680, c.no_stack.share)
+    assert.same({ { name = "aten::unknown", size_kb = 512, count = 1, share = 1.0 } }, c.no_stack.operators)
     assert.equal(4, s.allocations)
     assert.equal(1, s.releases)
     assert.equal(1536, s.leak_suspects.size_kb)
   end)
 end)
 
--- Live at peak by brute force from the CSV text alone (no ascope analysis code).
-local function brute_live(path)
-  local rows = h.csv_rows(path)
+-- Live at peak by brute force from the CSV text alone (no ascope analysis code), over the rows
+-- of one pool (keep(name) says which).
+local function brute_live(path, keep)
+  local rows = {}
+  for _, r in ipairs(h.csv_rows(path)) do
+    if keep(r.Name) then rows[#rows + 1] = r end
+  end
   local peak, tpeak
   for _, r in ipairs(rows) do
     local a = tonumber(r["Allocation Total Allocated(MB)"])
@@ -149,21 +166,39 @@ describe("memory on real samples", function()
       -- 184 rows, 76 matched (an independent Python bisect over Decimal times agrees row by row)
       assert.equal(184, s.events)
       assert.equal(76, s.matched)
-      assert.equal(1187.9814453125, s.peak.allocated_mb)
       assert.equal(24, s.leak_suspects.sites[1] and s.leak_suspects.site_count > 0 and 24 or 0)
+      -- two pools with their own totals: 127 PyTorch rows (peak 1187.98 MB, reserved 1452) and
+      -- 57 cann:: workspace rows (peak 73.0625 MB, reserved 74.75); awk over the CSV agrees
+      assert.same({ "PTA", "GE" }, { s.components[1].component, s.components[2].component })
+      local pta, ge = s.components[1], s.components[2]
+      assert.same({ 127, 57 }, { pta.events, ge.events })
+      assert.equal(1187.9814453125, pta.peak.allocated_mb)
+      assert.equal(1452.0, pta.peak_reserved.reserved_mb)
+      assert.equal(73.0625, ge.peak.allocated_mb)
+      assert.equal(74.75, ge.peak_reserved.reserved_mb)
+      assert.equal("PTA", s.peak.component)
       local path = rank.dirs[1] .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv"
-      local peak, t, kb, count = brute_live(path)
-      assert.equal(peak, s.peak.allocated_mb)
-      assert.equal(t, s.peak.time_ns)
-      assert.equal(kb, s.live_at_peak.size_kb)
-      assert.equal(count, s.live_at_peak.count)
-      assert.equal(498238.5, s.live_at_peak.size_kb)
-      assert.equal(41, s.live_at_peak.count)
+      local function is_ge(name) return name:sub(1, 6) == "cann::" end
+      for _, case in ipairs({ { pta, function(n) return not is_ge(n) end }, { ge, is_ge } }) do
+        local c = case[1]
+        local peak, t, kb, count = brute_live(path, case[2])
+        assert.equal(peak, c.peak.allocated_mb)
+        assert.equal(t, c.peak.time_ns)
+        assert.equal(kb, c.live_at_peak.size_kb)
+        assert.equal(count, c.live_at_peak.count)
+        assert.equal(peak * 1024 - kb, c.live_at_peak.earlier_kb)
+      end
+      assert.equal(498238.5, pta.live_at_peak.size_kb)
+      assert.equal(41, pta.live_at_peak.count)
+      assert.equal(74752.0, ge.live_at_peak.size_kb)
+      assert.equal(3, ge.live_at_peak.count)
+      -- no cann:: row has a call stack in the trace
+      assert.equal(1.0, ge.no_stack.share)
       assert.equal(258711.0, s.leak_suspects.size_kb)
       assert.equal(1460243.5, s.top_call_sites.size_kb)
     end
-    assert.equal(1736405443921184280, r.ranks[1].summary.peak.time_ns)
-    assert.equal(1736405443938069830, r.ranks[2].summary.peak.time_ns)
+    assert.equal(1736405443921184280, r.ranks[1].summary.components[1].peak.time_ns)
+    assert.equal(1736405443938069830, r.ranks[2].summary.components[1].peak.time_ns)
     local first = r:rows()()
     assert.equal("aten::empty_strided", first.name)
     assert.equal("/home/z30057886/imagenet_script/main.py(350): train", first.call_stack_top)
@@ -225,16 +260,20 @@ describe("memory with bad input", function()
     local code, out, err = h.run("memory", dir, "-o", dir .. "/out", "-j", "2")
     assert.equal(1, code)
     assert.truthy(err:find("rank 1 (train): operator_memory.csv is missing", 1, true), err)
-    assert.truthy(err:find("rank 2 (train): " .. cut .. "/ASCEND_PROFILER_OUTPUT/trace_view.json:", 1, true), err)
+    assert.truthy(err:find("rank 2 (train) is partial: " .. cut .. "/ASCEND_PROFILER_OUTPUT/trace_view.json:", 1, true), err)
     assert.truthy(err:find("byte 50000", 1, true))
     assert.truthy(err:find("trace_view.json is missing, call stacks stay empty", 1, true))
-    assert.truthy(out:find("2 rank(s), 368 events", 1, true))
+    -- the cut rank keeps its 184 rows, attributed with the events before the cut
+    assert.truthy(out:find("3 rank(s), 552 events", 1, true))
     local rows = h.csv_rows(dir .. "/out/memory_events.csv")
-    assert.equal(368, #rows)
+    assert.equal(552, #rows)
     local summary = core.json.load(dir .. "/out/memory_summary.json")
-    assert.equal(2, #summary.failed)
+    assert.equal(1, #summary.failed)
     assert.equal(1, summary.failed[1].rank)
-    assert.equal(2, summary.failed[2].rank)
+    assert.equal(2, summary.ranks[2].rank)
+    assert.is_true(summary.ranks[2].partial)
+    assert.truthy(summary.ranks[2].problems[1]:find("byte 50000", 1, true))
+    assert.is_nil(summary.ranks[1].partial)
   end)
 
   it("names the missing column", function()
@@ -316,26 +355,29 @@ describe("ascope memory command line", function()
     local code = h.run("memory", h.real .. "/rl-insight/memory_data", "-o", dir, "-q")
     assert.equal(0, code)
     local t = assert(core.json.load(dir .. "/memory_trace.json"))
-    local counters, slices, open = 0, 0, 0
-    local sf
+    local problems, seen = trace_check.check(t)
+    assert.same({}, problems)
+    local last, begins, never = 0, {}, {}
     for _, e in ipairs(t.traceEvents) do
-      if e.ph == "C" then counters = counters + 1 end
-      if e.ph == "X" then
-        slices = slices + 1
-        sf = sf or e.sf
-      end
-      if e.ph == "B" then
-        open = open + 1
-        assert.is_false(e.args.released)
-      end
+      if e.ts and e.ts > last then last = e.ts end
+      if e.ph == "b" then begins[#begins + 1] = e end
+      if (e.ph == "b" or e.ph == "e") and e.args and e.args.never_released then never[#never + 1] = e end
     end
-    -- 49 rows, all matched; one has no Duration (never released): an open "B" slice
-    assert.equal(49, counters)
-    assert.equal(48, slices)
-    assert.equal(1, open)
-    local frame = t.stackFrames[sf]
+    -- 49 rows, all allocations; one has no Release Time: it runs to the end of the trace
+    assert.equal(49, seen.b)
+    assert.equal(49, seen.e)
+    assert.equal(2, #never)
+    assert.equal(last, never[1].ph == "e" and never[1].ts or never[2].ts)
+    -- allocated, reserved and active of the 49 rows, on the PTA pool's tracks
+    assert.equal(49, #seen.counters["1/PTA operators allocated"])
+    assert.equal(49, #seen.counters["1/PTA operators active"])
+    assert.equal(147, seen.C)
+    local frame = t.stackFrames[begins[1].sf]
     assert.truthy(frame.name:find("%.py%(%d+%)"))
     local md = h.read(dir .. "/memory_report.md")
-    assert.truthy(md:find("Live at the peak", 1, true))
+    assert.truthy(md:find("### PTA\n\nPeak 19207.61279296875 MB allocated at 1779785515672.33245 ms", 1, true), md)
+    -- values keep the digits of the input: 19071.60547 is not printed as 19071.605470
+    local rows = h.csv_rows(dir .. "/memory_events.csv")
+    assert.equal("19071.60547", rows[5].total_allocated_mb)
   end)
 end)

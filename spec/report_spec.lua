@@ -25,22 +25,26 @@ describe("HTML reports", function()
     local res = assert(memory.parse(h.real .. "/msinsight_pytorch_text_level0", { jobs = 1 }))
     local page = memory_html.render(res, assert(layout.load("memory")))
     no_network(page)
-    -- per rank: memory over time, live at peak, top sites (charts); peaks side by side (chart)
-    assert.equal(2 * 3 + 1, count(page, "<svg "))
+    -- per rank: memory over time and live at peak per pool (PTA, GE), process memory and top
+    -- sites (charts); peaks side by side (chart)
+    assert.equal(2 * (2 + 2 + 1 + 1) + 1, count(page, "<svg "))
     for _, id in ipairs({ "overview", "peaks", "over_time%-msinsight_pytorch_text_level0%-0", "live%-msinsight_pytorch_text_level0%-1",
                           "sites%-msinsight_pytorch_text_level0%-0", "leaks%-msinsight_pytorch_text_level0%-1" }) do
       assert.truthy(page:find('<section id="' .. id .. '"'), id)
     end
     assert.truthy(page:find("time since the first event (ms)", 1, true))
     assert.truthy(page:find("memory (MB)", 1, true))
-    assert.truthy(page:find("peak 1188.0 MB at 1736405443921.18428 ms", 1, true))
+    assert.truthy(page:find(">peak 1188.0 MB<", 1, true))
+    assert.truthy(page:find(">peak 73.1 MB<", 1, true))
+    assert.truthy(page:find("Peak 1188.0 MB at 1736405443921.18428 ms", 1, true))
+    assert.truthy(page:find("Time 0 is the rank&#39;s first event, 1736405443756.3841 ms", 1, true))
     -- the overview table holds the summary's numbers
     local r0 = res.ranks[1].summary
     assert.truthy(page:find(('<td class="num">%d</td><td class="num">%d</td>'):format(r0.events, r0.allocations), 1, true))
     assert.truthy(page:find("<td>41.3%</td>", 1, true))
     assert.truthy(page:find('<td class="num">1187.981</td>', 1, true))
     -- the live-at-peak bars carry the sizes as tooltips
-    local top = r0.live_at_peak.sites[1]
+    local top = r0.components[1].live_at_peak.sites[1]
     assert.truthy(page:find(("%s: %.2f MB"):format(svg.escape(top.call_site), top.size_kb / 1024), 1, true))
   end)
 

@@ -121,8 +121,34 @@ static int query(lua_State *L, lookup fn) {
   return 3;
 }
 
+static int64_t within_or_latest(const asc_match_index *ix, uint64_t key, int64_t t) {
+  int64_t r = asc_match_within(ix, key, t);
+  return r >= 0 ? r : asc_match_latest(ix, key, t);
+}
+
 static int m_latest(lua_State *L) { return query(L, asc_match_latest); }
 static int m_within(lua_State *L) { return query(L, asc_match_within); }
+
+/* ix:within_or_latest(keys, times): within where an operator was still running, else latest;
+ * the same three results as latest, then how many rows get another row than latest gives. */
+static int m_within_or_latest(lua_State *L) {
+  asc_match_index *ix = luaL_checkudata(L, 1, INDEX_MT);
+  size_t nk, nt;
+  int ot;
+  uint64_t *k = to_keys(L, 2, &nk);
+  int64_t *t = lasc_toint64s(L, 3, &nt, &ot);
+  lua_Integer changed = 0;
+  for (size_t i = 0; i < nt && i < nk; i++) {
+    if (t[i] == ASC_NULL_I64) continue;
+    int64_t w = asc_match_within(ix, k[i], t[i]);
+    if (w >= 0 && w != asc_match_latest(ix, k[i], t[i])) changed++;
+  }
+  free(k);
+  if (ot) free(t);
+  int n = query(L, within_or_latest);
+  lua_pushinteger(L, changed);
+  return n + 1;
+}
 
 static int m_len(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)((asc_match_index *)luaL_checkudata(L, 1, INDEX_MT))->n);
@@ -135,7 +161,8 @@ static int m_gc(lua_State *L) {
 }
 
 int lasc_open_match(lua_State *L) {
-  static const luaL_Reg methods[] = {{"latest", m_latest}, {"within", m_within}, {NULL, NULL}};
+  static const luaL_Reg methods[] = {
+      {"latest", m_latest}, {"within", m_within}, {"within_or_latest", m_within_or_latest}, {NULL, NULL}};
   static const luaL_Reg fns[] = {{"index", l_index}, {NULL, NULL}};
   if (luaL_newmetatable(L, INDEX_MT)) {
     lua_pushcfunction(L, m_gc);

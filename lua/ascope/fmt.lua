@@ -28,6 +28,13 @@ function M.ms(ns) return M.scaled(ns, 6) end
 --- ns -> microseconds text (Chrome trace "ts" values): fmt.us(1000100000) -> "1000100.0"
 function M.us(ns) return M.scaled(ns, 3) end
 
+--- A measured value with the digits it was read with (the shortest text that reads back as
+-- the same double): fmt.num(19071.60547) -> "19071.60547", never "19071.605470"; "" for nil.
+function M.num(x)
+  if x == nil then return "" end
+  return require("ascope_core").json.encode(x)
+end
+
 --- A ratio as a percentage with one decimal: fmt.pct(0.1234) -> "12.3%"
 function M.pct(x)
   if x == nil then return "n/a" end

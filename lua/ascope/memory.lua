@@ -11,12 +11,14 @@
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local memory_csv = require "ascope.ascend.memory_csv"
+local memory_record = require "ascope.ascend.memory_record"
 local trace = require "ascope.ascend.trace"
 local analysis = require "ascope.analysis.memory"
 local checks = require "ascope.checks"
 local rules_mod = require "ascope.rules"
 local cli = require "ascope.cli"
 local log = require "ascope.log"
+local t = require("ascope.i18n").t
 local column, par = core.column, core.par
 
 local M = {}
@@ -29,6 +31,17 @@ function M.rules(user_file)
   if not r then return nil, err end
   local bad = checks.validate(r.input, "memory.input") or checks.validate(r.output, "memory.output")
   if bad then return nil, bad end
+  local c = r.components
+  if c ~= nil then
+    if type(c) ~= "table" or type(c.default or "") ~= "string" or type(c.pools or {}) ~= "table" then
+      return nil, "rules memory.components: a table {pools = {{name, prefixes}}, default = NAME} expected"
+    end
+    for i, p in ipairs(c.pools or {}) do
+      if type(p) ~= "table" or type(p.name) ~= "string" or type(p.prefixes) ~= "table" then
+        return nil, ("rules memory.components.pools[%d]: {name = TEXT, prefixes = {TEXT, ...}} expected"):format(i)
+      end
+    end
+  end
   return r
 end
 
@@ -39,36 +52,49 @@ local function concat(parts, key)
   return column.concat(cols)
 end
 
--- Read the two files of a folder: {mem, trace} or nil, message. With split, in two worker
--- processes at once (used when there are more CPUs than ranks).
+-- Read the files of a folder: {mem, trace, record} or nil, message. operator_memory.csv is
+-- required; a trace that breaks off still gives the events before the break (trace.cut), a
+-- missing trace or memory_record.csv is no data, an unreadable memory_record.csv is a problem
+-- (record_error). With split, the files are read in worker processes at once (used when there
+-- are more CPUs than ranks).
 local function read_inputs(d, split)
-  local mem_path = d.dir .. OUT .. "operator_memory.csv"
-  local trace_path = d.dir .. OUT .. "trace_view.json"
-  local has_trace = discover.is_file(trace_path)
+  local paths = {
+    csv = d.dir .. OUT .. "operator_memory.csv",
+    trace = d.dir .. OUT .. "trace_view.json",
+    record = d.dir .. OUT .. memory_record.FILE,
+  }
   local function read(what)
-    local v, err
+    log.stage("rank %s (%s): %s", tostring(d.rank), d.role, paths[what])
     if what == "csv" then
-      log.stage("rank %s (%s): %s", tostring(d.rank), d.role, mem_path)
-      v, err = memory_csv.read(mem_path, log.progress("operator_memory.csv"))
-    else
-      log.stage("rank %s (%s): %s", tostring(d.rank), d.role, trace_path)
-      v, err = trace.call_stacks(trace_path, log.progress("trace_view.json"))
+      local v, err = memory_csv.read(paths.csv, log.progress("operator_memory.csv"))
+      if not v then error(err, 0) end -- level 0: the message already names file and place
+      return v
+    elseif what == "trace" then
+      local v, err = trace.call_stacks(paths.trace, log.progress("trace_view.json"), true)
+      if not v then error(err, 0) end
+      return v
     end
-    if not v then error(err, 0) end -- level 0: the message already names file and place
-    return v
+    local v, err = memory_record.read(paths.record, log.progress(memory_record.FILE))
+    return v or { error = err }
   end
-  local todo = has_trace and { "csv", "trace" } or { "csv" }
+  local todo = { "csv" }
+  if discover.is_file(paths.trace) then todo[#todo + 1] = "trace" end
+  if discover.is_file(paths.record) then todo[#todo + 1] = "record" end
   local results, errors = par.map(todo, function(what) return read(what) end, { jobs = split and 2 or 1, here = true })
-  for i = 1, #todo do
+  local got = { mem_path = paths.csv, trace_path = paths.trace, record_path = paths.record }
+  for i, what in ipairs(todo) do
     if errors[i] then return nil, tostring(errors[i]) end
+    got[what] = results[i]
   end
-  return { mem = results[1], trace = results[2], mem_path = mem_path, trace_path = trace_path }
+  got.mem = got.csv
+  if got.record and got.record.error then got.record_error, got.record = got.record.error, nil end
+  return got
 end
 
-local function read_folder(d, mode, rules, warnings, split)
-  local problems = checks.run(rules.input, { dir = d.dir })
+local function read_folder(d, opts, rules, warnings, problems, split)
+  local checked = checks.run(rules.input, { dir = d.dir })
   local errs = {}
-  for _, p in ipairs(problems) do
+  for _, p in ipairs(checked) do
     if p.severity == "error" then errs[#errs + 1] = p.message else warnings[#warnings + 1] = p.message end
   end
   if #errs > 0 then return nil, table.concat(errs, "; ") end
@@ -76,44 +102,59 @@ local function read_folder(d, mode, rules, warnings, split)
   if not inputs then return nil, err end
   local mem, tr = inputs.mem, inputs.trace
   if mem.bad_cells > 0 then
-    warnings[#warnings + 1] = ("%s: %d value(s) are not numbers and were left empty; first: %s")
-      :format(inputs.mem_path, mem.bad_cells, mem.first_bad)
+    warnings[#warnings + 1] = t("memory.bad_cells", inputs.mem_path, mem.bad_cells, mem.first_bad)
   end
-  if tr and tr.warning then warnings[#warnings + 1] = inputs.trace_path .. ": " .. tr.warning .. " (left empty)" end
-  local att = analysis.attribute(mem, tr, mode)
+  if tr and tr.warning then warnings[#warnings + 1] = t("memory.trace_warning", inputs.trace_path, tr.warning) end
+  if tr and tr.cut then problems[#problems + 1] = t("memory.trace_cut", tr.cut, tr.n) end
+  if inputs.record_error then problems[#problems + 1] = t("memory.record_unreadable", inputs.record_error) end
+  local rec = inputs.record
+  if rec and rec.bad_cells > 0 then
+    warnings[#warnings + 1] = t("memory.bad_cells", inputs.record_path, rec.bad_cells, rec.first_bad)
+  end
+  local att = analysis.attribute(mem, tr, opts.match)
   return {
     name = mem.name, size_kb = mem.size_kb, start_ns = mem.alloc_ns, dur_ns = mem.dur_ns,
-    allocated_mb = mem.allocated_mb, reserved_mb = mem.reserved_mb, active_mb = mem.active_mb,
-    device = mem.device, call_stack = att.call_stack, top = att.top,
+    release_ns = mem.release_ns, allocated_mb = mem.allocated_mb, reserved_mb = mem.reserved_mb,
+    active_mb = mem.active_mb, device = mem.device, call_stack = att.call_stack, top = att.top,
+    component = mem.name:map(opts.classify),
     matched = att.matched, suspects = att.suspects, latest_matched = att.latest_matched,
-    n = mem.n, has_trace = tr ~= nil,
+    changed_by_fallback = att.changed_by_fallback,
+    n = mem.n, has_trace = tr ~= nil, record = rec,
   }
 end
+
+local ROW_COLUMNS = { "name", "size_kb", "start_ns", "dur_ns", "release_ns", "allocated_mb", "reserved_mb",
+                      "active_mb", "device", "call_stack", "top", "component" }
+local RECORD_COLUMNS = { "component", "ts_ns", "allocated_mb", "reserved_mb", "active_mb", "device" }
 
 --- Read, attribute and summarise one (role, rank): a group of rank folders in collection order.
 -- Returns the rank's result table, or nil and the reason.
 function M.read_rank(group, opts, rules)
-  local warnings = {}
+  local warnings, problems = {}, {}
   local parts = {}
+  opts.classify = opts.classify or analysis.classifier(rules.components)
   for _, d in ipairs(group.dirs) do
-    local part, err = read_folder(d, opts.match, rules, warnings, opts.split_reads)
+    local part, err = read_folder(d, opts, rules, warnings, problems, opts.split_reads)
     if not part then return nil, err end
     parts[#parts + 1] = part
   end
   local r = {
-    role = group.role, rank = group.rank, warnings = warnings, dirs = {},
-    n = 0, matched = 0, suspects = 0, latest_matched = 0,
+    role = group.role, rank = group.rank, warnings = warnings, problems = problems, dirs = {},
+    n = 0, matched = 0, suspects = 0, latest_matched = 0, changed_by_fallback = 0,
   }
   for i, d in ipairs(group.dirs) do r.dirs[i] = d.dir end
+  local records = {}
   for _, p in ipairs(parts) do
-    r.n = r.n + p.n
-    r.matched = r.matched + p.matched
-    r.suspects = r.suspects + p.suspects
-    r.latest_matched = r.latest_matched + p.latest_matched
+    for _, k in ipairs({ "n", "matched", "suspects", "latest_matched", "changed_by_fallback" }) do
+      r[k] = r[k] + p[k]
+    end
+    if p.record then records[#records + 1] = p.record end
   end
-  for _, k in ipairs({ "name", "size_kb", "start_ns", "dur_ns", "allocated_mb", "reserved_mb",
-                       "active_mb", "device", "call_stack", "top" }) do
-    r[k] = concat(parts, k)
+  for _, k in ipairs(ROW_COLUMNS) do r[k] = concat(parts, k) end
+  if #records > 0 then
+    r.record = { n = 0 }
+    for _, rec in ipairs(records) do r.record.n = r.record.n + rec.n end
+    for _, k in ipairs(RECORD_COLUMNS) do r.record[k] = concat(records, k) end
   end
   local s = analysis.summarize(r, rules.report and rules.report.top_n)
   s.match_mode = opts.match
@@ -121,11 +162,14 @@ function M.read_rank(group, opts, rules)
   s.match_rate = r.n > 0 and r.matched / r.n or nil
   s.suspect_latest_matches = r.suspects
   s.latest_matches = r.latest_matched
+  s.changed_by_fallback = r.changed_by_fallback
+  s.record = analysis.record_peaks(r.record)
   r.summary = s
   return r
 end
 
---- Group rank folders by (role, rank), applying the rank and role filters.
+--- Group rank folders by (role, rank), applying the rank and role filters. A folder reached a
+-- second time (same real path or same profiler identity) is left out and named in duplicates.
 function M.groups(input, opts)
   local dirs, err = discover.rank_dirs(input)
   if not dirs then return nil, err end
@@ -135,9 +179,18 @@ function M.groups(input, opts)
     roles = {}
     for _, r in ipairs(opts.roles) do roles[r] = true end
   end
-  local groups, by_key, unknown = {}, {}, {}
+  local groups, by_key, unknown, duplicates = {}, {}, {}, {}
+  local seen = {}
   for _, d in ipairs(dirs) do
-    if d.rank == nil then
+    local real, ident = discover.identity(d.dir)
+    local same = seen[real] and { seen[real], "real path " .. real } or ident and seen[ident] and { seen[ident], ident }
+    if not same then
+      seen[real] = d.dir
+      if ident then seen[ident] = d.dir end
+    end
+    if same then -- read once: the first folder stands for both
+      duplicates[#duplicates + 1] = t("memory.duplicate", d.dir, same[1], same[2])
+    elseif d.rank == nil then
       unknown[#unknown + 1] = d
     elseif (not ranks or ranks[d.rank]) and (not roles or roles[d.role]) then
       local key = d.role .. "\0" .. d.rank
@@ -150,7 +203,7 @@ function M.groups(input, opts)
       g.dirs[#g.dirs + 1] = d
     end
   end
-  return groups, unknown
+  return groups, unknown, duplicates
 end
 
 local Result = {}
@@ -159,7 +212,7 @@ Result.__index = Result
 --- Iterate over every event of every rank in output order (start time, then rank, then file
 -- order). Each row: name, role, rank_id, call_stack, call_stack_top, size_kb, start_ns,
 -- duration_ns, start_time_ms, duration_ms, total_allocated_mb, total_reserved_mb,
--- total_active_mb, device_type.
+-- total_active_mb (nil when the file gives none), device_type, component (PTA, GE, ...).
 function Result:rows()
   local order, where = self:order()
   local k = 0
@@ -174,8 +227,8 @@ function Result:rows()
       call_stack = r.call_stack[i] or "", call_stack_top = r.top[i] or "",
       size_kb = r.size_kb[i], start_ns = r.start_ns[i], duration_ns = d or 0,
       start_time_ms = r.start_ns[i] / 1e6, duration_ms = (d or 0) / 1e6,
-      total_allocated_mb = r.allocated_mb[i] or 0.0, total_reserved_mb = r.reserved_mb[i] or 0.0,
-      total_active_mb = r.active_mb[i] or 0.0, device_type = r.device[i] or "",
+      total_allocated_mb = r.allocated_mb[i], total_reserved_mb = r.reserved_mb[i],
+      total_active_mb = r.active_mb[i], device_type = r.device[i] or "", component = r.component[i],
     }
   end
 end
@@ -220,9 +273,10 @@ function M.parse(input, opts)
   local rules, rerr = M.rules(opts.rules)
   if not rules then return nil, rerr end
   opts.match = opts.match or (rules.match and rules.match.default_mode) or "latest"
-  local groups, unknown = M.groups(input, opts)
+  local groups, unknown, duplicates = M.groups(input, opts)
   if not groups then return nil, unknown end
-  local result = setmetatable({ ranks = {}, failed = {}, input = input, match = opts.match }, Result)
+  local result = setmetatable({ ranks = {}, failed = {}, input = input, match = opts.match,
+                                duplicates = duplicates }, Result)
   for _, d in ipairs(unknown) do
     result.failed[#result.failed + 1] = {
       role = d.role, rank = nil, dirs = { d.dir },

@@ -4,6 +4,11 @@
 -- stack by name, in ts order; an allocation gets the stack of the same-name event with the
 -- largest ts <= its Allocation Time. "within" also needs Allocation Time <= ts + dur;
 -- "within-or-latest" takes within where it exists, else latest.
+--
+-- Components (pools): operator_memory.csv interleaves the rows of separate allocators, each
+-- with its own running totals: the PyTorch caching allocator (PTA: aten::, npu:: ...) and the
+-- CANN / graph-engine workspace pool (GE: cann::). A peak, a counter or a live-at-peak set only
+-- means something inside one pool, so every such figure is computed per component.
 local core = require "ascope_core"
 local trace_fmt = require "ascope.ascend.trace"
 local match, column = core.match, core.column
@@ -15,87 +20,185 @@ M.MODES = { "latest", "within", "within-or-latest" }
 --- Attribute each memory row to a trace event.
 -- mem: {n, name, alloc_ns}; trace: {n, name, ts, dur, stack} or nil.
 -- Returns {rows (column of 1-based trace rows, null = none), call_stack (string column),
---          top (string column), matched, suspects, latest_matched}; suspects are the latest
--- matches whose operator had already ended (ts + dur < Allocation Time).
+--          top (string column), matched, suspects, latest_matched, changed_by_fallback}:
+-- suspects are the latest matches whose operator had already ended (ts + dur < Allocation
+-- Time); changed_by_fallback is how many rows within-or-latest would attribute differently.
 function M.attribute(mem, trace, mode)
   local n = mem.n
   if not trace or trace.n == 0 then
     local none = column.fill("string", nil, n)
     return { rows = column.fill("integer", nil, n), call_stack = none, top = none, matched = 0,
-             suspects = 0, latest_matched = 0 }
+             suspects = 0, latest_matched = 0, changed_by_fallback = 0 }
   end
   local ix = match.index(trace.name, trace.ts, trace.dur)
   local latest, latest_matched, suspects = ix:latest(mem.name, mem.alloc_ns)
   local rows, matched = latest, latest_matched
+  local w_rows, w_matched, _, changed = ix:within_or_latest(mem.name, mem.alloc_ns)
   if mode == "within" then
     rows, matched = ix:within(mem.name, mem.alloc_ns)
   elseif mode == "within-or-latest" then
-    local w = ix:within(mem.name, mem.alloc_ns)
-    rows = column.new("integer")
-    matched = 0
-    for i = 1, n do
-      local r = w[i] or latest[i]
-      if r then matched = matched + 1 end
-      rows:push(r)
-    end
+    rows, matched = w_rows, w_matched
   end
   local call_stack = trace.stack:take(rows)
   return { rows = rows, call_stack = call_stack, top = call_stack:map(trace_fmt.top_frame),
-           matched = matched, suspects = suspects, latest_matched = latest_matched }
+           matched = matched, suspects = suspects, latest_matched = latest_matched,
+           changed_by_fallback = changed }
+end
+
+--- A function name -> component from the rules' components table
+-- ({pools = {{name = "GE", prefixes = {"cann::"}}, ...}, default = "PTA"}).
+function M.classifier(components)
+  local pools = components and components.pools or {}
+  local default = components and components.default or "PTA"
+  return function(name)
+    for _, p in ipairs(pools) do
+      for _, prefix in ipairs(p.prefixes) do
+        if name:sub(1, #prefix) == prefix then return p.name end
+      end
+    end
+    return default
+  end
+end
+
+--- Split columns by the value of a string column: {{name = value, rows = n, cols = {key = column}}},
+-- in order of first appearance. Each column is copied in C (take); there are a few components.
+function M.split(keys, cols, names)
+  local _, values, rows = column.group(keys)
+  local out = {}
+  for g, v in ipairs(values) do
+    local part = { name = v[1], rows = #rows[g], cols = {} }
+    for _, k in ipairs(names) do part.cols[k] = cols[k]:take(rows[g]) end
+    out[#out + 1] = part
+  end
+  return out
 end
 
 local NO_STACK = "(no call stack)"
 
--- group_sum results -> the top_n call sites, largest first, with their share of `whole` KB
-local function ranked(groups, whole_kb, top_n)
+-- group_sum results -> the top_n groups, largest first, with their share of `whole` KB
+local function ranked(groups, whole_kb, top_n, label)
   local list = {}
   for i, g in ipairs(groups) do
-    list[i] = { call_site = g.key or NO_STACK, size_kb = g.sum, count = g.count,
+    list[i] = { [label or "call_site"] = g.key or NO_STACK, size_kb = g.sum, count = g.count,
                 share = whole_kb and whole_kb > 0 and g.sum / whole_kb or nil }
   end
+  local key = label or "call_site"
   table.sort(list, function(a, b)
     if a.size_kb ~= b.size_kb then return a.size_kb > b.size_kb end
-    return a.call_site < b.call_site
+    return a[key] < b[key]
   end)
   local out = {}
   for i = 1, math.min(#list, top_n) do out[i] = list[i] end
   return out, #list
 end
 
---- Summary of one rank's events.
--- ev: {n, size_kb, start_ns, dur_ns, allocated_mb, top} (columns). Returns plain numbers and
--- lists: events, allocations, releases, peak {allocated_mb, time_ns, row}, live_at_peak,
--- top_call_sites, leak_suspects.
---
--- peak: the largest Allocation Total Allocated(MB) and the allocation time of its row (the
--- first such row). live at peak: the allocations (size > 0) alive at the peak instant t, i.e.
--- start <= t < start + duration, or never released; grouped by call_stack_top.
--- leak suspects: allocations that were never released (no Duration), by call site.
+-- the group without a key (rows without a call stack) of a group_sum result
+local function keyless(groups)
+  for _, g in ipairs(groups) do
+    if g.key == nil then return g.sum, g.count end
+  end
+  return 0, 0
+end
+
+--- Summary of one component's rows.
+-- ev: {n, name, size_kb, start_ns, dur_ns, allocated_mb, reserved_mb, call_stack, top}.
+-- peak: the largest Allocation Total Allocated(MB) of the component and the allocation time
+-- of its row (the first such row). Live at the peak: the allocations (size > 0) alive at that
+-- instant t (start <= t < start + duration, or never released), by call_stack_top; the rest of
+-- the peak (peak minus live) was allocated before the first row of the file or is not listed.
+-- no_stack: the share of allocated KB whose row has no call stack, and the operators behind it.
+function M.summarize_component(ev, top_n)
+  local size, top = ev.size_kb, ev.top
+  local sites, allocated_kb, allocations = column.group_sum(top, size, { positive = size })
+  local leaks, leaked_kb = column.group_sum(top, size, { positive = size, missing = ev.dur_ns })
+  local peak_row, peak_mb = ev.allocated_mb:argmax()
+  local peak_ns = peak_row and ev.start_ns[peak_row]
+  local reserved_row, reserved_mb = ev.reserved_mb:argmax()
+  local live, live_kb, live_count = {}, 0, 0
+  if peak_ns then
+    live, live_kb, live_count = column.group_sum(top, size,
+      { positive = size, alive_at = { ev.start_ns, ev.dur_ns, peak_ns } })
+  end
+  local live_no_stack_kb = keyless(live)
+  local live_list, live_sites = ranked(live, peak_mb and peak_mb * 1024, top_n)
+  local site_list, nsites = ranked(sites, allocated_kb, top_n)
+  local leak_list, nleaks = ranked(leaks, leaked_kb, top_n)
+  local ops, no_stack_kb, no_stack_count = column.group_sum(ev.name, size,
+    { positive = size, missing = ev.call_stack })
+  local op_list = ranked(ops, no_stack_kb, 5, "name")
+  return {
+    events = ev.n,
+    allocations = allocations,
+    peak = peak_row and peak_ns and { allocated_mb = peak_mb, time_ns = peak_ns, row = peak_row } or nil,
+    peak_reserved = reserved_row and { reserved_mb = reserved_mb, time_ns = ev.start_ns[reserved_row] } or nil,
+    live_at_peak = {
+      sites = live_list, site_count = live_sites, size_kb = live_kb, count = live_count,
+      no_stack_kb = live_no_stack_kb,
+      earlier_kb = peak_mb and peak_mb * 1024 - live_kb or nil,
+    },
+    top_call_sites = { sites = site_list, site_count = nsites, size_kb = allocated_kb },
+    leak_suspects = { sites = leak_list, site_count = nleaks, size_kb = leaked_kb },
+    no_stack = { size_kb = no_stack_kb, count = no_stack_count,
+                 share = allocated_kb > 0 and no_stack_kb / allocated_kb or nil, operators = op_list },
+  }
+end
+
+local COMPONENT_COLUMNS = { "name", "size_kb", "start_ns", "dur_ns", "allocated_mb", "reserved_mb",
+                            "active_mb", "call_stack", "top" }
+
+--- Summary of one rank's events: counts over all rows, and the figures that only hold inside
+-- one pool per component (components, in order of first appearance). peak is the largest of
+-- the components' peaks, with its component named (for tables that show one number a rank).
+-- ev: the columns of COMPONENT_COLUMNS plus component (string column), n.
 function M.summarize(ev, top_n)
   top_n = top_n or 20
   local size, top = ev.size_kb, ev.top
   local sites, allocated_kb, allocations = column.group_sum(top, size, { positive = size })
   local _, _, releases = column.group_sum(nil, size, { negative = size })
   local leaks, leaked_kb = column.group_sum(top, size, { positive = size, missing = ev.dur_ns })
-  local peak_row, peak_mb = ev.allocated_mb:argmax()
-  local peak_ns = peak_row and ev.start_ns[peak_row]
-  local live, live_kb, live_count = {}, 0, 0
-  if peak_ns then
-    live, live_kb, live_count = column.group_sum(top, size,
-      { positive = size, alive_at = { ev.start_ns, ev.dur_ns, peak_ns } })
-  end
-  local live_list, live_sites = ranked(live, peak_mb and peak_mb * 1024, top_n)
   local site_list, nsites = ranked(sites, allocated_kb, top_n)
   local leak_list, nleaks = ranked(leaks, leaked_kb, top_n)
+  local components, peak = {}, nil
+  for _, part in ipairs(M.split(ev.component, ev, COMPONENT_COLUMNS)) do
+    part.cols.n = part.rows
+    local s = M.summarize_component(part.cols, top_n)
+    s.component = part.name or "?"
+    s.columns = part.cols
+    components[#components + 1] = s
+    if s.peak and (not peak or s.peak.allocated_mb > peak.allocated_mb) then
+      peak = { allocated_mb = s.peak.allocated_mb, time_ns = s.peak.time_ns, component = s.component }
+    end
+  end
   return {
     events = ev.n,
     allocations = allocations,
     releases = releases,
-    peak = peak_row and peak_ns and { allocated_mb = peak_mb, time_ns = peak_ns, row = peak_row } or nil,
-    live_at_peak = { sites = live_list, site_count = live_sites, size_kb = live_kb, count = live_count },
+    peak = peak,
+    components = components,
     top_call_sites = { sites = site_list, site_count = nsites, size_kb = allocated_kb },
     leak_suspects = { sites = leak_list, site_count = nleaks, size_kb = leaked_kb },
   }
+end
+
+--- Peaks of memory_record.csv per component: {{component, samples, peak_allocated_mb,
+-- peak_allocated_ns, peak_reserved_mb, peak_reserved_ns, peak_active_mb, columns}} in order of
+-- first appearance. A missing value is no sample: APP has no allocated value, so no allocated peak.
+function M.record_peaks(rec)
+  local out = {}
+  if not rec or rec.n == 0 then return out end
+  local parts = M.split(rec.component, rec, { "ts_ns", "allocated_mb", "reserved_mb", "active_mb" })
+  for _, p in ipairs(parts) do
+    local c = p.cols
+    local e = { component = p.name or "?", samples = p.rows, columns = c }
+    local ra, a = c.allocated_mb:argmax()
+    local rr, r = c.reserved_mb:argmax()
+    local _, act = c.active_mb:argmax()
+    if ra then e.peak_allocated_mb, e.peak_allocated_ns = a, c.ts_ns[ra] end
+    if rr then e.peak_reserved_mb, e.peak_reserved_ns = r, c.ts_ns[rr] end
+    e.peak_active_mb = act
+    out[#out + 1] = e
+  end
+  return out
 end
 
 return M

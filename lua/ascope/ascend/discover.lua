@@ -83,6 +83,25 @@ local function describe(dir)
   }
 end
 
+--- What makes two rank folders the same collection: the real path of the folder (a symlink or
+-- a second way in), and the profiler's own identity (rank, start counter and end time in
+-- profiler_info_*.json; equal in a copy). Returns real path, identity text or nil.
+function M.identity(dir)
+  local real = fs.realpath(dir) or dir
+  for _, n in ipairs(fs.list(dir) or {}) do
+    if n:match("^profiler_info.*%.json$") then
+      local doc = json.load(dir .. "/" .. n)
+      local start = type(doc) == "table" and type(doc.start_info) == "table" and doc.start_info or {}
+      local stop = type(doc) == "table" and type(doc.end_info) == "table" and doc.end_info or {}
+      local cnt, t_end = start.start_cnt or start.start_monotonic, stop.collectionTimeEnd or stop.MonotonicTimeEnd
+      if cnt and t_end then
+        return real, ("profiler %s (rank %s, start %s, end %s)"):format(n, tostring(doc.rank_id), tostring(cnt), tostring(t_end))
+      end
+    end
+  end
+  return real, nil
+end
+
 --- Rank folders under input (a tree, one *_ascend_pt folder, or an ASCEND_PROFILER_OUTPUT
 -- folder), ordered by role, rank, then collection time. Returns the list or nil, message.
 function M.rank_dirs(input)

@@ -4,19 +4,21 @@ local json = require("ascope_core").json
 local M = {}
 
 --- The cpu_op events that carry a Python call stack, as columns:
---   {n, name, ts (ns), dur (ns), stack}
--- or nil, message (file, byte offset, line and column of a parse error).
-function M.call_stacks(path, progress)
+--   {n, name, ts (ns), dur (ns), stack, cut}
+-- or nil, message (file, byte offset, line and column of a parse error). With partial, a file
+-- that breaks off still gives the events read before the break, and cut holds the message.
+function M.call_stacks(path, progress, partial)
   local r, err = json.scan(path, {
     where = { cat = "cpu_op", ["args.Call stack"] = true },
     fields = { name = "string", ts = "us", dur = "us", ["args.Call stack"] = "string" },
     meta = false,
+    partial = partial,
     progress = progress,
   })
   if not r then return nil, err end
   local c = r.columns
   return { n = r.n, name = c.name, ts = c.ts, dur = c.dur, stack = c["args.Call stack"],
-           warning = r.warning, events = r.events, bytes = r.bytes }
+           warning = r.warning, events = r.events, bytes = r.bytes, cut = r.partial and err or nil }
 end
 
 --- First frame of a call stack (frames are separated by ";\r\n", sometimes ";\n").

@@ -86,10 +86,13 @@ function M.main(opts, words)
   if #result.ranks == 0 and #result.failed == 0 then
     error(t("memory.no_ranks", input), 0)
   end
+  for _, d in ipairs(result.duplicates) do log.warn("%s", d) end
   for _, r in ipairs(result.ranks) do
     for _, w in ipairs(r.warnings) do log.warn("%s", w) end
-    if r.summary.suspect_latest_matches > 0 and r.summary.match_mode == "latest" then
-      log.warn("%s", t("memory.suspect", r.rank, r.summary.suspect_latest_matches, r.summary.latest_matches))
+    local s = r.summary
+    -- only worth saying when the other mode would change a row
+    if s.changed_by_fallback > 0 and s.match_mode == "latest" then
+      log.warn("%s", t("memory.fallback", r.rank, s.suspect_latest_matches, s.latest_matches, s.changed_by_fallback))
     end
   end
   result.problems = memory.check_output(result)
@@ -112,15 +115,27 @@ function M.main(opts, words)
   for _, r in ipairs(result.ranks) do
     total = total + r.n
     local s = r.summary
+    local peaks = {}
+    for _, c in ipairs(s.components) do
+      if c.peak then peaks[#peaks + 1] = ("%s %.1f MB at %s ms"):format(c.component, c.peak.allocated_mb, fmt.ms(c.peak.time_ns)) end
+    end
     print(("rank %s (%s): %d events, %d allocations, match %s (%s)%s"):format(r.rank, r.role, s.events,
       s.allocations, fmt.pct(s.match_rate), s.match_mode,
-      s.peak and (", peak %.1f MB at %s ms"):format(s.peak.allocated_mb, fmt.ms(s.peak.time_ns)) or ""))
+      #peaks > 0 and ", peak " .. table.concat(peaks, ", ") or ""))
   end
   print(t("memory.summary", #result.ranks, total, out))
   print(t("memory.outputs", table.concat(written, ", ")))
-  local failed = false
+  local failed, partial = false, 0
   for _, f in ipairs(result.failed) do
     log.error("%s", t("memory.rank_failed", tostring(f.rank or "?"), f.role, f.reason))
+    failed = true
+  end
+  for _, r in ipairs(result.ranks) do
+    for _, p in ipairs(r.problems) do log.error("%s", t("memory.partial", tostring(r.rank), r.role, p)) end
+    if #r.problems > 0 then partial = partial + 1 end
+  end
+  if partial > 0 then
+    log.error("%s", t("memory.partial_ranks", partial))
     failed = true
   end
   for _, p in ipairs(result.problems) do

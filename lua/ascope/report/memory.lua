@@ -13,8 +13,17 @@ M.EVENT_COLUMNS = { "name", "role", "rank_id", "call_stack", "call_stack_top", "
   "start_time_ms", "duration_ms", "total_allocated_mb", "total_reserved_mb", "total_active_mb",
   "device_type" }
 
+-- the concatenation of one column of every rank (the column itself for one rank)
+local function all_ranks(ranks, key)
+  if #ranks == 1 then return ranks[1][key] end
+  local cols = {}
+  for i, r in ipairs(ranks) do cols[i] = r[key] end
+  return core.column.concat(cols)
+end
+
 --- memory_events.csv: one row per operator_memory.csv row of every rank, in time order.
--- Times are printed exactly (from integer ns), so no microsecond is lost. The rows are written
+-- Times are printed exactly (from integer ns), so no microsecond is lost; a total the file does
+-- not give (Active of a CANN workspace row, the legacy header) stays empty, never 0. The rows are written
 -- by the C writer straight from the columns.
 function M.events_csv(result, path)
   local w, err = core.csv.writer(path)
@@ -22,12 +31,7 @@ function M.events_csv(result, path)
   w:row(M.EVENT_COLUMNS)
   local ranks = result.ranks
   if #ranks > 0 then
-    local function all(key)
-      if #ranks == 1 then return ranks[1][key] end
-      local cols = {}
-      for i, r in ipairs(ranks) do cols[i] = r[key] end
-      return core.column.concat(cols)
-    end
+    local function all(key) return all_ranks(ranks, key) end
     local role, rank
     if #ranks == 1 then
       role, rank = ranks[1].role, tostring(ranks[1].rank)
@@ -43,48 +47,87 @@ function M.events_csv(result, path)
     w:columns({
       all("name"), role, rank, { all("call_stack"), missing = "" }, { all("top"), missing = "" },
       all("size_kb"), { all("start_ns"), scale = 6 }, { all("dur_ns"), scale = 6, missing = "0.0" },
-      { all("allocated_mb"), missing = "0.0" }, { all("reserved_mb"), missing = "0.0" },
-      { all("active_mb"), missing = "0.0" }, { all("device"), missing = "" },
+      all("allocated_mb"), all("reserved_mb"), all("active_mb"), { all("device"), missing = "" },
     }, order)
   end
   return w:close()
 end
 
+local function array(t) return setmetatable(t or {}, { __jsontype = "array" }) end
+
 local function sites_out(list)
-  local out = setmetatable({}, { __jsontype = "array" })
+  local out = array()
   for i, s in ipairs(list) do
     out[i] = { call_site = s.call_site, size_kb = s.size_kb, count = s.count, share = s.share }
   end
   return out
 end
 
+local function component_out(c)
+  local l = c.live_at_peak
+  local ops = array()
+  for i, o in ipairs(c.no_stack.operators) do ops[i] = { name = o.name, size_kb = o.size_kb, count = o.count, share = o.share } end
+  return {
+    component = c.component, events = c.events, allocations = c.allocations,
+    peak = c.peak and { allocated_mb = c.peak.allocated_mb, time_ms = fmt.ms(c.peak.time_ns) } or nil,
+    peak_reserved = c.peak_reserved and { reserved_mb = c.peak_reserved.reserved_mb,
+                                          time_ms = fmt.ms(c.peak_reserved.time_ns) } or nil,
+    live_at_peak = c.peak and { size_kb = l.size_kb, count = l.count, call_sites = l.site_count,
+                                without_stack_kb = l.no_stack_kb, earlier_or_unlisted_kb = l.earlier_kb,
+                                top = sites_out(l.sites) } or nil,
+    without_stack = { size_kb = c.no_stack.size_kb, count = c.no_stack.count, share = c.no_stack.share,
+                      operators = ops },
+    top_call_sites = { size_kb = c.top_call_sites.size_kb, call_sites = c.top_call_sites.site_count,
+                       top = sites_out(c.top_call_sites.sites) },
+    leak_suspects = { size_kb = c.leak_suspects.size_kb, call_sites = c.leak_suspects.site_count,
+                      top = sites_out(c.leak_suspects.sites) },
+  }
+end
+
+local function record_out(list)
+  local out = array()
+  for i, e in ipairs(list) do
+    out[i] = { component = e.component, samples = e.samples,
+               peak_allocated_mb = e.peak_allocated_mb, peak_allocated_time_ms = e.peak_allocated_ns and fmt.ms(e.peak_allocated_ns),
+               peak_reserved_mb = e.peak_reserved_mb, peak_reserved_time_ms = e.peak_reserved_ns and fmt.ms(e.peak_reserved_ns),
+               peak_active_mb = e.peak_active_mb }
+  end
+  return out
+end
+
 --- The per-rank summary as plain data (used by the JSON and the Markdown writers).
 function M.summary_data(result)
-  local ranks = setmetatable({}, { __jsontype = "array" })
+  local ranks = array()
   for _, r in ipairs(result.ranks) do
     local s = r.summary
+    local comps = array()
+    for i, c in ipairs(s.components) do comps[i] = component_out(c) end
     ranks[#ranks + 1] = {
       role = r.role, rank = r.rank, folders = r.dirs,
       events = s.events, allocations = s.allocations, releases = s.releases,
       match = { mode = s.match_mode, matched = s.matched, rate = s.match_rate,
                 latest_matches = s.latest_matches,
-                suspect_latest_matches = s.suspect_latest_matches },
-      peak = s.peak and { allocated_mb = s.peak.allocated_mb, time_ms = fmt.ms(s.peak.time_ns) } or nil,
-      live_at_peak = { size_kb = s.live_at_peak.size_kb, count = s.live_at_peak.count,
-                       call_sites = s.live_at_peak.site_count, top = sites_out(s.live_at_peak.sites) },
+                suspect_latest_matches = s.suspect_latest_matches,
+                changed_by_within_or_latest = s.changed_by_fallback },
+      peak = s.peak and { allocated_mb = s.peak.allocated_mb, time_ms = fmt.ms(s.peak.time_ns),
+                          component = s.peak.component } or nil,
+      components = comps,
+      memory_record = record_out(s.record),
       top_call_sites = { size_kb = s.top_call_sites.size_kb, call_sites = s.top_call_sites.site_count,
                          top = sites_out(s.top_call_sites.sites) },
       leak_suspects = { size_kb = s.leak_suspects.size_kb, call_sites = s.leak_suspects.site_count,
                         top = sites_out(s.leak_suspects.sites) },
-      warnings = setmetatable(r.warnings, { __jsontype = "array" }),
+      partial = #r.problems > 0 or nil,
+      problems = array(r.problems),
+      warnings = array(r.warnings),
     }
   end
-  local failed = setmetatable({}, { __jsontype = "array" })
+  local failed = array()
   for _, f in ipairs(result.failed) do
     failed[#failed + 1] = { role = f.role, rank = f.rank, folders = f.dirs, reason = f.reason }
   end
   return { input = result.input, match_mode = result.match, ranks = ranks, failed = failed,
-           problems = setmetatable(result.problems or {}, { __jsontype = "array" }) }
+           duplicates = array(result.duplicates), problems = array(result.problems) }
 end
 
 function M.summary_json(result, path)
@@ -94,15 +137,38 @@ function M.summary_json(result, path)
   return w:close()
 end
 
+local function mb(kb) return kb and ("%.1f"):format(kb / 1024) or "" end
+
 local function sites_table(list, with_share)
   local rows = {}
   for i, s in ipairs(list) do
-    rows[i] = { i, s.call_site, ("%.1f"):format(s.size_kb / 1024), s.count,
-                with_share and fmt.pct(s.share) or nil }
+    rows[i] = { i, s.call_site, mb(s.size_kb), s.count, with_share and fmt.pct(s.share) or nil }
   end
   local header = { "#", "call site (call_stack_top)", "MB", "count" }
   if with_share then header[5] = "share" end
   return md.table(header, rows)
+end
+
+local function component_md(w, c)
+  w:write(("### %s\n\n"):format(c.component))
+  local l = c.live_at_peak
+  if c.peak then
+    w:write(("Peak %s MB allocated at %s ms (reserved peaks at %s MB). At that instant %d allocation(s) "
+      .. "listed in operator_memory.csv are alive: %s MB, of which %s MB without a call stack; the other "
+      .. "%s MB of the peak were allocated before the first row of the file or are not listed.\n\n")
+      :format(fmt.num(c.peak.allocated_mb), c.peak.time_ms, c.peak_reserved and fmt.num(c.peak_reserved.reserved_mb) or "n/a",
+        l.count, mb(l.size_kb), mb(l.without_stack_kb), mb(l.earlier_or_unlisted_kb)))
+    w:write(sites_table(l.top, true), "\n")
+  end
+  local ws = c.without_stack
+  w:write(("Without a call stack: %s of the %s MB allocated (%d allocation(s))"):format(fmt.pct(ws.share),
+    mb(c.top_call_sites.size_kb), ws.count))
+  if #ws.operators > 0 then
+    local names = {}
+    for i, o in ipairs(ws.operators) do names[i] = ("`%s` %s MB"):format(o.name, mb(o.size_kb)) end
+    w:write("; mostly ", table.concat(names, ", "))
+  end
+  w:write(".\n\n")
 end
 
 function M.report_md(result, path)
@@ -114,49 +180,97 @@ function M.report_md(result, path)
     :format(result.input, result.match, #result.ranks, #result.failed))
   local rows = {}
   for _, r in ipairs(data.ranks) do
-    rows[#rows + 1] = { r.role, r.rank, r.events, r.allocations, r.releases, fmt.pct(r.match.rate),
-      r.match.suspect_latest_matches, r.peak and ("%.1f"):format(r.peak.allocated_mb) or "",
-      r.peak and r.peak.time_ms or "" }
+    for _, c in ipairs(r.components) do
+      rows[#rows + 1] = { r.role, r.rank, c.component, c.events, c.allocations, fmt.pct(r.match.rate),
+        c.peak and ("%.1f"):format(c.peak.allocated_mb) or "", c.peak and c.peak.time_ms or "",
+        fmt.pct(c.without_stack.share) }
+    end
   end
-  w:write(md.table({ "role", "rank", "events", "allocations", "releases", "match rate",
-    "suspect matches", "peak allocated MB", "peak time ms" }, rows), "\n")
+  w:write(md.table({ "role", "rank", "component", "events", "allocations", "match rate (rank)",
+    "peak allocated MB", "peak time ms", "no call stack" }, rows), "\n")
   for _, f in ipairs(data.failed) do
     w:write(("- **failed** rank %s (%s): %s\n"):format(tostring(f.rank), f.role, f.reason))
   end
+  for _, d in ipairs(data.duplicates) do w:write("- **warning** ", d, "\n") end
   for _, p in ipairs(data.problems) do
     w:write(("- **%s** %s\n"):format(p.severity, p.message))
   end
   for _, r in ipairs(data.ranks) do
     w:write(("\n## %s rank %s\n\n"):format(r.role, r.rank))
-    if r.match.suspect_latest_matches > 0 and r.match.mode == "latest" then
-      w:write(("%d of %d matches point at an operator that had already ended when the memory was allocated: "
-        .. "run with `--match within-or-latest` for a stricter attribution.\n\n")
-        :format(r.match.suspect_latest_matches, r.match.latest_matches))
+    for _, p in ipairs(r.problems) do w:write("- **partial**: ", p, "\n") end
+    if #r.problems > 0 then w:write("\n") end
+    local m = r.match
+    if m.mode == "latest" and m.changed_by_within_or_latest > 0 then
+      w:write(("%d of %d matches point at an operator that had already ended when the memory was allocated; "
+        .. "`--match within-or-latest` would attribute %d row(s) to an operator still running.\n\n")
+        :format(m.suspect_latest_matches, m.latest_matches, m.changed_by_within_or_latest))
     end
-    if r.peak then
-      w:write(("### Live at the peak (%.1f MB allocated at %s ms)\n\n"):format(r.peak.allocated_mb, r.peak.time_ms))
-      w:write(("%d allocation(s), %.1f MB, from %d call site(s).\n\n"):format(
-        r.live_at_peak.count, r.live_at_peak.size_kb / 1024, r.live_at_peak.call_sites))
-      w:write(sites_table(r.live_at_peak.top, true), "\n")
+    if #r.memory_record > 0 then
+      local rec = {}
+      for i, e in ipairs(r.memory_record) do
+        rec[i] = { e.component, e.samples, fmt.num(e.peak_allocated_mb), e.peak_allocated_time_ms or "",
+                   fmt.num(e.peak_reserved_mb), fmt.num(e.peak_active_mb) }
+      end
+      w:write("### Process memory (memory_record.csv)\n\n")
+      w:write(md.table({ "component", "samples", "peak allocated MB", "at ms", "peak reserved MB",
+        "peak active MB" }, rec), "\n")
     end
-    w:write(("### Top call sites by bytes allocated (%.1f MB in all)\n\n"):format(r.top_call_sites.size_kb / 1024))
+    for _, c in ipairs(r.components) do component_md(w, c) end
+    w:write(("### Top call sites by bytes allocated (%s MB in all)\n\n"):format(mb(r.top_call_sites.size_kb)))
     w:write(sites_table(r.top_call_sites.top, true), "\n")
-    w:write(("### Never released (leak suspects, %.1f MB)\n\n"):format(r.leak_suspects.size_kb / 1024))
+    w:write(("### Never released (leak suspects, %s MB)\n\n"):format(mb(r.leak_suspects.size_kb)))
     if #r.leak_suspects.top == 0 then w:write("None.\n\n") else w:write(sites_table(r.leak_suspects.top, false), "\n") end
     for _, warn in ipairs(r.warnings) do w:write("- warning: ", warn, "\n") end
   end
   return w:close()
 end
 
---- memory_trace.json: per rank a process with counter tracks (allocated / reserved / active
--- MB) and one slice per attributed allocation ("B" without an end for never-released memory,
--- which the viewers extend to the end of the trace); call stacks go to "stackFrames" once and
--- slices point at them with "sf". Rows are written by the C template writer.
+local SERIES = { { "allocated", "allocated_mb" }, { "reserved", "reserved_mb" }, { "active", "active_mb" } }
+
+-- counter events of one component: one event per row and series that has a value (a missing
+-- value is no sample; it is never written as 0)
+local function counters(w, pid, name, ts, cols)
+  local order = ts:order()
+  for _, s in ipairs(SERIES) do
+    local col = cols[s[2]]
+    if col then
+      w:rows({ '{"ph":"C","name":', json.encode(name), ',"pid":', tostring(pid), ',"ts":', { ts, scale = 3 },
+               ',"args":{"', s[1], '":', { col }, "}}" },
+             { order = order, first = false, need = { ts, col } })
+    end
+  end
+end
+
+-- the last instant of the trace: never-released allocations run to it
+local function trace_end(ranks)
+  local last
+  local function see(col)
+    local _, _, _, mx = col:stats()
+    if mx and (not last or mx > last) then last = mx end
+  end
+  for _, r in ipairs(ranks) do
+    see(r.start_ns)
+    see(r.release_ns)
+    if r.record then see(r.record.ts_ns) end
+  end
+  return last
+end
+
+--- memory_trace.json (Chrome trace-event format, for Perfetto and chrome://tracing). Per rank a
+-- process with
+--   counters: "<component> operators" (the running totals of operator_memory.csv rows of that
+--     pool) and "<component>" (memory_record.csv), args allocated / reserved / active in MB;
+--   one async slice per allocation (ph b/e, cat = component, name = operator, id unique in the
+--     file): it begins at Allocation Time and ends at Release Time; a never-released allocation
+--     ends at the last instant of the trace with args.never_released = true.
+-- Async slices need not nest, so allocations that overlap partially are drawn as they are. Call
+-- stacks go to "stackFrames" once and slices point at them with "sf" ("0": no call stack).
+-- Rows are written by the C template writer.
 function M.trace_json(result, path)
   local w, err = json.writer(path)
   if not w then return nil, err end
   w:write('{"displayTimeUnit":"ms","traceEvents":[\n')
-  local frames, nframes, frame_lines = {}, 0, {}
+  local frames, nframes, frame_lines = {}, 0, { '"0":{"name":"(no call stack)"}' }
   local function frame_id(stack)
     local parent
     local fs_ = trace_fmt.frames(stack)
@@ -172,32 +286,53 @@ function M.trace_json(result, path)
       end
       parent = id
     end
-    return parent
+    return parent and tostring(parent)
   end
+  local ranks = result.ranks
   local first = true
-  for pid, r in ipairs(result.ranks) do
-    local head = ('{"ph":"M","name":"process_name","pid":%d,"tid":0,"args":{"name":%s}},\n'
-      .. '{"ph":"M","name":"thread_name","pid":%d,"tid":1,"args":{"name":"allocations"}}')
-      :format(pid, json.encode(("rank %s (%s)"):format(r.rank, r.role)), pid)
-    w:write(first and "" or ",\n", head)
+  for pid, r in ipairs(ranks) do
+    w:write(first and "" or ",\n", ('{"ph":"M","name":"process_name","pid":%d,"tid":0,"args":{"name":%s}},\n'
+      .. '{"ph":"M","name":"process_sort_index","pid":%d,"tid":0,"args":{"sort_index":%d}}')
+      :format(pid, json.encode(("rank %s (%s)"):format(r.rank, r.role)), pid, pid))
     first = false
-    local order = r.start_ns:order()
-    local ts = { r.start_ns, scale = 3 }
-    w:rows({ '{"ph":"C","name":"memory (MB)","pid":', tostring(pid), ',"ts":', ts,
-             ',"args":{"allocated":', { r.allocated_mb, missing = "0" }, ',"reserved":',
-             { r.reserved_mb, missing = "0" }, ',"active":', { r.active_mb, missing = "0" }, "}}" },
-           { order = order, first = false, need = { r.start_ns } })
-    local sf = r.call_stack:map(frame_id)
-    local slice = { ',"pid":', tostring(pid), ',"tid":1,"ts":', ts, ',"sf":', { sf, string = true },
-                    ',"args":{"size_kb":', { r.size_kb }, ',"call_stack_top":', { r.top, string = true } }
-    local released = { '{"ph":"X","name":', { r.name, string = true }, ',"dur":', { r.dur_ns, scale = 3 } }
-    for _, part in ipairs(slice) do released[#released + 1] = part end
-    released[#released + 1] = "}}"
-    w:rows(released, { order = order, first = false, need = { r.start_ns, r.dur_ns, sf }, positive = r.size_kb })
-    local open = { '{"ph":"B","name":', { r.name, string = true } }
-    for _, part in ipairs(slice) do open[#open + 1] = part end
-    open[#open + 1] = ',"released":false}}'
-    w:rows(open, { order = order, first = false, need = { r.start_ns, sf }, positive = r.size_kb, missing = r.dur_ns })
+    for _, c in ipairs(r.summary.components) do
+      counters(w, pid, c.component .. " operators", c.columns.start_ns, c.columns)
+    end
+    for _, e in ipairs(r.summary.record) do counters(w, pid, e.component, e.columns.ts_ns, e.columns) end
+  end
+  if #ranks > 0 then
+    local pids = {}
+    for pid, r in ipairs(ranks) do pids[pid] = core.column.fill("integer", pid, r.n) end
+    local sfs = {}
+    for i, r in ipairs(ranks) do sfs[i] = r.call_stack:map(frame_id) end
+    local start, release, size = all_ranks(ranks, "start_ns"), all_ranks(ranks, "release_ns"), all_ranks(ranks, "size_kb")
+    local pid = #ranks == 1 and pids[1] or core.column.concat(pids)
+    local sf = #ranks == 1 and sfs[1] or core.column.concat(sfs)
+    local head = { ',"cat":', { all_ranks(ranks, "component"), string = true }, ',"name":',
+                   { all_ranks(ranks, "name"), string = true },
+                   ',"id":', { start:order():order() }, ',"pid":', { pid } } -- id: the row's place in time order
+    local function event(ph, ts, tail)
+      local parts = { '{"ph":"' .. ph .. '"' }
+      for _, p in ipairs(head) do parts[#parts + 1] = p end
+      parts[#parts + 1] = ',"ts":'
+      parts[#parts + 1] = ts
+      for _, p in ipairs(tail) do parts[#parts + 1] = p end
+      return parts
+    end
+    local args = { ',"sf":', { sf, string = true, missing = '"0"' }, ',"args":{"size_kb":', { size },
+                   ',"call_stack_top":', { all_ranks(ranks, "top"), string = true, missing = '""' } }
+    local begin_released, begin_open = { table.unpack(args) }, { table.unpack(args) }
+    begin_released[#begin_released + 1] = "}}"
+    begin_open[#begin_open + 1] = ',"never_released":true}}'
+    local ts = { start, scale = 3 }
+    w:rows(event("b", ts, begin_released), { first = false, need = { start, release }, positive = size })
+    w:rows(event("b", ts, begin_open), { first = false, need = { start }, positive = size, missing = release })
+    w:rows(event("e", { release, scale = 3 }, { "}" }), { first = false, need = { start, release }, positive = size })
+    local last = trace_end(ranks)
+    if last then
+      w:rows(event("e", fmt.us(last), { ',"args":{"never_released":true}}' }),
+             { first = false, need = { start }, positive = size, missing = release })
+    end
   end
   w:write('\n],"stackFrames":{', table.concat(frame_lines, ",\n"), "}}\n")
   return w:close()

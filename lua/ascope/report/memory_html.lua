@@ -20,7 +20,9 @@ local RANK_COLUMNS = {
   match_rate = function(r) return fmt.pct(r.summary.match_rate) end,
   suspect_matches = function(r) return r.summary.suspect_latest_matches end,
   peak_mb = function(r) return r.summary.peak and r.summary.peak.allocated_mb end,
+  peak_component = function(r) return r.summary.peak and r.summary.peak.component end,
   peak_time_ms = function(r) return r.summary.peak and fmt.ms(r.summary.peak.time_ns) end,
+  partial = function(r) return #r.problems > 0 and table.concat(r.problems, "; ") or "" end,
 }
 
 local function sites_chart(title, sites, whole_label)
@@ -65,26 +67,84 @@ end
 
 local SERIES = { allocated = "allocated_mb", reserved = "reserved_mb", active = "active_mb" }
 
-function KINDS.memory_over_time(_, sec, r)
-  local order = r.start_ns:order()
-  local t0 = r.start_ns[order[1]] or 0
-  local series = {}
-  for _, name in ipairs(sec.series) do
-    local col = r[SERIES[name] or ""]
-    if not col then error(("layout memory: section %s: unknown series %q"):format(sec.id, name), 0) end
-    -- reduced in C to the min and max of each pixel column, then moved to ms from the start
-    local xs, ys = column.downsample(r.start_ns, col, order, 900)
+-- the rank's first instant (operator rows and memory_record samples): time 0 of its charts
+local function first_ns(r)
+  local _, _, lo = r.start_ns:stats()
+  if r.record then
+    local _, _, rlo = r.record.ts_ns:stats()
+    if rlo and (not lo or rlo < lo) then lo = rlo end
+  end
+  return lo or 0
+end
+
+-- series {name, x (ms since t0), y} of the given columns, reduced in C to the min and max of each
+-- pixel column; a missing value is no point
+local function series_of(ts, cols, names, t0, prefix)
+  local order = ts:order()
+  local out = {}
+  for _, name in ipairs(names) do
+    local col = cols[SERIES[name] or ""]
+    if not col then return nil, name end
+    local xs, ys = column.downsample(ts, col, order, 900)
     for k = 1, #xs do xs[k] = (xs[k] - t0) / 1e6 end
-    if #xs > 0 then series[#series + 1] = { name = name, x = xs, y = ys, step = true } end
+    if #xs > 0 then out[#out + 1] = { name = (prefix or "") .. name, x = xs, y = ys, step = true } end
   end
-  if #series == 0 then return '<p class="note">no memory totals in operator_memory.csv</p>' end
-  local marks = {}
-  if r.summary.peak then
-    marks[1] = { x = (r.summary.peak.time_ns - t0) / 1e6,
-                 label = ("peak %.1f MB at %s ms"):format(r.summary.peak.allocated_mb, fmt.ms(r.summary.peak.time_ns)) }
+  return out
+end
+
+local function caption(t0)
+  return ('<p class="note">%s</p>'):format(esc(i18n.pick({
+    en = ("Time 0 is the rank's first event, %s ms (profiler clock)."):format(fmt.ms(t0)),
+    zh = ("时间 0 为该 rank 的第一个事件：%s ms（profiler 时钟）。"):format(fmt.ms(t0)) })))
+end
+
+-- y from 0, with room above the highest line for the peak label
+local function chart(title, series, marks, top_mb)
+  return svg.lines({ title = title, x_label = "time since the first event", x_unit = "ms", y_label = "memory",
+                     y_unit = "MB", series = series, marks = marks, y_min = 0, y_max = top_mb and top_mb * 1.15 })
+end
+
+local function highest(series)
+  local hi
+  for _, s in ipairs(series) do
+    for _, y in ipairs(s.y) do if not hi or y > hi then hi = y end end
   end
-  return svg.lines({ title = i18n.pick(sec.title) .. " - " .. rank_name(r), x_label = "time since the first event",
-                     x_unit = "ms", y_label = "memory", y_unit = "MB", series = series, marks = marks })
+  return hi
+end
+
+-- operator_memory.csv running totals, one chart per component (pool): the pools' totals are
+-- separate numbers and drawn on one axis they would read as one jumping line
+function KINDS.memory_over_time(_, sec, r)
+  local t0 = first_ns(r)
+  local out = {}
+  for _, c in ipairs(r.summary.components) do
+    local series, bad = series_of(c.columns.start_ns, c.columns, sec.series, t0)
+    if not series then error(("layout memory: section %s: unknown series %q"):format(sec.id, bad), 0) end
+    if #series > 0 then
+      local marks = {}
+      if c.peak then
+        marks[1] = { x = (c.peak.time_ns - t0) / 1e6, label = ("peak %.1f MB"):format(c.peak.allocated_mb) }
+      end
+      out[#out + 1] = chart(("%s - %s %s (operator_memory.csv)"):format(i18n.pick(sec.title), rank_name(r), c.component),
+        series, marks, highest(series))
+    end
+  end
+  if #out == 0 then return '<p class="note">no memory totals in operator_memory.csv</p>' end
+  return table.concat(out, "\n") .. caption(t0)
+end
+
+-- memory_record.csv: every component's samples on one chart (APP, PTA, GE, PTA+GE)
+function KINDS.process_memory(_, sec, r)
+  if not r.record or #r.summary.record == 0 then return nil end
+  local t0 = first_ns(r)
+  local series = {}
+  for _, e in ipairs(r.summary.record) do
+    local s, bad = series_of(e.columns.ts_ns, e.columns, sec.series, t0, e.component .. " ")
+    if not s then error(("layout memory: section %s: unknown series %q"):format(sec.id, bad), 0) end
+    for _, one in ipairs(s) do series[#series + 1] = one end
+  end
+  if #series == 0 then return nil end
+  return chart(i18n.pick(sec.title) .. " - " .. rank_name(r), series, {}, highest(series)) .. caption(t0)
 end
 
 local function top(list, n)
@@ -94,11 +154,35 @@ local function top(list, n)
 end
 
 function KINDS.live_at_peak(_, sec, r)
-  local l = r.summary.live_at_peak
-  if not r.summary.peak then return nil end
-  return ("<p>%d allocation(s), %.1f MB alive at the peak (%.1f MB at %s ms).</p>"):format(l.count, l.size_kb / 1024,
-    r.summary.peak.allocated_mb, fmt.ms(r.summary.peak.time_ns)) .. sites_chart(i18n.pick(sec.title), top(l.sites, sec.top),
-    "size alive at the peak")
+  local out = {}
+  for _, c in ipairs(r.summary.components) do
+    local l = c.live_at_peak
+    if c.peak then
+      out[#out + 1] = ("<h4>%s</h4><p>%s</p>"):format(esc(c.component), esc(i18n.pick({
+        en = ("Peak %.1f MB at %s ms. Alive then: %d allocation(s) listed in operator_memory.csv, %.1f MB "
+          .. "(%.1f MB of them without a call stack); the other %.1f MB of the peak were allocated before the "
+          .. "first row of the file or are not listed."):format(c.peak.allocated_mb, fmt.ms(c.peak.time_ns), l.count,
+          l.size_kb / 1024, l.no_stack_kb / 1024, l.earlier_kb / 1024),
+        zh = ("峰值 %.1f MB，时刻 %s ms。此时存活：operator_memory.csv 中的 %d 次申请，共 %.1f MB（其中 %.1f MB 无调用栈）；"
+          .. "峰值中其余 %.1f MB 在文件第一行之前申请或未列出。"):format(c.peak.allocated_mb, fmt.ms(c.peak.time_ns), l.count,
+          l.size_kb / 1024, l.no_stack_kb / 1024, l.earlier_kb / 1024) })))
+        .. sites_chart(i18n.pick(sec.title) .. " - " .. c.component, top(l.sites, sec.top), "size alive at the peak")
+    end
+  end
+  if #out == 0 then return nil end
+  return table.concat(out, "\n")
+end
+
+-- how far to trust the attribution: the allocated bytes without a call stack, per component
+function KINDS.without_stack(_, sec, r)
+  local rows = {}
+  for _, c in ipairs(r.summary.components) do
+    local ns = c.no_stack
+    local names = {}
+    for i, o in ipairs(top(ns.operators, sec.top or 5)) do names[i] = ("%s (%.1f MB)"):format(o.name, o.size_kb / 1024) end
+    rows[#rows + 1] = { c.component, fmt.pct(ns.share), ns.size_kb / 1024, ns.count, table.concat(names, ", ") }
+  end
+  return html.table({ "component", "share of allocated bytes", "MB", "allocations", "mostly from" }, rows)
 end
 
 function KINDS.top_sites(_, sec, r)
@@ -112,7 +196,8 @@ function KINDS.leaks(_, sec, r)
   return ("<p>%.1f MB never released.</p>"):format(l.size_kb / 1024) .. html.table({ "call site", "MB", "count" }, rows)
 end
 
-local PER_RANK = { memory_over_time = true, live_at_peak = true, top_sites = true, leaks = true }
+local PER_RANK = { memory_over_time = true, process_memory = true, live_at_peak = true, without_stack = true,
+                   top_sites = true, leaks = true }
 
 function M.render(res, layout)
   return layout_mod.render(res, layout, {

@@ -132,10 +132,10 @@ local function legend(out, f, names)
 end
 
 --- Line or step series. o: title, x_label, x_unit, y_label, y_unit, series = {{name, x, y, step}},
--- marks = {{x, label}} (vertical markers), y_min.
+-- marks = {{x, label}} (vertical markers), y_min, y_max (the axis reaches at least these).
 function M.lines(o)
   local f = frame(o)
-  local x0, x1, y0, y1 = math.huge, -math.huge, o.y_min or math.huge, -math.huge
+  local x0, x1, y0, y1 = math.huge, -math.huge, o.y_min or math.huge, o.y_max or -math.huge
   for _, s in ipairs(o.series) do
     for i = 1, #s.x do
       local x, y = s.x[i], s.y[i]
