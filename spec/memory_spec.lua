@@ -381,3 +381,229 @@ describe("ascope memory command line", function()
     assert.equal("19071.60547", rows[5].total_allocated_mb)
   end)
 end)
+
+-- Rows of a CSV file as text, counted by the value of one column where another is not empty
+-- (read with plain string functions, independent of ascope's reader).
+local function count_by(path, key, value_col)
+  local counts, header = {}, nil
+  for line in io.lines(path) do
+    local cells = {}
+    for cell in (line .. ","):gmatch("([^,]*),") do cells[#cells + 1] = cell end
+    if not header then
+      header = {}
+      for i, c in ipairs(cells) do header[c] = i end
+    elseif cells[header[value_col]]:match("%d") then
+      local k = cells[header[key]]
+      counts[k] = (counts[k] or 0) + 1
+    end
+  end
+  return counts
+end
+
+describe("memory on real samples: what surrounds the rows", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  local level0 = h.real .. "/msinsight_pytorch_text_level0"
+
+  it("rl-insight --match within: no row gets a stack, all 49 rows are kept (0%, not an error)", function()
+    local code, out, err = h.run("memory", h.real .. "/rl-insight/memory_data", "-o", dir, "--match", "within", "-q")
+    assert.equal(0, code, err)
+    assert.truthy(out:find("49 events, 49 allocations, match 0.0% (within)", 1, true), out)
+    local rows = h.csv_rows(dir .. "/memory_events.csv")
+    assert.equal(49, #rows)
+    assert.equal("", rows[1].call_stack)
+    local s = core.json.load(dir .. "/memory_summary.json").ranks[1]
+    assert.equal(0, s.match.matched)
+    assert.equal(1.0, s.components[1].without_stack.share)
+  end)
+
+  it("times that are not times (NaN, 1e400) leave rows without a match, never an error", function()
+    local pt = dir .. "/in/train/rank0_ascend_pt"
+    h.write(pt .. "/profiler_info_0.json", "{}")
+    h.write(pt .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv", HEADER ..
+      "aten::empty,1024,NaN,,,,,10,20,10,,,,1,NPU:0\n" ..
+      "aten::empty,2048,1e400,,,,,12,20,12,,,,1,NPU:0\n")
+    h.write(pt .. "/ASCEND_PROFILER_OUTPUT/trace_view.json", "[" .. ev("aten::empty", "1000.0", 5, "a.py(1): f") .. "]")
+    local code, out, err = h.run("memory", dir .. "/in", "-o", dir .. "/out", "-q")
+    assert.equal(0, code, err)
+    assert.truthy(out:find("2 events, 2 allocations, match 0.0% (latest)", 1, true), out)
+    assert.truthy(err:find('1 value(s) are not numbers and were left empty; first: ' .. pt
+      .. '/ASCEND_PROFILER_OUTPUT/operator_memory.csv:3: column "Allocation Time(us)": "1e400" is not a time', 1, true), err)
+    assert.equal(2, #h.csv_rows(dir .. "/out/memory_events.csv"))
+  end)
+
+  it("a copy of level0 whose rank-1 trace is cut keeps all 368 rows, names the byte, exits 1", function()
+    for r = 0, 1 do
+      local from = ("%s/rank%d_ascend_pt"):format(level0, r)
+      local to = ("%s/in/rank%d_ascend_pt"):format(dir, r)
+      h.copy(from .. "/profiler_info_" .. r .. ".json", to .. "/profiler_info_" .. r .. ".json")
+      for _, f in ipairs({ "operator_memory.csv", "memory_record.csv" }) do
+        h.copy(from .. "/ASCEND_PROFILER_OUTPUT/" .. f, to .. "/ASCEND_PROFILER_OUTPUT/" .. f)
+      end
+      h.copy(from .. "/ASCEND_PROFILER_OUTPUT/trace_view.json", to .. "/ASCEND_PROFILER_OUTPUT/trace_view.json",
+        r == 1 and 300000 or nil)
+    end
+    local code, out, err = h.run("memory", dir .. "/in", "-o", dir .. "/out", "-q")
+    assert.equal(1, code)
+    assert.truthy(out:find("2 rank(s), 368 events", 1, true), out)
+    assert.truthy(err:find("rank 1 (in) is partial: " .. dir .. "/in/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json", 1, true), err)
+    assert.truthy(err:find("(byte 300000)", 1, true), err)
+    assert.equal(368, #h.csv_rows(dir .. "/out/memory_events.csv"))
+    local s = core.json.load(dir .. "/out/memory_summary.json")
+    assert.equal(0, #s.failed)
+    assert.is_nil(s.ranks[1].partial)
+    assert.is_true(s.ranks[2].partial)
+    -- rank 1 is attributed with the events before the cut: as many matches as a whole trace made
+    -- of the complete events of those 300000 bytes gives
+    assert.equal(76, s.ranks[1].match.matched)
+    local text = h.read(level0 .. "/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"):sub(1, 300000)
+    local last
+    for pos in text:gmatch('()}}, {"ph"') do last = pos end
+    h.write(dir .. "/in/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json", text:sub(1, last + 1) .. "]")
+    local whole = assert(memory.parse(dir .. "/in", { jobs = 1 }))
+    assert.same({}, whole.ranks[2].problems)
+    assert.equal(whole.ranks[2].matched, s.ranks[2].match.matched)
+    assert.equal(51, s.ranks[2].match.matched)
+  end)
+
+  it("level0: no counter track mixes the PTA and GE pools; memory_record.csv gives one track per component", function()
+    local code = h.run("memory", level0, "-o", dir, "-q", "--format", "trace,json")
+    assert.equal(0, code)
+    local problems, seen = trace_check.check(assert(core.json.load(dir .. "/memory_trace.json")))
+    assert.same({}, problems)
+    local c = seen.counters
+    -- operator rows: PTA totals are reserved 1452 MB throughout, GE 74.75 MB; GE rows have no Active
+    for pid = 1, 2 do
+      local function values(track)
+        local set = {}
+        for _, v in ipairs(c[pid .. "/" .. track] or {}) do set[v] = true end
+        return set
+      end
+      assert.same({ [1452] = true }, values("PTA operators reserved"))
+      assert.same({ [74.75] = true }, values("GE operators reserved"))
+      assert.equal(127, #c[pid .. "/PTA operators allocated"])
+      assert.equal(57, #c[pid .. "/GE operators allocated"])
+      assert.is_nil(c[pid .. "/GE operators active"])
+      -- memory_record.csv: one sample per row that has the value, counted from the CSV text
+      local path = ("%s/rank%d_ascend_pt/ASCEND_PROFILER_OUTPUT/memory_record.csv"):format(level0, pid - 1)
+      for _, series in ipairs({ { "allocated", "Total Allocated(MB)" }, { "reserved", "Total Reserved(MB)" },
+                                { "active", "Total Active(MB)" } }) do
+        local want = count_by(path, "Component", series[2])
+        for _, comp in ipairs({ "APP", "PTA", "GE", "PTA+GE" }) do
+          local got = c[pid .. "/" .. comp .. " " .. series[1]]
+          assert.equal(want[comp], got and #got or nil, comp .. " " .. series[1])
+        end
+      end
+    end
+    assert.equal(13, #c["1/APP reserved"])
+    assert.is_nil(c["1/APP allocated"])
+    -- every allocation is one async slice; the never-released ones end at the last instant
+    assert.equal(368, seen.b)
+    assert.equal(368, seen.e)
+    local summary = core.json.load(dir .. "/memory_summary.json")
+    local rec = summary.ranks[1].memory_record
+    assert.same({ "APP", "PTA", "PTA+GE", "GE" }, { rec[1].component, rec[2].component, rec[3].component, rec[4].component })
+    assert.equal(2109.6015625, rec[1].peak_reserved_mb)
+    assert.is_nil(rec[1].peak_allocated_mb)
+    assert.equal(1187.9814453125, rec[2].peak_allocated_mb)
+    assert.equal(1188.1064453125, rec[3].peak_allocated_mb)
+    assert.equal(73.0625, rec[4].peak_allocated_mb)
+    assert.equal(74.75, rec[4].peak_reserved_mb)
+  end)
+
+  it("memory_record.csv with the legacy header: no Active column, so no active peak", function()
+    local r = assert(memory.parse(h.real .. "/msinsight_legacy_2023_2024", { jobs = 1 }))
+    local rec = r.ranks[1].summary.record
+    assert.same({ "APP", "PTA", "PTA+GE", "GE" }, { rec[1].component, rec[2].component, rec[3].component, rec[4].component })
+    assert.equal(4599.86572265625, rec[2].peak_allocated_mb)
+    assert.equal(11224.375, rec[1].peak_reserved_mb)
+    assert.is_nil(rec[2].peak_active_mb)
+    assert.equal(0.25, rec[4].peak_allocated_mb)
+  end)
+
+  it("the same rank folder reached twice (a symlink, a copy) is read once, with a warning", function()
+    local src = level0 .. "/rank0_ascend_pt"
+    local a = dir .. "/in/a/rank0_ascend_pt"
+    h.copy(src .. "/profiler_info_0.json", a .. "/profiler_info_0.json")
+    h.copy(src .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv", a .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv")
+    local b = dir .. "/in/b/rank0_ascend_pt" -- a copy: same profiler identity
+    h.copy(src .. "/profiler_info_0.json", b .. "/profiler_info_0.json")
+    h.copy(src .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv", b .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv")
+    assert.is_true(os.execute(("ln -s %s %s/in/a/link_ascend_pt"):format(a, dir)))
+    local r = assert(memory.parse(dir .. "/in", { jobs = 1 }))
+    assert.equal(1, #r.ranks)
+    assert.equal(184, r.ranks[1].n)
+    assert.equal(2, #r.duplicates)
+    local code, out, err = h.run("memory", dir .. "/in", "-o", dir .. "/out", "-q")
+    assert.equal(0, code)
+    assert.truthy(out:find("1 rank(s), 184 events", 1, true), out)
+    -- folders come in (role, rank, name) order: the link is met first and stands for the others
+    local link = dir .. "/in/a/link_ascend_pt"
+    assert.truthy(err:find(a .. " is the same rank folder as " .. link .. " (real path " .. a .. "); read once", 1, true), err)
+    assert.truthy(err:find(b .. " is the same rank folder as " .. link .. " (profiler profiler_info_0.json (rank 0", 1, true), err)
+  end)
+
+  it("suggests within-or-latest only when it changes rows, with their number", function()
+    -- a same-name operator still runs (1000..6000 us) when the latest one (2000..2010) has ended
+    local pt = dir .. "/in/train/rank0_ascend_pt"
+    h.write(pt .. "/profiler_info_0.json", "{}")
+    h.write(pt .. "/ASCEND_PROFILER_OUTPUT/trace_view.json", "[" .. table.concat({
+      ev("aten::empty", "1000.0", 5000, "long.py(1): f"), ev("aten::empty", "2000.0", 10, "short.py(2): g") }, ",") .. "]")
+    h.write(pt .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv", HEADER ..
+      "aten::empty,1024,3000,,,,,10,20,10,,,,1,NPU:0\n" ..
+      "aten::empty,1024,7000,,,,,11,20,11,,,,1,NPU:0\n")
+    local code, _, err = h.run("memory", dir .. "/in", "-o", dir .. "/out", "-q")
+    assert.equal(0, code)
+    assert.truthy(err:find("rank 0: 2 of 2 'latest' matches point at an operator that had already ended; "
+      .. "--match within-or-latest would attribute 1 row(s) to an operator still running", 1, true), err)
+    -- the count is the number of rows the two modes attribute differently
+    local function tops(mode)
+      local out = {}
+      for row in assert(memory.parse(dir .. "/in", { jobs = 1, match = mode })):rows() do out[#out + 1] = row.call_stack_top end
+      return out
+    end
+    assert.same({ "short.py(2): g", "short.py(2): g" }, tops("latest"))
+    assert.same({ "long.py(1): f", "short.py(2): g" }, tops("within-or-latest"))
+    -- level0 has 7 suspect matches, but within-or-latest would change none of them: no hint
+    local code2, _, err2 = h.run("memory", level0, "-o", dir .. "/l0", "-q")
+    assert.equal(0, code2)
+    assert.falsy(err2:find("within-or-latest", 1, true), err2)
+    local latest, both = {}, {}
+    for row in assert(memory.parse(level0, { jobs = 1 })):rows() do latest[#latest + 1] = row.call_stack end
+    for row in assert(memory.parse(level0, { jobs = 1, match = "within-or-latest" })):rows() do both[#both + 1] = row.call_stack end
+    assert.same(latest, both)
+  end)
+end)
+
+describe("the trace checker", function()
+  it("finds what Perfetto's importer cannot draw", function()
+    local problems = trace_check.check({ traceEvents = {
+      { ph = "X", name = "a", pid = 1, tid = 1, ts = 0, dur = 10 },
+      { ph = "X", name = "b", pid = 1, tid = 1, ts = 5, dur = 10 },   -- overlaps a partially
+      { ph = "B", name = "c", pid = 1, tid = 2, ts = 0 },             -- never ends
+      { ph = "b", cat = "PTA", id = 1, name = "d", pid = 1, ts = 0 }, -- never ends
+      { ph = "e", cat = "GE", id = 1, name = "d", pid = 1, ts = 5 },  -- another cat: no b
+      { ph = "C", name = "m", pid = 1, ts = 0, args = { v = "12" } }, -- not a number
+    } })
+    assert.equal(5, #problems)
+    local all = table.concat(problems, "\n")
+    assert.truthy(all:find('"b" [5, 15] overlaps "a" partially', 1, true), all)
+    assert.truthy(all:find('B "c" never ends', 1, true), all)
+    assert.truthy(all:find('async PTA id 1 "d" begins at 0 and never ends', 1, true), all)
+    assert.truthy(all:find('async GE id 1 "d": e at 5 without its b', 1, true), all)
+    assert.truthy(all:find("counter m v = 12 is not a number", 1, true), all)
+    local ok = trace_check.check({ traceEvents = {
+      { ph = "X", name = "a", pid = 1, tid = 1, ts = 0, dur = 10 },
+      { ph = "X", name = "b", pid = 1, tid = 1, ts = 2, dur = 8 },
+      { ph = "B", name = "c", pid = 1, tid = 1, ts = 20 }, { ph = "E", pid = 1, tid = 1, ts = 30 },
+      { ph = "b", cat = "PTA", id = 1, name = "d", pid = 1, ts = 0 },
+      { ph = "b", cat = "PTA", id = 2, name = "d", pid = 1, ts = 1 },
+      { ph = "e", cat = "PTA", id = 1, name = "d", pid = 1, ts = 5 },
+      { ph = "e", cat = "PTA", id = 2, name = "d", pid = 1, ts = 9 },
+      { ph = "C", name = "m", pid = 1, ts = 0, args = { v = 12 } },
+    } })
+    assert.same({}, ok)
+  end)
+end)

@@ -71,7 +71,7 @@ local function component_out(c)
     component = c.component, events = c.events, allocations = c.allocations,
     peak = c.peak and { allocated_mb = c.peak.allocated_mb, time_ms = fmt.ms(c.peak.time_ns) } or nil,
     peak_reserved = c.peak_reserved and { reserved_mb = c.peak_reserved.reserved_mb,
-                                          time_ms = fmt.ms(c.peak_reserved.time_ns) } or nil,
+                                          time_ms = c.peak_reserved.time_ns and fmt.ms(c.peak_reserved.time_ns) } or nil,
     live_at_peak = c.peak and { size_kb = l.size_kb, count = l.count, call_sites = l.site_count,
                                 without_stack_kb = l.no_stack_kb, earlier_or_unlisted_kb = l.earlier_kb,
                                 top = sites_out(l.sites) } or nil,
