@@ -5,41 +5,36 @@ local csv = require("ascope_core").csv
 
 local M = {}
 
-M.COLUMNS = {
-  ["Name"] = "string",
-  ["Size(KB)"] = "number",
-  ["Allocation Time(us)"] = "us",
-  ["Release Time(us)"] = "?us",
-  ["Duration(us)"] = "?us",
-  ["Allocation Total Allocated(MB)"] = "?number",
-  ["Allocation Total Reserved(MB)"] = "?number",
-  ["Allocation Total Active(MB)"] = "?number",
-  ["Device Type"] = "?string",
+--- Read a CSV file into named columns. fields: {{header, key, type}, ...} (types as csv.read
+-- takes them; "?type" for a column a header may lack). Returns {n, <key> = column, ...,
+-- present = {header -> bool}, bad_cells, first_bad} or nil, message (file and place named).
+-- Cells that are not numbers are left empty and counted.
+function M.read_fields(path, fields, progress)
+  local columns = {}
+  for _, f in ipairs(fields) do columns[f[1]] = f[3] end
+  local r, err = csv.read(path, { columns = columns, bad = "null", progress = progress })
+  if not r then return nil, err end
+  local out = { n = r.n, present = r.present, bad_cells = r.bad_cells, first_bad = r.first_bad }
+  for _, f in ipairs(fields) do out[f[2]] = r.columns[f[1]] end
+  return out
+end
+
+M.FIELDS = {
+  { "Name", "name", "string" },
+  { "Size(KB)", "size_kb", "number" },
+  { "Allocation Time(us)", "alloc_ns", "us" },
+  { "Release Time(us)", "release_ns", "?us" },
+  { "Duration(us)", "dur_ns", "?us" },
+  { "Allocation Total Allocated(MB)", "allocated_mb", "?number" },
+  { "Allocation Total Reserved(MB)", "reserved_mb", "?number" },
+  { "Allocation Total Active(MB)", "active_mb", "?number" },
+  { "Device Type", "device", "?string" },
 }
 
 --- Read one file. Returns a table of columns
 --   {n, name, size_kb, alloc_ns, release_ns, dur_ns, allocated_mb, reserved_mb, active_mb,
 --    device, present = {header -> bool}, bad_cells, first_bad}
 -- or nil, message (file and place named).
-function M.read(path, progress)
-  local r, err = csv.read(path, { columns = M.COLUMNS, bad = "null", progress = progress })
-  if not r then return nil, err end
-  local c = r.columns
-  return {
-    n = r.n,
-    name = c["Name"],
-    size_kb = c["Size(KB)"],
-    alloc_ns = c["Allocation Time(us)"],
-    release_ns = c["Release Time(us)"],
-    dur_ns = c["Duration(us)"],
-    allocated_mb = c["Allocation Total Allocated(MB)"],
-    reserved_mb = c["Allocation Total Reserved(MB)"],
-    active_mb = c["Allocation Total Active(MB)"],
-    device = c["Device Type"],
-    present = r.present,
-    bad_cells = r.bad_cells,
-    first_bad = r.first_bad,
-  }
-end
+function M.read(path, progress) return M.read_fields(path, M.FIELDS, progress) end
 
 return M
