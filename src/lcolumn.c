@@ -656,6 +656,7 @@ static int num_at(const asc_col *c, size_t i, double *out) {
 /* column.group_sum(keys, values, opts) sums values by key over the rows that pass the filters:
  *   positive = col  (col > 0)      negative = col  (col < 0)      missing = col  (col has no value)
  *   alive_at = {starts, durations, t}  (start <= t < start + duration; no duration = still alive)
+ *   rows = col  (an integer column of 1-based rows: only these, e.g. the rows of one pool)
  * keys is a string column or nil (one group). Returns a list of {key, sum, count} (key nil for
  * rows without a key) and the totals sum, count. Rows whose value is missing are left out. */
 static int column_group_sum(lua_State *L) {
@@ -663,9 +664,11 @@ static int column_group_sum(lua_State *L) {
   asc_col *vals = lasc_checkcolumn(L, 2);
   luaL_argcheck(L, !keys || keys->kind == ASC_STR, 1, "keys must be a string column");
   luaL_argcheck(L, !keys || keys->n == vals->n, 1, "keys and values differ in length");
-  asc_col *pos = NULL, *neg = NULL, *miss = NULL, *st = NULL, *du = NULL;
+  asc_col *pos = NULL, *neg = NULL, *miss = NULL, *st = NULL, *du = NULL, *only = NULL;
   int64_t t = 0;
   if (lua_istable(L, 3)) {
+    if (lua_getfield(L, 3, "rows") != LUA_TNIL) only = lasc_checkcolumn(L, -1);
+    luaL_argcheck(L, !only || only->kind == ASC_I64, 3, "rows must be an integer column");
     if (lua_getfield(L, 3, "positive") != LUA_TNIL) pos = lasc_checkcolumn(L, -1);
     if (lua_getfield(L, 3, "negative") != LUA_TNIL) neg = lasc_checkcolumn(L, -1);
     if (lua_getfield(L, 3, "missing") != LUA_TNIL) miss = lasc_checkcolumn(L, -1);
@@ -691,7 +694,14 @@ static int column_group_sum(lua_State *L) {
   memset(cnt, 0, (size_t)nk * sizeof *cnt);
   double total = 0;
   lua_Integer total_n = 0;
-  for (size_t i = 0; i < n; i++) {
+  size_t nrows = only ? only->n : n;
+  for (size_t j = 0; j < nrows; j++) {
+    size_t i = j;
+    if (only) {
+      int64_t r = only->v.i[j];
+      if (r < 1 || (uint64_t)r > n) return luaL_error(L, "group_sum: row %d out of range", (int)r);
+      i = (size_t)r - 1;
+    }
     double v, x;
     if (!num_at(vals, i, &v)) continue;
     if (pos && !(num_at(pos, i, &x) && x > 0)) continue;
@@ -730,14 +740,24 @@ static int column_group_sum(lua_State *L) {
   return 3;
 }
 
-/* col:argmax() -> row of the largest value (the first of equals) and the value; nil if none */
+/* col:argmax([rows]) -> row of the largest value (the first of equals) and the value; nil if
+ * none. rows: an integer column of 1-based rows to look at (default all), in the order that
+ * decides which of equals is first. */
 static int col_argmax(lua_State *L) {
   asc_col *c = lasc_checkcolumn(L, 1);
   luaL_argcheck(L, c->kind != ASC_STR, 1, "not a numeric column");
-  size_t best = 0;
+  asc_col *only = lua_isnoneornil(L, 2) ? NULL : lasc_checkcolumn(L, 2);
+  luaL_argcheck(L, !only || only->kind == ASC_I64, 2, "rows must be an integer column");
+  size_t best = 0, m = only ? only->n : c->n;
   double bv = 0;
   int found = 0;
-  for (size_t i = 0; i < c->n; i++) {
+  for (size_t j = 0; j < m; j++) {
+    size_t i = j;
+    if (only) {
+      int64_t r = only->v.i[j];
+      luaL_argcheck(L, r >= 1 && (uint64_t)r <= c->n, 2, "row out of range");
+      i = (size_t)r - 1;
+    }
     double v;
     if (num_at(c, i, &v) && (!found || v > bv)) best = i, bv = v, found = 1;
   }

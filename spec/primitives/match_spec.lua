@@ -37,10 +37,16 @@ describe("match index", function()
         qt[i] = math.random(-10, 1300)
       end
       local latest, within = ix:latest(qk, qt), ix:within(qk, qt)
+      local both, _, _, changed = ix:within_or_latest(qk, qt)
+      local differ = 0
       for i = 1, 100 do
-        assert.equal(brute_latest(keys, starts, qk[i], qt[i]), latest[i])
-        assert.equal(brute_within(keys, starts, durs, qk[i], qt[i]), within[i])
+        local l, w = brute_latest(keys, starts, qk[i], qt[i]), brute_within(keys, starts, durs, qk[i], qt[i])
+        assert.equal(l, latest[i])
+        assert.equal(w, within[i])
+        assert.equal(w or l, both[i])
+        if w and w ~= l then differ = differ + 1 end
       end
+      assert.equal(differ, changed)
     end
   end)
 

@@ -60,18 +60,18 @@ function M.classifier(components)
   end
 end
 
---- Split columns by the value of a string column: {{name = value, rows = n, cols = {key = column}}},
--- in order of first appearance. Each column is copied in C (take); there are a few components.
-function M.split(keys, cols, names)
+--- The rows of each value of a string column: {{name = value, rows = integer column of 1-based
+-- rows in file order}}, in order of first appearance. The rank's columns are not copied: the
+-- summaries read them through the rows (group_sum's rows option, argmax(rows)).
+function M.rows_by(keys)
   local _, values, rows = column.group(keys)
   local out = {}
-  for g, v in ipairs(values) do
-    local part = { name = v[1], rows = #rows[g], cols = {} }
-    for _, k in ipairs(names) do part.cols[k] = cols[k]:take(rows[g]) end
-    out[#out + 1] = part
-  end
+  for g, v in ipairs(values) do out[g] = { name = v[1], rows = rows[g] } end
   return out
 end
+
+--- The given rows in time order (ties in file order): an order for downsample and the writers.
+function M.time_order(ts, rows) return rows:take(ts:take(rows):order()) end
 
 local NO_STACK = "(no call stack)"
 
@@ -101,33 +101,35 @@ local function keyless(groups)
 end
 
 --- Summary of one component's rows.
--- ev: {n, name, size_kb, start_ns, dur_ns, allocated_mb, reserved_mb, call_stack, top}.
--- peak: the largest Allocation Total Allocated(MB) of the component and the allocation time
--- of its row (the first such row). Live at the peak: the allocations (size > 0) alive at that
--- instant t (start <= t < start + duration, or never released), by call_stack_top; the rest of
--- the peak (peak minus live) was allocated before the first row of the file or is not listed.
--- no_stack: the share of allocated KB whose row has no call stack, and the operators behind it.
-function M.summarize_component(ev, top_n)
+-- ev: the rank's columns {name, size_kb, start_ns, dur_ns, allocated_mb, reserved_mb, call_stack,
+-- top}; rows: the component's rows (integer column). peak: the largest Allocation Total
+-- Allocated(MB) of the component and the allocation time of its row (the first such row). Live
+-- at the peak: the allocations (size > 0) alive at that instant t (start <= t < start +
+-- duration, or never released), by call_stack_top; the rest of the peak (peak minus live) was
+-- allocated before the first row of the file or is not listed. no_stack: the share of allocated
+-- KB whose row has no call stack, and the operators behind it.
+function M.summarize_component(ev, rows, top_n)
   local size, top = ev.size_kb, ev.top
-  local sites, allocated_kb, allocations = column.group_sum(top, size, { positive = size })
-  local leaks, leaked_kb = column.group_sum(top, size, { positive = size, missing = ev.dur_ns })
-  local peak_row, peak_mb = ev.allocated_mb:argmax()
+  local sites, allocated_kb, allocations = column.group_sum(top, size, { positive = size, rows = rows })
+  local leaks, leaked_kb = column.group_sum(top, size, { positive = size, missing = ev.dur_ns, rows = rows })
+  local peak_row, peak_mb = ev.allocated_mb:argmax(rows)
   local peak_ns = peak_row and ev.start_ns[peak_row]
-  local reserved_row, reserved_mb = ev.reserved_mb:argmax()
+  local reserved_row, reserved_mb = ev.reserved_mb:argmax(rows)
   local live, live_kb, live_count = {}, 0, 0
   if peak_ns then
     live, live_kb, live_count = column.group_sum(top, size,
-      { positive = size, alive_at = { ev.start_ns, ev.dur_ns, peak_ns } })
+      { positive = size, alive_at = { ev.start_ns, ev.dur_ns, peak_ns }, rows = rows })
   end
   local live_no_stack_kb = keyless(live)
   local live_list, live_sites = ranked(live, peak_mb and peak_mb * 1024, top_n)
   local site_list, nsites = ranked(sites, allocated_kb, top_n)
   local leak_list, nleaks = ranked(leaks, leaked_kb, top_n)
   local ops, no_stack_kb, no_stack_count = column.group_sum(ev.name, size,
-    { positive = size, missing = ev.call_stack })
+    { positive = size, missing = ev.call_stack, rows = rows })
   local op_list = ranked(ops, no_stack_kb, 5, "name")
   return {
-    events = ev.n,
+    events = #rows,
+    rows = rows,
     allocations = allocations,
     peak = peak_row and peak_ns and { allocated_mb = peak_mb, time_ns = peak_ns, row = peak_row } or nil,
     peak_reserved = reserved_row and { reserved_mb = reserved_mb, time_ns = ev.start_ns[reserved_row] } or nil,
@@ -143,13 +145,10 @@ function M.summarize_component(ev, top_n)
   }
 end
 
-local COMPONENT_COLUMNS = { "name", "size_kb", "start_ns", "dur_ns", "allocated_mb", "reserved_mb",
-                            "active_mb", "call_stack", "top" }
-
 --- Summary of one rank's events: counts over all rows, and the figures that only hold inside
 -- one pool per component (components, in order of first appearance). peak is the largest of
 -- the components' peaks, with its component named (for tables that show one number a rank).
--- ev: the columns of COMPONENT_COLUMNS plus component (string column), n.
+-- ev: the columns summarize_component reads plus component (string column), n.
 function M.summarize(ev, top_n)
   top_n = top_n or 20
   local size, top = ev.size_kb, ev.top
@@ -159,11 +158,9 @@ function M.summarize(ev, top_n)
   local site_list, nsites = ranked(sites, allocated_kb, top_n)
   local leak_list, nleaks = ranked(leaks, leaked_kb, top_n)
   local components, peak = {}, nil
-  for _, part in ipairs(M.split(ev.component, ev, COMPONENT_COLUMNS)) do
-    part.cols.n = part.rows
-    local s = M.summarize_component(part.cols, top_n)
+  for _, part in ipairs(M.rows_by(ev.component)) do
+    local s = M.summarize_component(ev, part.rows, top_n)
     s.component = part.name or "?"
-    s.columns = part.cols
     components[#components + 1] = s
     if s.peak and (not peak or s.peak.allocated_mb > peak.allocated_mb) then
       peak = { allocated_mb = s.peak.allocated_mb, time_ns = s.peak.time_ns, component = s.component }
@@ -180,21 +177,20 @@ function M.summarize(ev, top_n)
   }
 end
 
---- Peaks of memory_record.csv per component: {{component, samples, peak_allocated_mb,
--- peak_allocated_ns, peak_reserved_mb, peak_reserved_ns, peak_active_mb, columns}} in order of
--- first appearance. A missing value is no sample: APP has no allocated value, so no allocated peak.
+--- Peaks of memory_record.csv per component: {{component, samples, rows, peak_allocated_mb,
+-- peak_allocated_ns, peak_reserved_mb, peak_reserved_ns, peak_active_mb}} in order of first
+-- appearance. A missing value is no sample: APP has no allocated value, so no allocated peak.
 function M.record_peaks(rec)
   local out = {}
   if not rec or rec.n == 0 then return out end
-  local parts = M.split(rec.component, rec, { "ts_ns", "allocated_mb", "reserved_mb", "active_mb" })
-  for _, p in ipairs(parts) do
-    local c = p.cols
-    local e = { component = p.name or "?", samples = p.rows, columns = c }
-    local ra, a = c.allocated_mb:argmax()
-    local rr, r = c.reserved_mb:argmax()
-    local _, act = c.active_mb:argmax()
-    if ra then e.peak_allocated_mb, e.peak_allocated_ns = a, c.ts_ns[ra] end
-    if rr then e.peak_reserved_mb, e.peak_reserved_ns = r, c.ts_ns[rr] end
+  for _, p in ipairs(M.rows_by(rec.component)) do
+    local rows = p.rows
+    local e = { component = p.name or "?", samples = #rows, rows = rows }
+    local ra, a = rec.allocated_mb:argmax(rows)
+    local rr, r = rec.reserved_mb:argmax(rows)
+    local _, act = rec.active_mb:argmax(rows)
+    if ra then e.peak_allocated_mb, e.peak_allocated_ns = a, rec.ts_ns[ra] end
+    if rr then e.peak_reserved_mb, e.peak_reserved_ns = r, rec.ts_ns[rr] end
     e.peak_active_mb = act
     out[#out + 1] = e
   end

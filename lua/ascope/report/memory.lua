@@ -5,6 +5,7 @@ local fmt = require "ascope.fmt"
 local md = require "ascope.report.md"
 local writer = require "ascope.report.writer"
 local trace_fmt = require "ascope.ascend.trace"
+local analysis = require "ascope.analysis.memory"
 local json = core.json
 
 local M = {}
@@ -227,10 +228,10 @@ end
 
 local SERIES = { { "allocated", "allocated_mb" }, { "reserved", "reserved_mb" }, { "active", "active_mb" } }
 
--- counter events of one component: one event per row and series that has a value (a missing
--- value is no sample; it is never written as 0)
-local function counters(w, pid, name, ts, cols)
-  local order = ts:order()
+-- counter events of one component (its rows of cols): one event per row and series that has a
+-- value (a missing value is no sample; it is never written as 0)
+local function counters(w, pid, name, ts, cols, rows)
+  local order = analysis.time_order(ts, rows)
   for _, s in ipairs(SERIES) do
     local col = cols[s[2]]
     if col then
@@ -296,9 +297,9 @@ function M.trace_json(result, path)
       :format(pid, json.encode(("rank %s (%s)"):format(r.rank, r.role)), pid, pid))
     first = false
     for _, c in ipairs(r.summary.components) do
-      counters(w, pid, c.component .. " operators", c.columns.start_ns, c.columns)
+      counters(w, pid, c.component .. " operators", r.start_ns, r, c.rows)
     end
-    for _, e in ipairs(r.summary.record) do counters(w, pid, e.component, e.columns.ts_ns, e.columns) end
+    for _, e in ipairs(r.summary.record) do counters(w, pid, e.component, r.record.ts_ns, r.record, e.rows) end
   end
   if #ranks > 0 then
     local pids = {}

@@ -4,6 +4,7 @@ local html = require "ascope.report.html"
 local layout_mod = require "ascope.report.layout"
 local fmt = require "ascope.fmt"
 local i18n = require "ascope.i18n"
+local analysis = require "ascope.analysis.memory"
 local column = require("ascope_core").column
 
 local M = {}
@@ -77,10 +78,10 @@ local function first_ns(r)
   return lo or 0
 end
 
--- series {name, x (ms since t0), y} of the given columns, reduced in C to the min and max of each
--- pixel column; a missing value is no point
-local function series_of(ts, cols, names, t0, prefix)
-  local order = ts:order()
+-- series {name, x (ms since t0), y} of the given columns over some rows, reduced in C to the min
+-- and max of each pixel column; a missing value is no point
+local function series_of(ts, cols, rows, names, t0, prefix)
+  local order = analysis.time_order(ts, rows)
   local out = {}
   for _, name in ipairs(names) do
     local col = cols[SERIES[name] or ""]
@@ -118,7 +119,7 @@ function KINDS.memory_over_time(_, sec, r)
   local t0 = first_ns(r)
   local out = {}
   for _, c in ipairs(r.summary.components) do
-    local series, bad = series_of(c.columns.start_ns, c.columns, sec.series, t0)
+    local series, bad = series_of(r.start_ns, r, c.rows, sec.series, t0)
     if not series then error(("layout memory: section %s: unknown series %q"):format(sec.id, bad), 0) end
     if #series > 0 then
       local marks = {}
@@ -139,7 +140,7 @@ function KINDS.process_memory(_, sec, r)
   local t0 = first_ns(r)
   local series = {}
   for _, e in ipairs(r.summary.record) do
-    local s, bad = series_of(e.columns.ts_ns, e.columns, sec.series, t0, e.component .. " ")
+    local s, bad = series_of(r.record.ts_ns, r.record, e.rows, sec.series, t0, e.component .. " ")
     if not s then error(("layout memory: section %s: unknown series %q"):format(sec.id, bad), 0) end
     for _, one in ipairs(s) do series[#series + 1] = one end
   end
