@@ -32,17 +32,18 @@ function M.attribute(mem, trace, mode)
   end
   local ix = match.index(trace.name, trace.ts, trace.dur)
   local latest, latest_matched, suspects = ix:latest(mem.name, mem.alloc_ns)
-  local rows, matched = latest, latest_matched
-  local w_rows, w_matched, _, changed = ix:within_or_latest(mem.name, mem.alloc_ns)
+  local rows, matched, changed = latest, latest_matched, nil
   if mode == "within" then
     rows, matched = ix:within(mem.name, mem.alloc_ns)
-  elseif mode == "within-or-latest" then
-    rows, matched = w_rows, w_matched
+  else -- the count of changed rows decides whether "latest" suggests the other mode
+    local w_rows, w_matched, _, n_changed = ix:within_or_latest(mem.name, mem.alloc_ns)
+    changed = n_changed
+    if mode == "within-or-latest" then rows, matched = w_rows, w_matched end
   end
   local call_stack = trace.stack:take(rows)
   return { rows = rows, call_stack = call_stack, top = call_stack:map(trace_fmt.top_frame),
            matched = matched, suspects = suspects, latest_matched = latest_matched,
-           changed_by_fallback = changed }
+           changed_by_fallback = changed or 0 }
 end
 
 --- A function name -> component from the rules' components table
