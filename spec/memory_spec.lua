@@ -194,6 +194,18 @@ describe("memory on real samples", function()
       assert.equal(3, ge.live_at_peak.count)
       -- no cann:: row has a call stack in the trace
       assert.equal(1.0, ge.no_stack.share)
+      -- the share without a stack, summed row by row from the attributed rows
+      local all, bare, mm = 0, 0, 0
+      for row in r:rows() do
+        if row.rank_id == rank.rank and row.component == "PTA" and row.size_kb > 0 then
+          all = all + row.size_kb
+          if row.call_stack == "" then bare = bare + row.size_kb end
+          if row.call_stack == "" and row.name == "aten::mm" then mm = mm + row.size_kb end
+        end
+      end
+      assert.near(bare / all, pta.no_stack.share, 1e-12)
+      assert.near(0.559388754, pta.no_stack.share, 1e-9)
+      assert.same({ "aten::mm", mm }, { pta.no_stack.operators[1].name, pta.no_stack.operators[1].size_kb })
       assert.equal(258711.0, s.leak_suspects.size_kb)
       assert.equal(1460243.5, s.top_call_sites.size_kb)
     end
