@@ -525,6 +525,21 @@ describe("memory on real samples: what surrounds the rows", function()
     assert.equal(74.75, rec[4].peak_reserved_mb)
   end)
 
+  it("an unreadable memory_record.csv marks the rank partial and keeps its rows", function()
+    local pt = dir .. "/in/train/rank0_ascend_pt"
+    h.copy(level0 .. "/rank0_ascend_pt/profiler_info_0.json", pt .. "/profiler_info_0.json")
+    h.copy(level0 .. "/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_memory.csv", pt .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv")
+    local rec = pt .. "/ASCEND_PROFILER_OUTPUT/memory_record.csv"
+    h.write(rec, "Kind,Timestamp(us),Total Reserved(MB)\nAPP,1,2\n")
+    local code, out, err = h.run("memory", dir .. "/in", "-o", dir .. "/out", "-q")
+    assert.equal(1, code)
+    assert.truthy(out:find("1 rank(s), 184 events", 1, true), out)
+    assert.truthy(err:find("rank 0 (train) is partial: " .. rec, 1, true), err)
+    assert.truthy(err:find("Component", 1, true), err)
+    assert.truthy(err:find("memory_record.csv is left out, the operator rows are kept", 1, true), err)
+    assert.equal(184, #h.csv_rows(dir .. "/out/memory_events.csv"))
+  end)
+
   it("memory_record.csv with the legacy header: no Active column, so no active peak", function()
     local r = assert(memory.parse(h.real .. "/msinsight_legacy_2023_2024", { jobs = 1 }))
     local rec = r.ranks[1].summary.record

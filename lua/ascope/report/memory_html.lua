@@ -60,8 +60,9 @@ function KINDS.peak_bars(res, sec)
   if #res.ranks < 2 then return nil end
   local labels, values = {}, {}
   for i, r in ipairs(res.ranks) do
-    labels[i] = rank_name(r)
-    values[i] = r.summary.peak and r.summary.peak.allocated_mb or 0
+    local peak = r.summary.peak
+    labels[i] = rank_name(r) .. (peak and " " .. peak.component or "")
+    values[i] = peak and peak.allocated_mb or 0
   end
   return svg.bars({ title = i18n.pick(sec.title), labels = labels, values = values, unit = "MB", value_label = "peak allocated" })
 end
