@@ -311,7 +311,7 @@ local function check_combine_inputs(c, ctx, anomaly, log)
   local ai = c.inputs[c.input_index.assist_info]
   if not (ai and expected) then return end
   local got = ai[1]:totable()
-  local want = analysis.expected_assist_info(ctx.by_rank, ctx.ep, ctx.shared, ctx.local_n, rank)
+  local want = analysis.expected_assist_info(ctx.triples, ctx.shared, ctx.local_n, rank)
   c.assist_info = table.move(got, 1, math.min(#got, #want + 3 * 4), 1, {})
   if ctx.assist_layout ~= "rank_token_k" then
     log("INFO", T("assist_unknown", c.card, tostring(ctx.soc), list_text(c.assist_info, 24), list_text(want, 24)))
@@ -365,7 +365,8 @@ function M.cross(cards, params, log)
   end
   out.checked = {}
   if ctx.ep and ctx.local_n then
-    ctx.counts, out.expert_triples = analysis.expected_send_counts(ctx.by_rank, ctx.ep, ctx.shared, ctx.local_n)
+    ctx.counts, ctx.triples = analysis.expected_send_counts(ctx.by_rank, ctx.ep, ctx.shared, ctx.local_n)
+    out.expert_triples = ctx.triples
     out.expected_ep_send_counts = ctx.counts
     for _, c in ipairs(cards) do
       local function card_anomaly(sev, an, msg)

@@ -99,24 +99,12 @@ function M.status(win, layout, side, s, per_core_slots)
 end
 
 --- Expected assistInfoForCombine prefix of the card of `rank` (V2 layout "rank_token_k"): for each
--- of its local experts, then each source rank, token and k routed there, the triple (source
--- rank, token, k), flattened. cards: rank -> {ids, k}; experts as in expected_send_counts.
-function M.expected_assist_info(cards, ep, shared, local_n, rank)
+-- of its local experts, the triples (source rank, token, k) routed there in source rank, token, k
+-- order, flattened. triples: expert -> list of {rank, token, k}, as expected_send_counts gives them.
+function M.expected_assist_info(triples, shared, local_n, rank)
   local out = {}
   for le = 0, local_n - 1 do
-    local e = (rank - shared) * local_n + le
-    for src = 0, ep - 1 do
-      local c = cards[src]
-      if c and c.ids then
-        for i = 1, #c.ids do
-          if c.ids[i] == e then
-            out[#out + 1] = src
-            out[#out + 1] = (i - 1) // c.k
-            out[#out + 1] = (i - 1) % c.k
-          end
-        end
-      end
-    end
+    for _, t in ipairs(triples[(rank - shared) * local_n + le] or {}) do table.move(t, 1, 3, #out + 1, out) end
   end
   return out
 end
