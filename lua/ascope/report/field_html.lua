@@ -130,12 +130,12 @@ local MAX_DRAWN = 64 -- cards drawn in the wait-for picture; beyond, the table a
 local function wait_for_svg(cards, edges, roots)
   local n = #cards
   local per_row = math.min(n, 8)
-  local w, h = per_row * 130 + 40, math.ceil(n / per_row) * 110 + 40
+  local w, h = per_row * 130 + 40, math.ceil(n / per_row) * 120 + 30
   local at, root, waiting = {}, {}, {}
   for _, r in ipairs(roots) do root[r] = true end
   for _, e in ipairs(edges) do waiting[e.card] = true end
   for i, card in ipairs(cards) do
-    at[card] = { 20 + ((i - 1) % per_row) * 130 + 45, 20 + ((i - 1) // per_row) * 110 + 18 }
+    at[card] = { 20 + ((i - 1) % per_row) * 130 + 45, 80 + ((i - 1) // per_row) * 120 }
   end
   local out = { ('<svg class="chart" viewBox="0 0 %d %d" width="%d" height="%d" role="img"><title>wait-for</title>'):format(w, h,
     w, h), '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" '
@@ -145,9 +145,11 @@ local function wait_for_svg(cards, edges, roots)
     for _, peer in ipairs(e.waits_for) do
       local b = at[peer]
       if a and b and peer ~= e.card then
-        local mx, my = (a[1] + b[1]) / 2, (a[2] + b[2]) / 2 - 30
+        -- an arc above the boxes, higher the farther apart the cards are
+        local lift = 24 + math.abs(a[1] - b[1]) // 6 + math.abs(a[2] - b[2]) // 4
+        local mx, my = (a[1] + b[1]) // 2, math.max(4, math.min(a[2], b[2]) - 18 - lift)
         out[#out + 1] = ('<path d="M%d,%d Q%d,%d %d,%d" fill="none" stroke="#555" stroke-width="1.5" '
-          .. 'marker-end="url(#arrow)"><title>%s</title></path>'):format(a[1], a[2] - 18, mx, my, b[1], b[2] - 18,
+          .. 'marker-end="url(#arrow)"><title>%s</title></path>'):format(a[1], a[2] - 18, mx, my, b[1] + 8, b[2] - 20,
           esc(("card %d (%s) waits for card %d"):format(e.card, e.side, peer)))
       end
     end
