@@ -217,7 +217,7 @@ local function status_bits(c, side, win, layout, params, anomaly, log)
   if s.idle_unarrived > 0 then log("INFO", T("idle_unarrived", an .. ".2", c.card, s.idle_unarrived, side)) end
 end
 
---- Analyse one card. params: the KEY=VALUE parameters as numbers; soc: the socs entry.
+--- Analyse one card. params: the KEY=VALUE parameters as numbers; win_rules: rules/win_layout.lua.
 -- Returns the card result; problems go to c.anomalies, lines to log(level, text).
 function M.card(entry, layout, win_rules, params, log)
   local c = { card = entry.card, dir = entry.dir, anomalies = {}, time = entry.data.time }
@@ -483,6 +483,9 @@ function M.merge(opts)
   for _, a in ipairs(res.cross.anomalies) do res.anomalies[#res.anomalies + 1] = a end
   return res
 end
+
+--- Findings of a run: {severity, card, analysis, message} (DETAIL lines name the slots).
+function M.anomalies(res) return res.anomalies end
 
 --- The whole run. opts: target_dir, soc_version, share_expert_card_count, sp_moe_num,
 -- tp_worldsize, share_expert_num, rules, log (function(level, text)).

@@ -218,7 +218,7 @@ function M.main(opts, words, ctx)
   print(("[INFO] ======== %s ========"):format(i18n.t("diagnose.summary", #anomalies)))
   for _, a in ipairs(anomalies) do print(("[%s] (%s) %s"):format(a.severity, a.source, a.message)) end
   print_verdict(v)
-  print(("[INFO] results in %s"):format(out))
+  print("[INFO] " .. i18n.t("diagnose.results", out))
   return unreadable > 0 and 1 or 0, anomalies
 end
 

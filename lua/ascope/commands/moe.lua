@@ -68,9 +68,9 @@ function M.main(opts, words, ctx)
   })
   if not res then error(err, 0) end
   if #res.cards == 0 and #res.failed == 0 then error(opts.target_dir .. ": no card folders <n>/", 0) end
-  if res.merged then print(("[INFO] merged %d machine result(s): %d card(s)"):format(#res.merged, #res.cards)) end
+  if res.merged then print("[INFO] " .. i18n.t("moe.merged", #res.merged, #res.cards)) end
   local out = opts.output
-  print("[INFO] 5. archive: " .. out)
+  print("[INFO] " .. i18n.t("moe.archive", out))
   local formats = {}
   for f in opts.format:gmatch("[^,%s]+") do
     if f ~= "csv" and f ~= "json" and f ~= "html" then errors.usage("--format: unknown output %q (csv, json, html)", f) end
@@ -93,18 +93,12 @@ function M.main(opts, words, ctx)
       if not ok then error(p .. ": cannot convert to GBK (is iconv installed?)", 0) end
     end
   end
-  local list = report.sorted_anomalies(res)
-  local shown = 0
-  print(("[INFO] summary: %d card(s) analysed, %d failed, %d anomal%s"):format(#res.cards, #res.failed, #list,
-    #list == 1 and "y" or "ies"))
-  for _, a in ipairs(list) do
-    if a.severity ~= "DETAIL" then
-      shown = shown + 1
-      print(("  %s %s"):format(TAG[a.severity] or a.severity, a.message))
-    end
-  end
+  local shown = {} -- the slot-by-slot DETAIL lines are in win_analysis_error.csv
+  for _, a in ipairs(report.sorted_anomalies(res)) do if a.severity ~= "DETAIL" then shown[#shown + 1] = a end end
+  print("[INFO] " .. i18n.t("moe.summary", #res.cards, #res.failed, #shown))
+  for _, a in ipairs(shown) do print(("  %s %s"):format(TAG[a.severity] or a.severity, a.message)) end
   for _, l in ipairs(report.verdict(res)) do print(("%s %s"):format(TAG[l[1]] or l[1], l[2])) end
-  return #res.failed > 0 and 1 or 0, res.anomalies, res
+  return #res.failed > 0 and 1 or 0, moe.anomalies(res), res
 end
 
 return M

@@ -96,4 +96,8 @@ return {
   ["plog.non_moe"] = "card %d did not fail on a dispatch/combine kernel but on %s",
   ["plog.unclassified"] = "%d [ERROR] line(s) that no classifier knows (unclassified)",
   ["plog.unknown"] = "?",
+  ["diagnose.results"] = "results in %s",
+  ["moe.archive"] = "5. archive: %s",
+  ["moe.merged"] = "merged %d machine result(s): %d card(s)",
+  ["moe.summary"] = "summary: %d card(s) analysed, %d failed, %d anomaly line(s)",
 }

@@ -96,4 +96,8 @@ return {
   ["plog.non_moe"] = "卡%d没有在dispatch or combine 算子上执行失败，在了%s算子上执行失败",
   ["plog.unclassified"] = "检测到 %d 条未被任何规则分类的 ERROR 日志（未分类）",
   ["plog.unknown"] = "?",
+  ["diagnose.results"] = "结果位于 %s",
+  ["moe.archive"] = "5. 数据归档：%s",
+  ["moe.merged"] = "已合并 %d 台机器的结果：%d 张卡",
+  ["moe.summary"] = "汇总：分析 %d 张卡，%d 张失败，%d 条异常",
 }
