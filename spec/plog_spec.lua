@@ -97,6 +97,14 @@ describe("plog", function()
     -- categories are independent: the line counts as the user's category and as NPU out of memory
     assert.equal(1, r.categories.my_custom.count)
     assert.equal(1, r.categories.oom_npu.count)
+    -- a character a quantifier may drop is not required by the literal search before the pattern
+    h.write(dir .. "/q.lua", [[return { classifiers = {
+      { id = "optional_t", category = "app", pattern = "NPU outt? of", title = { en = "o", zh = "o" } },
+      { id = "captured", category = "app", pattern = "(Tried) to", title = { en = "c", zh = "c" } },
+    } }]])
+    local rq = assert(plog.run(dir, { rules = dir .. "/q.lua" }))
+    assert.equal(1, rq.categories.optional_t.count)
+    assert.equal(1, rq.categories.captured.count)
     h.write(dir .. "/r2.lua", [[return { classifiers = { { id = "oom_npu", disabled = true },
       { id = "my_custom", category = "app", pattern = "Tried to allocate", title = { en = "allocation", zh = "申请" } } } }]])
     local r2 = assert(plog.run(dir, { rules = dir .. "/r2.lua" }))

@@ -47,37 +47,78 @@ function M.parse_line(text)
            tid = tid, message = msg or after or rest }
 end
 
-local function matches_code(msg, pattern)
+-- A pattern's leading literal text (up to the first magic character; a character a quantifier
+-- may drop is left out): a plain search for it rules a line out at memory speed before Lua's
+-- pattern matcher runs from every position.
+local function literal_prefix(p)
+  local open = p:match("^%(") and 1 or 0 -- a capture that opens the pattern starts where its text does
+  local lit = p:match("^[^%^%$%(%)%%%.%[%]%*%+%-%?]+", open + 1)
+  if not lit then return nil end
+  local next_char = p:sub(open + #lit + 1, open + #lit + 1)
+  if next_char == "*" or next_char == "-" or next_char == "?" then lit = lit:sub(1, -2) end
+  return #lit >= 3 and lit or nil
+end
+
+local function compile_patterns(p)
+  local out = {}
+  for i, alt in ipairs(model.alternatives(p)) do out[i] = { pattern = alt, literal = literal_prefix(alt) } end
+  return out
+end
+
+-- string.find or string.match of a compiled pattern, from init.
+local function search(how, s, cp, init)
+  if cp.literal then
+    init = s:find(cp.literal, init or 1, true)
+    if not init then return nil end
+  end
+  return how(s, cp.pattern, init)
+end
+
+-- The classifiers' and fields' patterns, compiled once per rules table.
+local compiled = setmetatable({}, { __mode = "k" })
+local function compile(rules)
+  local c = compiled[rules]
+  if c then return c end
+  c = { classifiers = {}, fields = {} }
+  for i, cl in ipairs(rules.classifiers) do c.classifiers[i] = { classifier = cl, patterns = compile_patterns(cl.pattern) } end
+  local names = {}
+  for name in pairs(rules.fields) do names[#names + 1] = name end
+  table.sort(names)
+  for i, name in ipairs(names) do c.fields[i] = { name = name, patterns = compile_patterns(rules.fields[name]) } end
+  compiled[rules] = c
+  return c
+end
+
+local function matches_code(msg, cp)
   -- the code must stand alone: no letter or digit right before or after it
-  local s, e = msg:find(pattern)
+  local s, e = search(string.find, msg, cp)
   while s do
     local before, after = msg:sub(s - 1, s - 1), msg:sub(e + 1, e + 1)
     if not before:match("[%w]") and not after:match("[%w]") then return true end
-    s, e = msg:find(pattern, s + 1)
+    s, e = search(string.find, msg, cp, s + 1)
   end
   return false
 end
 
-local function matches(c, msg, module)
+local function matches(entry, msg, module)
+  local c = entry.classifier
   if c.modules and module then
     for _, m in ipairs(c.modules) do if m == module then return true end end
   end
-  if c.pattern == nil then return false end
-  local pats = model.alternatives(c.pattern)
   if c.sequence then
     -- every pattern, in order, each searched from where the previous one ended: linear in the line
     local at = 1
-    for _, p in ipairs(pats) do
-      local _, e = msg:find(p, at)
+    for _, cp in ipairs(entry.patterns) do
+      local _, e = search(string.find, msg, cp, at)
       if not e then return false end
       at = e + 1
     end
-    return true
+    return #entry.patterns > 0
   end
-  for _, p in ipairs(pats) do
+  for _, cp in ipairs(entry.patterns) do
     if c.code then
-      if matches_code(msg, p) then return true end
-    elseif msg:find(p) then
+      if matches_code(msg, cp) then return true end
+    elseif search(string.find, msg, cp) then
       return true
     end
   end
@@ -88,19 +129,21 @@ end
 -- category it matches. level and module: the parsed line's (nil for a continuation line).
 function M.classify(msg, level, rules, module)
   local out = {}
-  for _, c in ipairs(rules.classifiers) do
-    if (c.any_level or level == "ERROR") and matches(c, msg, module) then out[#out + 1] = c end
+  for _, entry in ipairs(compile(rules).classifiers) do
+    local c = entry.classifier
+    if (c.any_level or level == "ERROR") and matches(entry, msg, module) then out[#out + 1] = c end
   end
   return out
 end
 
+--- The fields of a line (name -> the first capture of the first of its patterns that matches).
 function M.fields(text, rules)
   local out = {}
-  for name, pats in pairs(rules.fields) do
-    for _, p in ipairs(model.alternatives(pats)) do
-      local v = text:match(p)
+  for _, f in ipairs(compile(rules).fields) do
+    for _, cp in ipairs(f.patterns) do
+      local v = search(string.match, text, cp)
       if v then
-        out[name] = v
+        out[f.name] = v
         break
       end
     end
