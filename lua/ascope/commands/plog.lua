@@ -98,7 +98,7 @@ function M.main(opts, words)
     if not ok then error(cerr, 0) end
   end
 
-  print(("[INFO] %d log file(s) under %s"):format(#res.files, input))
+  print("[INFO] " .. i18n.t("plog.files", #res.files, input))
   local ids = {}
   for id in pairs(res.categories) do ids[#ids + 1] = id end
   table.sort(ids, function(a, b)
@@ -132,7 +132,7 @@ function M.main(opts, words)
     end
   end
   for _, f in ipairs(res.failed) do print("[ERROR] " .. f.reason) end
-  print(("plog: results in %s (%s)"):format(out, opts.format or "csv,json"))
+  print(i18n.t("plog.results", out, opts.format or "csv,json"))
   return #res.failed > 0 and 1 or 0, plog.anomalies(res), res
 end
 

@@ -100,4 +100,6 @@ return {
   ["moe.archive"] = "5. archive: %s",
   ["moe.merged"] = "merged %d machine result(s): %d card(s)",
   ["moe.summary"] = "summary: %d card(s) analysed, %d failed, %d anomaly line(s)",
+  ["plog.files"] = "%d log file(s) under %s",
+  ["plog.results"] = "plog: results in %s (%s)",
 }
