@@ -271,6 +271,23 @@ describe("moe window analysis", function()
     assert.same({ "ERROR 7. card 1: expandIdx[2] = 9, expected 0" }, findings(r))
   end)
 
+  it("without expertIds: a WARNING per card, --k counts the combine slots, and 7 is not compared", function()
+    mh.write_cluster(dir, mh.cluster({ state = "healthy" }), "mc2")
+    for card = 0, 1 do
+      for _, name in ipairs(core.fs.list(dir .. "/" .. card)) do
+        if name:find("%.input%.1%.") then os.remove(dir .. "/" .. card .. "/" .. name) end
+      end
+    end
+    local r, by, lines = run(dir, "950", { k = 4 })
+    assert.same({ "WARNING 1.3 card 0: no expertIds input in the dump: k comes from --k or stays unknown",
+                  "WARNING 1.3 card 1: no expertIds input in the dump: k comes from --k or stays unknown" }, findings(r))
+    assert.equal(24, by[0].combine.total_status_slots)
+    assert.same({}, r.cross.checked)
+    local said
+    for _, l in ipairs(lines) do if l:find("INFO 7. cards [0,1] have no expertIds input", 1, true) then said = true end end
+    assert.is_true(said)
+  end)
+
   it("rank and EP size that differ from the HCCL link's, and a core that differs", function()
     mh.write_card(dir .. "/0", mh.card(0, { dispatch = { hccl_rank = 1, hccl_ep = 4, deviations = { moe = { [7] = 99 } } } }),
       {}, "mc2")

@@ -104,7 +104,7 @@ end
 -- 1.3: expertIds in range and without repeats in a row; sets c.k and c.expert_ids.
 local function check_ids(c, ids_in, params, anomaly, log)
   if not ids_in then
-    log("WARNING", T("no_ids", c.card))
+    anomaly("WARNING", "1", T("no_ids", c.card))
     c.k = params.k
     return
   end
@@ -364,7 +364,12 @@ function M.cross(cards, params, log)
     if c.rank and c.expert_ids and c.k then ctx.by_rank[c.rank] = { ids = c.expert_ids, k = c.k } end
   end
   out.checked = {}
-  if ctx.ep and ctx.local_n then
+  local without = {}
+  for _, c in ipairs(cards) do if not c.expert_ids then without[#without + 1] = c.card end end
+  if #without > 0 then
+    -- the expected values need the expertIds of every card
+    log("INFO", T("seven_skipped", list_text(without)))
+  elseif ctx.ep and ctx.local_n then
     ctx.counts, ctx.triples = analysis.expected_send_counts(ctx.by_rank, ctx.ep, ctx.shared, ctx.local_n)
     out.expert_triples = ctx.triples
     out.expected_ep_send_counts = ctx.counts

@@ -102,4 +102,5 @@ return {
   ["moe.summary"] = "summary: %d card(s) analysed, %d failed, %d anomaly line(s)",
   ["plog.files"] = "%d log file(s) under %s",
   ["plog.results"] = "plog: results in %s (%s)",
+  ["moe.seven_skipped"] = "7. cards %s have no expertIds input: epSendCounts and assistInfoForCombine, which need every card's, are not compared",
 }

@@ -102,4 +102,5 @@ return {
   ["moe.summary"] = "汇总：分析 %d 张卡，%d 张失败，%d 条异常",
   ["plog.files"] = "%d 个日志文件，位于 %s",
   ["plog.results"] = "plog：结果位于 %s（%s）",
+  ["moe.seven_skipped"] = "7. 卡 %s 没有expertids输入：epSendCounts 与 assistInfoForCombine 需要所有卡的expertids，不进行对比",
 }
