@@ -139,6 +139,12 @@ describe("moe window analysis", function()
     assert.truthy(out:find("[ERROR] 3.2 卡0：4 个处于等待的dispatch核未等到状态：[1,5,9,13]", 1, true))
     assert.truthy(out:find("[INFO] 3.1 dispatch各核执行位置情况（0 发送中，1 等待中，2 已收到状态）：[0,0,0", 1, true))
     assert.truthy(out:find("[ERROR] 8. 卡1是卡住的起点", 1, true))
+    -- the verdict that ends the run says the waiting cards in one line
+    local _, en = h.run("--lang", "en", "moe", "TARGET_DIR=" .. dir, "SOC_VERSION=950", "-o", dir .. "/out")
+    local verdict = en:match("\n(%[INFO%] verdict:\n.*)$")
+    assert.equal("[INFO] verdict:\n[INFO] 8. cards [0,2,3] (3, dispatch) wait for card(s) [1] (12 slot(s) in all)\n"
+      .. "[ERROR] 8. card 1 started the hang: other cards wait for it and it waits for nobody; first to fail (1717000000, "
+      .. "dump time)\n", verdict)
     local s = core.json.load(dir .. "/out/moe_summary.json")
     assert.same({ 1 }, s.root_cards)
     assert.equal(3, #s.wait_for)

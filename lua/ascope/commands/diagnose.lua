@@ -4,7 +4,6 @@ local errors = require "ascope.errors"
 local i18n = require "ascope.i18n"
 local log = require "ascope.log"
 local moe_cmd = require "ascope.commands.moe"
-local moe = require "ascope.moe"
 local moe_report = require "ascope.report.moe"
 local wait_for = require "ascope.analysis.moe_wait_for"
 local findings = require "ascope.findings"
@@ -129,9 +128,7 @@ local function print_verdict(v)
   else
     print("[INFO] " .. t("diagnose.verdict"))
   end
-  for _, e in ipairs(v.wait_for) do
-    print("[INFO] " .. t("moe.waits", e.card, e.side, moe.list_text(e.cores, 16), moe.list_text(e.waits_for), e.slots))
-  end
+  for _, text in ipairs(moe_report.wait_for_lines(v.wait_for)) do print("[INFO] " .. text) end
   for _, s in ipairs(v.stuck) do
     if s.waiting_cores > 0 then
       print("[INFO] " .. t("diagnose.stuck", s.card, s.side, t("diagnose.stuck_waiting", s.waiting_cores)))

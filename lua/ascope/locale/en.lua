@@ -103,4 +103,5 @@ return {
   ["plog.files"] = "%d log file(s) under %s",
   ["plog.results"] = "plog: results in %s (%s)",
   ["moe.seven_skipped"] = "7. cards %s have no expertIds input: epSendCounts and assistInfoForCombine, which need every card's, are not compared",
+  ["moe.waits_group"] = "8. cards %s (%d, %s) wait for card(s) %s (%d slot(s) in all)",
 }

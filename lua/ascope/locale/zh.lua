@@ -103,4 +103,5 @@ return {
   ["plog.files"] = "%d 个日志文件，位于 %s",
   ["plog.results"] = "plog：结果位于 %s（%s）",
   ["moe.seven_skipped"] = "7. 卡 %s 没有expertids输入：epSendCounts 与 assistInfoForCombine 需要所有卡的expertids，不进行对比",
+  ["moe.waits_group"] = "8. 卡 %s（共 %d 张，%s）在等待卡 %s（共 %d 个状态位）",
 }

@@ -147,6 +147,33 @@ function M.wait_for_data(res)
   return wait, array(cross.root_cards)
 end
 
+--- The wait-for edges said in few lines: a card alone as "card A (side, cores) waits for ...",
+-- the cards that wait on one side for the same cards together (a 384-card hang is one line).
+function M.wait_for_lines(edges)
+  local groups, order = {}, {}
+  for _, e in ipairs(edges) do
+    local key = e.side .. ":" .. table.concat(e.waits_for, ",")
+    local g = groups[key]
+    if not g then
+      g = { side = e.side, waits_for = e.waits_for, cards = {}, slots = 0, first = e }
+      groups[key], order[#order + 1] = g, key
+    end
+    g.cards[#g.cards + 1] = e.card
+    g.slots = g.slots + e.slots
+  end
+  local out = {}
+  for _, key in ipairs(order) do
+    local g = groups[key]
+    if #g.cards == 1 then
+      local e = g.first
+      out[#out + 1] = i18n.t("moe.waits", e.card, e.side, list_text(e.cores, 16), list_text(e.waits_for), e.slots)
+    else
+      out[#out + 1] = i18n.t("moe.waits_group", list_text(g.cards, 32), #g.cards, g.side, list_text(g.waits_for), g.slots)
+    end
+  end
+  return out
+end
+
 --- The verdict that ends a run: who waits for whom, and the root cards ({level, text} lines).
 function M.verdict(res)
   local T = function(key, ...) return i18n.t("moe." .. key, ...) end
@@ -157,9 +184,7 @@ function M.verdict(res)
     return lines
   end
   lines[1] = { "INFO", T("verdict") }
-  for _, e in ipairs(cross.wait_for) do
-    lines[#lines + 1] = { "INFO", T("waits", e.card, e.side, list_text(e.cores, 16), list_text(e.waits_for), e.slots) }
-  end
+  for _, text in ipairs(M.wait_for_lines(cross.wait_for)) do lines[#lines + 1] = { "INFO", text } end
   for _, a in ipairs(res.anomalies) do
     if a.analysis == "8" then lines[#lines + 1] = { a.severity, a.message } end
   end
