@@ -91,6 +91,37 @@ describe("diagnose", function()
     assert.equal(3, (h.run(table.unpack(args))))
   end)
 
+  it("two cards that sent nothing: the dump times order them in moe, the first plog errors in diagnose", function()
+    local cards, truth = mh.cluster({ state = "dispatch_stuck", cards = 4, fault = { 1, 3 } })
+    mh.write_cluster(dir .. "/dumps", cards, "mc2")
+    assert.same({ 1, 3 }, truth.roots) -- card 1 dumped first
+    local code = h.run("--lang", "en", "moe", "TARGET_DIR=" .. dir .. "/dumps", "SOC_VERSION=950", "-o", dir .. "/moe", "-q")
+    assert.equal(0, code)
+    local m = core.json.load(dir .. "/moe/moe_summary.json")
+    assert.same({ 1, 3 }, m.root_cards)
+    local roots = {}
+    for _, a in ipairs(m.anomalies) do if a.analysis == "8" then roots[#roots + 1] = a.severity .. " " .. a.card end end
+    assert.same({ "ERROR 1", "WARNING 3" }, roots) -- the first to fail started it; the other is a candidate
+    local waits = {}
+    for _, e in ipairs(m.wait_for) do waits[e.card] = e.waits_for end
+    assert.same({ [0] = { 1, 3 }, [2] = { 1, 3 } }, waits)
+    -- but card 3 logged its first [ERROR] before card 1 did
+    h.write(dir .. "/logs/device-1/plog-1.log", plog_line("20", "EZ9999 device_id=1") .. "\n")
+    h.write(dir .. "/logs/device-3/plog-1.log", plog_line("10", "EZ9999 device_id=3") .. "\n")
+    local code2, out = h.run("--lang", "en", "diagnose", "TARGET_DIR=" .. dir .. "/dumps", "SOC_VERSION=950",
+      "PLOG_PATH=" .. dir .. "/logs", "-o", dir .. "/out")
+    assert.equal(0, code2, out)
+    local s = core.json.load(dir .. "/out/diagnose_summary.json")
+    assert.same({ 3, 1 }, s.verdict.root_cards)
+    assert.equal("2024-06-01-10:00:10.000.000", s.verdict.first_fail["3"])
+    assert.truthy(out:find("[ERROR] (moe 8) 8. card 3 started the hang: other cards wait for it and it waits for nobody; "
+      .. "first to fail (2024-06-01-10:00:10.000.000, first plog error)", 1, true))
+    assert.truthy(out:find("[WARNING] (moe 8) 8. card 1 is also waited for and waits for nobody "
+      .. "(2024-06-01-10:00:20.000.000, first plog error)", 1, true))
+    -- the moe step said it by dump time as it ran; the summary and the verdict say it by plog
+    assert.falsy(out:match("summary: %d+ finding.*$"):find("dump time", 1, true))
+  end)
+
   it("runs opjitter on the profiling data with the others", function()
     h.write(dir .. "/graphs/graph_1_device0.json", '{"op": [{"name": "MoeDistributeDispatchV2_1"}]}')
     local code, out = h.run("--lang", "en", "diagnose", "PROFILING_PATH=" .. h.real .. "/msinsight_pytorch_text_level0",

@@ -224,13 +224,17 @@ end
 --- A simulated cluster. opts: cards (epWorldSize, default 2), moe (16), bs (tokens per card, 6),
 -- k (4), cores (24), runs (completed runs before, 6), state = "healthy" | "dispatch_stuck" |
 -- "combine_stuck" | "only_dispatch", fault (the rank that raised the exception and sent nothing
--- in the stuck run). Returns cards (rank -> description) and truth = {stuck_in = {card -> side},
--- waits = {card -> {side, cores (0-based), waits_for (cards), slots}}, root}.
+-- in the stuck run, or a list of such ranks: their dumps come first, in list order). Returns cards
+-- (rank -> description) and truth = {stuck_in = {card -> side}, waits = {card -> {side, cores
+-- (0-based), waits_for (cards), slots}}, roots (the faulting ranks, first to fail first)}.
 function M.cluster(opts)
   local ep, moe, bs, k = opts.cards or 2, opts.moe or 16, opts.bs or 6, opts.k or 4
   local cores, runs, state, fault = opts.cores or 24, opts.runs or 6, opts.state or "healthy", opts.fault
   local local_n = moe // ep
-  local cards, truth = {}, { stuck_in = {}, waits = {}, root = fault }
+  local faults = type(fault) == "table" and fault or { fault }
+  local is_fault = {}
+  for _, f in ipairs(faults) do is_fault[f] = true end
+  local cards, truth = {}, { stuck_in = {}, waits = {}, roots = faults }
   local step = moe // k
   for r = 0, ep - 1 do
     local function side(run)
@@ -258,13 +262,14 @@ function M.cluster(opts)
     if cards[0].op:find("Combine") then M.combine_inputs(cards, moe) end
     return cards, truth
   end
-  cards[fault].time = 1717000000 -- the faulting card's dump comes first; the others time out later
+  -- the faulting cards' dumps come first; the others time out later
+  for i, f in ipairs(faults) do cards[f].time = 1717000000 + i - 1 end
   local side = (state == "combine_stuck") and "combine" or "dispatch"
   for r = 0, ep - 1 do
     local card = cards[r]
     local s = card[side]
     local per_core = M.slots_per_core(card, side, {})
-    local positions, waiting, at, missing_slots = {}, {}, 0, 0
+    local positions, waiting, at, missing_slots, waited = {}, {}, 0, 0, {}
     for core = 0, s.cores - 1 do
       local miss = {}
       for j = 0, per_core[core + 1] - 1 do
@@ -276,11 +281,14 @@ function M.cluster(opts)
           local e = card.expert_ids[g // k + 1][g % k + 1] -- token x k + k
           from = e // local_n
         end
-        if from == fault then miss[#miss + 1] = j end
+        if is_fault[from] then
+          miss[#miss + 1] = j
+          if not is_fault[r] then waited[from] = true end
+        end
       end
       at = at + per_core[core + 1]
       if #miss > 0 then card.missing[side][core] = miss end
-      if r == fault then
+      if is_fault[r] then
         positions[core + 1] = M.SENDING
       elseif #miss > 0 then
         positions[core + 1] = M.WAITING
@@ -291,8 +299,11 @@ function M.cluster(opts)
       end
     end
     s.positions = positions
-    if r ~= fault and #waiting > 0 then
-      truth.waits[r] = { side = side, cores = waiting, waits_for = { fault }, slots = missing_slots }
+    if not is_fault[r] and #waiting > 0 then
+      local waits_for = {}
+      for f in pairs(waited) do waits_for[#waits_for + 1] = f end
+      table.sort(waits_for)
+      truth.waits[r] = { side = side, cores = waiting, waits_for = waits_for, slots = missing_slots }
     end
   end
   if side == "combine" then M.combine_inputs(cards, moe) end

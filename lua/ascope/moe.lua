@@ -405,8 +405,8 @@ function M.cross(cards, params, log)
   else
     for i, r in ipairs(out.root_cards) do
       local t = out.first_fail[r]
-      anomaly("ERROR", "8", T(i == 1 and "root_first" or "root_other", r, t and tostring(t) or T("unknown_time"),
-        T("time_" .. out.first_fail_from)), r)
+      anomaly(i == 1 and "ERROR" or "WARNING", "8", T(i == 1 and "root_first" or "root_other", r,
+        t and tostring(t) or T("unknown_time"), T("time_" .. out.first_fail_from)), r)
     end
   end
   return out
