@@ -10,6 +10,8 @@ local rules_mod = require "ascope.rules"
 local model = require "ascope.analysis.timeline.model"
 local fs = core.fs
 
+local i18n = require "ascope.i18n"
+
 local M = {}
 
 function M.rules(user_file)
@@ -122,6 +124,20 @@ function M.run(path, opts)
     res.pairs[#res.pairs + 1] = cmp
   end
   return res
+end
+
+--- Findings: {severity, card, cards, analysis, message}, one ERROR per card whose nodes differ
+-- from the reference card's (in order or in number).
+function M.anomalies(res)
+  local out = {}
+  for _, p in ipairs(res.pairs) do
+    if p.verdict ~= "identical" then
+      local where = p.first_divergence and i18n.t("graph.from_index", p.first_divergence) or ""
+      out[#out + 1] = { severity = "ERROR", card = p.b, cards = { p.a, p.b }, analysis = "graph",
+                        message = i18n.t(p.verdict == "order" and "graph.order" or "graph.count", p.a, p.b, where) }
+    end
+  end
+  return out
 end
 
 return M

@@ -21,6 +21,7 @@ M.commands = {
 local GLOBAL_FLAGS = {
   ["--debug"] = "debug", ["--quiet"] = "quiet", ["-q"] = "quiet",
   ["--lang"] = "lang", ["--rules-dir"] = "rules_dir", ["--help"] = "help", ["-h"] = "help",
+  ["--fail-on"] = "fail_on", -- error|warning: exit 3 when a finding at or above it exists
 }
 
 -- ASCOPE_PATH=DIR: modules are looked up in DIR (an edited copy of lua/) before the bundled ones.
@@ -45,7 +46,7 @@ local function split_globals(argv)
     local a = argv[i]
     local flag, value = a:match("^(%-%-[%w-]+)=(.*)$")
     local g = GLOBAL_FLAGS[flag or a]
-    if g == "lang" or g == "rules_dir" then
+    if g == "lang" or g == "rules_dir" or g == "fail_on" then
       if not value then
         i = i + 1
         value = argv[i]
@@ -81,7 +82,8 @@ local function overview()
   lines[#lines + 1] = ("  %-10s %s"):format("help", "help on a command: ascope help memory")
   lines[#lines + 1] = ("  %-10s %s"):format("version", "versions of ascope and the libraries it was built with")
   lines[#lines + 1] = ""
-  lines[#lines + 1] = "global options: --quiet (no progress), --debug (tracebacks), --lang zh|en, --rules-dir DIR"
+  lines[#lines + 1] = "global options: --quiet (no progress), --debug (tracebacks), --lang zh|en, --rules-dir DIR,"
+  lines[#lines + 1] = "  --fail-on error|warning (exit 3 when a finding at or above it exists)"
   lines[#lines + 1] = "environment: ASCOPE_PATH=DIR loads edited Lua modules from DIR before the bundled ones"
   return table.concat(lines, "\n") .. "\n"
 end
@@ -136,7 +138,12 @@ local function dispatch(ctx, words)
     return 0
   end
   local opts, rest = require("ascope.cli").parse(command.spec, words)
-  return command.main(opts, rest, ctx) or 0
+  local findings = require "ascope.findings"
+  if ctx.fail_on and not findings.FAIL_ON[ctx.fail_on] then
+    errors.usage("--fail-on takes error or warning, not %q", ctx.fail_on)
+  end
+  local code, found = command.main(opts, rest, ctx)
+  return findings.exit_code(code or 0, found, ctx.fail_on)
 end
 
 function M.command_list()

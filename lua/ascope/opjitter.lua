@@ -10,6 +10,8 @@ local analysis = require "ascope.analysis.opjitter"
 local rules_mod = require "ascope.rules"
 local fs = core.fs
 
+local i18n = require "ascope.i18n"
+
 local M = {}
 
 function M.rules(user_file)
@@ -105,6 +107,20 @@ function M.run(path, opts)
   res.rules = rules
   res.input = path
   return res
+end
+
+--- Findings: {severity, card, analysis, message}: each card missing between 0 and the highest,
+-- each aiv value of a dispatch/combine call that is not numeric, not positive or off the mean.
+function M.anomalies(res)
+  local out = {}
+  for _, c in ipairs(res.missing) do
+    out[#out + 1] = { severity = "ERROR", card = c, analysis = "opjitter", message = i18n.t("opjitter.missing_card", c) }
+  end
+  for _, v in ipairs(res.aiv) do
+    out[#out + 1] = { severity = "ERROR", card = v.card, analysis = "opjitter aiv", message = i18n.t("opjitter.aiv", v.card,
+      v.type, v.call, v.column, v.value == nil and "NA" or tostring(v.value), v.kind) }
+  end
+  return out
 end
 
 return M

@@ -86,7 +86,7 @@ function M.main(opts, words)
   local ok, cerr = w:close()
   if not ok then error(cerr, 0) end
   print(("graph: results in %s/graph_summary.json"):format(opts.output))
-  return #res.failed > 0 and 1 or 0
+  return #res.failed > 0 and 1 or 0, graph.anomalies(res), res
 end
 
 return M

@@ -150,7 +150,7 @@ function M.main(opts, words)
     end
   end
   if #result.failed > 0 then log.error("%s", t("memory.failed_ranks", #result.failed)) end
-  return failed and 1 or 0
+  return failed and 1 or 0, result.problems
 end
 
 return M

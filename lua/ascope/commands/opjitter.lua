@@ -63,7 +63,7 @@ function M.main(opts, words)
   end
   for _, l in ipairs(report.lines(res)) do print(l) end
   print(("opjitter: results in %s (%s)"):format(out, opts.format))
-  return #res.failed > 0 and 1 or 0
+  return #res.failed > 0 and 1 or 0, opjitter.anomalies(res), res
 end
 
 return M

@@ -85,7 +85,9 @@ function M.main(opts, words)
     print(("timeline: %d rank(s); results in %s: %s"):format(#res.ranks, out, table.concat(names, ", ")))
   end
   for _, f in ipairs(res.failed) do log.error("rank %s (%s): %s", tostring(f.rank or "?"), f.role or "", f.reason) end
-  return #res.failed > 0 and 1 or 0
+  local found = {}
+  for _, r in ipairs(res.ranks) do for _, f in ipairs(r.findings or {}) do found[#found + 1] = f end end
+  return #res.failed > 0 and 1 or 0, found
 end
 
 return M
