@@ -38,14 +38,16 @@ local function read_file(path)
   return text
 end
 
--- Candidate places of the bundled rules when not running inside the ascope executable.
+-- Candidate places of the bundled rules when not running inside the ascope executable: beside
+-- the modules once installed (`make install` and `luarocks make` both put them in
+-- LUADIR/ascope/rules/), else the source tree's rules/ next to lua/.
 local function source_dirs()
   local dirs = {}
   local init = package.searchpath("ascope", package.path)
   if init then
-    local base = init:gsub("[^/]*$", "")              -- .../lua/ascope/
-    dirs[#dirs + 1] = base .. "../../rules"            -- source tree
-    dirs[#dirs + 1] = base .. "../../../ascope/rules"  -- PREFIX/share/lua/5.4/ascope -> PREFIX/share/ascope/rules
+    local base = init:gsub("[^/]*$", "")   -- LUADIR/ascope/ or <source>/lua/ascope/
+    dirs[#dirs + 1] = base .. "rules"        -- installed
+    dirs[#dirs + 1] = base .. "../../rules"  -- source tree
   end
   return dirs
 end

@@ -19,6 +19,13 @@ for _, o in ipairs(moe_cmd.spec.options) do
   if o[1] ~= "output" then options[#options + 1] = o end
 end
 for k, v in pairs(moe_cmd.spec.keys) do keys[k] = v end
+-- the outputs of the analyses it runs, then its own page
+local outputs = {}
+for _, name in ipairs({ "moe", "opjitter", "plog", "graph" }) do
+  for _, f in ipairs(require("ascope.commands." .. name).spec.outputs) do outputs[#outputs + 1] = f end
+end
+outputs[#outputs + 1] = { "diagnose_report.html", help = { en = "every anomaly, most severe first, with the opjitter charts",
+                                                          zh = "按严重程度排列的所有异常及 opjitter 图表" } }
 
 M.spec = {
   name = "diagnose",
@@ -38,6 +45,7 @@ found, most severe first, with the analysis it came from. Exit code 0 when the a
   },
   options = options,
   keys = keys,
+  outputs = outputs,
   examples = { "ascope diagnose TARGET_DIR=dumps SOC_VERSION=950 PLOG_PATH=logs GRAPH_PATH=graphs -o out" },
 }
 

@@ -49,6 +49,21 @@ memory_report.md（峰值、峰值时存活的调用点、申请最多的调用�
     { "format", arg = "LIST", default = "csv,json,md,html,trace", help = "outputs to write: csv,json,md,html,trace" },
     { "layout", arg = "FILE", help = "a layout file for the HTML report (see rules/layout_memory.lua)" },
   },
+  outputs = {
+    { "memory_events.csv", format = "csv", help = {
+      en = "one row per allocation or release, all ranks, in time order",
+      zh = "每次申请或释放一行，所有 rank，按时间排序" } },
+    { "memory_summary.json", format = "json", help = {
+      en = "per rank: peak, live at peak, top call sites, never released; failed ranks",
+      zh = "每个 rank 的峰值、峰值时存活、主要调用点、未释放；读取失败的 rank" } },
+    { "memory_report.md", format = "md", help = { en = "the summary for people", zh = "供人阅读的摘要" } },
+    { "memory_report.html", format = "html", help = {
+      en = "charts: memory over time per rank, live at peak, top call sites",
+      zh = "图表：各 rank 内存曲线、峰值时存活、主要调用点" } },
+    { "memory_trace.json", format = "trace", help = {
+      en = "Chrome trace for Perfetto UI or chrome://tracing",
+      zh = "Chrome trace，可在 Perfetto UI 或 chrome://tracing 打开" } },
+  },
   examples = {
     "ascope memory prof_data -o out",
     "ascope memory prof_data --rank-list 0-3 --role actor_update -j 4 --match within-or-latest",

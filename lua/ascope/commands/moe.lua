@@ -47,6 +47,22 @@ be read (the other cards are still analysed).]],
   keys = { TARGET_DIR = "target-dir", SOC_VERSION = "soc-version", SHARE_EXPERT_CARD_COUNT = "share-expert-card-count",
            SP_MOE_NUM = "sp-moe-num", TP_WORLDSIZE = "tp-worldsize", SHARE_EXPERT_NUM = "share-expert-num",
            START_A2_CLUSTER = "start-a2-cluster", TOOL_PATH = "tool-path" },
+  outputs = {
+    { "win_data.csv", format = "csv", help = {
+      en = "per card and side: cores, flag, run count, ranks, sizes, stuck_in",
+      zh = "每卡每侧：核数、flag、运行次数、rank、规模、卡住位置" } },
+    { "win_data_list.csv", format = "csv", help = { en = "per core, with its slots and missing slots", zh = "每个核的状态位及缺失状态位" } },
+    { "win_status_list.csv", format = "csv", help = { en = "every slot word of the live status buffers", zh = "有效状态缓冲区的每个状态字" } },
+    { "win_analysis_error.csv", format = "csv", help = { en = "every anomaly: severity, card, analysis, message", zh = "所有异常：级别、卡、分析项、信息" } },
+    { "win_all_card_data.csv", format = "csv", help = { en = "the cross-card comparison", zh = "多卡对比" } },
+    { "win_all_card_expandidx.csv", format = "csv", help = {
+      en = "expected and found epSendCounts / expandIdx",
+      zh = "epSendCounts / expandIdx 的期望值与实际值" } },
+    { "moe_summary.json", format = "json", help = {
+      en = "everything above per card, cross-card results and anomalies",
+      zh = "以上全部内容（按卡）、多卡结果与异常" } },
+    { "moe_report.html", format = "html", help = { en = "card x core grids of missing status slots, run counts", zh = "卡 x 核的缺失状态位网格、运行次数" } },
+  },
   examples = { "ascope moe TARGET_DIR=dumps SOC_VERSION=950 SHARE_EXPERT_CARD_COUNT=1 SHARE_EXPERT_NUM=1 -o out" },
 }
 

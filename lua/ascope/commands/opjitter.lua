@@ -35,6 +35,18 @@ A missing card is reported and shown as NA; exit code 1 when a file could not be
     { "format", arg = "LIST", default = "csv,json,html", help = "outputs to write: csv,json,html" },
   },
   keys = { PROFILING_PATH = "profiling-path" },
+  outputs = {
+    { "profiling_all_data.csv", format = "csv", help = {
+      en = "per operator and call: max, min, jitter, one column per card",
+      zh = "每个算子每次调用：最大、最小、抖动，每卡一列" } },
+    { "profiling_avg_data.csv", format = "csv", help = {
+      en = "per operator: calls, valid calls, average jitter (us)",
+      zh = "每个算子：调用次数、有效次数、平均抖动（us）" } },
+    { "opjitter_summary.json", format = "json", help = { en = "the above, missing cards and aiv outliers", zh = "以上内容、缺失的卡与 aiv 异常" } },
+    { "opjitter_report.html", format = "html", help = {
+      en = "a heat map of jitter (operator x call) and the worst operators per card",
+      zh = "抖动热力图（算子 x 调用）与最不稳定算子的各卡耗时" } },
+  },
   examples = { "ascope opjitter prof_dir -o out", "ascope opjitter PROFILING_PATH=prof_dir --cards 16" },
 }
 

@@ -43,6 +43,15 @@ read, 2 on a usage error.]],
     { "format", arg = "LIST", default = "json,md,html", help = "outputs to write: json,md,html" },
     { "layout", arg = "FILE", help = "a layout file for the HTML report (see rules/layout_timeline.lua)" },
   },
+  outputs = {
+    { "timeline_metrics.json", format = "json", help = {
+      en = "every dimension per rank, the dashboard and the findings",
+      zh = "各 rank 的全部维度、指标看板与发现" } },
+    { "timeline_report.md", format = "md", help = { en = "findings with evidence and the dashboard", zh = "带证据的发现与指标看板" } },
+    { "timeline_report.html", format = "html", help = {
+      en = "swimlanes, idle ratios, step times and the findings as charts",
+      zh = "泳道、空闲率、step 耗时与发现的图表" } },
+  },
   examples = {
     "ascope timeline rank0/ASCEND_PROFILER_OUTPUT/trace_view.json",
     "ascope timeline prof_dir -o out --pp 4 --microbatches 8 -j 4",
