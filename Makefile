@@ -32,6 +32,7 @@ INST_LIBDIR ?= $(PREFIX)/lib/lua/5.4
 INST_LUADIR ?= $(PREFIX)/share/lua/5.4
 INST_MANDIR ?= $(PREFIX)/share/man/man1
 INST_COMPDIR ?= $(PREFIX)/share/bash-completion/completions
+INST_TYPESDIR ?= $(PREFIX)/share/ascope/types
 # the Lua modules of the source tree and the ascope executable's generators
 SRC_LUA := LUA_PATH='lua/?.lua;lua/?/init.lua' LUA_CPATH='$(BUILD)/?.so'
 
@@ -99,7 +100,7 @@ bench: all $(BUILD)/bench/noop_yajl $(BUILD)/bench/noop_csv $(BUILD)/bench/measu
 	$(BUILD)/ascope run spec/bench/run.lua --build $(BUILD) $(BENCH_ARGS)
 
 lint:
-	luacheck lua rules spec examples
+	luacheck lua rules spec examples types
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 -Iinclude src
 	clang-format --dry-run --Werror src/*.c src/*.h include/ascope/*.h
 
@@ -112,15 +113,17 @@ install-lua: $(BUILD)/ascope_core.so
 	install -m 644 rules/*.lua $(DESTDIR)$(INST_LUADIR)/ascope/rules/
 
 install: all install-lua
-	install -d $(DESTDIR)$(INST_BINDIR) $(DESTDIR)$(INST_MANDIR) $(DESTDIR)$(INST_COMPDIR)
+	install -d $(DESTDIR)$(INST_BINDIR) $(DESTDIR)$(INST_MANDIR) $(DESTDIR)$(INST_COMPDIR) $(DESTDIR)$(INST_TYPESDIR)
 	install -m 755 $(BUILD)/ascope $(DESTDIR)$(INST_BINDIR)/ascope
 	install -m 644 $(BUILD)/ascope.1 $(DESTDIR)$(INST_MANDIR)/ascope.1
 	install -m 644 $(BUILD)/ascope.bash $(DESTDIR)$(INST_COMPDIR)/ascope
+	install -m 644 types/*.lua $(DESTDIR)$(INST_TYPESDIR)/
 
 uninstall:
 	rm -f $(DESTDIR)$(INST_BINDIR)/ascope $(DESTDIR)$(INST_LIBDIR)/ascope_core.so \
 	  $(DESTDIR)$(INST_MANDIR)/ascope.1 $(DESTDIR)$(INST_COMPDIR)/ascope
-	rm -rf $(DESTDIR)$(INST_LUADIR)/ascope
+	rm -rf $(DESTDIR)$(INST_LUADIR)/ascope $(DESTDIR)$(INST_TYPESDIR)
+	-rmdir $(DESTDIR)$(PREFIX)/share/ascope 2>/dev/null
 
 # `luarocks make` (the rockspec's make build): ascope_core.so built against the yajl, libcsv and
 # SQLite LuaRocks found, in its own build folder, then installed where LuaRocks says.
@@ -129,6 +132,12 @@ rock:
 
 rock-install:
 	$(MAKE) BUILD=build-rock install-lua
+
+# The API reference (LDoc, from Debian's lua-ldoc and lua-discount) in build/doc/, from the doc
+# comments of the modules config.ld lists; any warning fails. The lua-language-server
+# definitions of the same API are types/ (see .luarc.json).
+doc:
+	ldoc --fatalwarnings --testing .
 
 # The source tarball the rockspec's source.url names, with the rockspec beside it:
 # `cd build/dist && luarocks build ascope-$(VERSION)-1.rockspec` (LuaRocks unpacks next to it).
@@ -140,4 +149,4 @@ dist:
 clean:
 	rm -rf build build-asan build-rock
 
-.PHONY: all binaries test sanitize valgrind bench lint install install-lua uninstall rock rock-install dist clean ctests check-html
+.PHONY: all binaries doc test sanitize valgrind bench lint install install-lua uninstall rock rock-install dist clean ctests check-html

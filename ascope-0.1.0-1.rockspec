@@ -48,5 +48,5 @@ build = {
       EXTRA_CFLAGS = "-I$(YAJL_INCDIR) -I$(CSV_INCDIR) -I$(SQLITE_INCDIR)",
       SO_LDFLAGS = "-L$(YAJL_LIBDIR) -L$(CSV_LIBDIR) -L$(SQLITE_LIBDIR)",
    },
-   copy_directories = { "examples" },
+   copy_directories = { "examples", "types" }, -- kept in the rock's folder
 }

@@ -1,13 +1,14 @@
 --- Memory attribution for scripts and embedding: read every rank's operator_memory.csv, give
 -- each allocation the Python call stack of the operator that made it, and summarise.
 --
---   local memory = require "ascope.memory"
---   local result = memory.parse("prof_dir", { match = "latest", rank_list = "0-3", jobs = 4 })
---   for row in result:rows() do                 -- all ranks, in time order
---     if row.size_kb > 1e6 then print(row.rank_id, row.name, row.call_stack_top) end
---   end
---   for _, rank in ipairs(result.ranks) do print(rank.rank, rank.summary.peak.allocated_mb) end
---   for _, f in ipairs(result.failed) do print("unreadable:", f.role, f.rank, f.reason) end
+--     local memory = require "ascope.memory"
+--     local result = memory.parse("prof_dir", { match = "latest", rank_list = "0-3", jobs = 4 })
+--     for row in result:rows() do                 -- all ranks, in time order
+--       if row.size_kb > 1e6 then print(row.rank_id, row.name, row.call_stack_top) end
+--     end
+--     for _, rank in ipairs(result.ranks) do print(rank.rank, rank.summary.peak.allocated_mb) end
+--     for _, f in ipairs(result.failed) do print("unreadable:", f.role, f.rank, f.reason) end
+-- @module ascope.memory
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local memory_csv = require "ascope.ascend.memory_csv"

@@ -1,6 +1,7 @@
 --- MoE dispatch/combine hang diagnosis across all cards of TARGET_DIR/<n>/.
---   local r = assert(require("ascope.moe").run({ target_dir = "dumps", soc_version = "950" }))
---   for _, c in ipairs(r.cards) do print(c.card, c.stuck_in) end
+--     local r = assert(require("ascope.moe").run({ target_dir = "dumps", soc_version = "950" }))
+--     for _, c in ipairs(r.cards) do print(c.card, c.stuck_in) end
+-- @module ascope.moe
 local core = require "ascope_core"
 local dump = require "ascope.ascend.dump"
 local analysis = require "ascope.analysis.moe"

@@ -1,8 +1,9 @@
 --- Operator jitter across cards for scripts: find each card's kernel_details.csv or
 -- op_summary_*.csv, compare the n-th call of every operator type across cards, and check the
 -- aiv columns of the dispatch/combine families.
---   local r = assert(require("ascope.opjitter").run("prof_dir"))
---   for _, a in ipairs(r.avg) do print(a.type, a.avg_jitter) end
+--     local r = assert(require("ascope.opjitter").run("prof_dir"))
+--     for _, a in ipairs(r.avg) do print(a.type, a.avg_jitter) end
+-- @module ascope.opjitter
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local kernel_csv = require "ascope.ascend.kernel_csv"

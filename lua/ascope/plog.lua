@@ -1,9 +1,10 @@
 --- Classify the errors of Ascend plog / device logs.
---   local r = assert(require("ascope.plog").run("/root/ascend/log"))
---   for id, c in pairs(r.categories) do print(id, c.count) end
+--     local r = assert(require("ascope.plog").run("/root/ascend/log"))
+--     for id, c in pairs(r.categories) do print(id, c.count) end
 -- Line format: [LEVEL] MODULE(PID,PNAME):YYYY-MM-DD-hh:mm:ss.mmm.uuu [file.cc:123]TID msg (the
 -- thread id may be separate: [file.cc:816] [3977663]msg); other lines are continuation text.
 -- Only [ERROR] lines are classified, except classifiers marked any_level.
+-- @module ascope.plog
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local rules_mod = require "ascope.rules"

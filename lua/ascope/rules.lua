@@ -1,13 +1,14 @@
 --- Rule files: Lua files under rules/ that return tables. They are data, loaded in a sandbox
 -- (no io, os or require), and a user file given with --rules adds to them or overrides them.
 --
---   local rules = require "ascope.rules"
---   local r = assert(rules.load("memory"))              -- rules/memory.lua
---   local r2 = assert(rules.load("memory", "my.lua"))   -- the same, merged with my.lua
+--     local rules = require "ascope.rules"
+--     local r = assert(rules.load("memory"))              -- rules/memory.lua
+--     local r2 = assert(rules.load("memory", "my.lua"))   -- the same, merged with my.lua
 --
 -- Merging: lists of tables with an `id` merge by id (a user rule with an existing id changes
 -- only the fields it gives; `disabled = true` removes it; new ids are appended); other tables
 -- merge key by key; anything else is replaced.
+-- @module ascope.rules
 local M = {}
 
 local dir_override = nil

@@ -2,9 +2,10 @@
 -- msprof_*.json or ascend_pytorch_profiler_*.db) and step_trace_time.csv, and compute the eight
 -- dimensions with the expert rules' findings.
 --
---   local timeline = require "ascope.timeline"
---   local res = assert(timeline.run("prof_dir", { step = 12, pp = 4, microbatches = 8 }))
---   for _, r in ipairs(res.ranks) do print(r.rank, r.dashboard.op_utilization) end
+--     local timeline = require "ascope.timeline"
+--     local res = assert(timeline.run("prof_dir", { step = 12, pp = 4, microbatches = 8 }))
+--     for _, r in ipairs(res.ranks) do print(r.rank, r.dashboard.op_utilization) end
+-- @module ascope.timeline
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local reader = require "ascope.ascend.timeline"
