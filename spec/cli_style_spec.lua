@@ -111,6 +111,16 @@ describe("one command-line style", function()
     end
     union["diagnose_report.html"] = true
     assert.same(sorted_keys(union), files_in(dir .. "/diagnose"))
+    -- a details text that names output files names them all
+    for _, name in ipairs(main.command_names()) do
+      local spec = main.spec(name)
+      local details = spec.details and spec.details.en or ""
+      local named = 0
+      for _, f in ipairs(spec.outputs or {}) do
+        if details:find(f[1], 1, true) then named = named + 1 end
+      end
+      assert.truthy(named == 0 or named == #spec.outputs, name .. ": the details name some outputs but not all")
+    end
   end)
 
   it("shows every option of every command on the README's usage lines", function()

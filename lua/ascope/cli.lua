@@ -219,8 +219,8 @@ end
 
 local function option_lines(lines, options)
   for _, o in ipairs(options) do
-    local help = i18n.pick(o.help) or (o.alias_of and ("same as " .. o.alias_of)) or ""
-    if o.default ~= nil and o.default ~= false then help = help .. (" (default: %s)"):format(tostring(o.default)) end
+    local help = i18n.pick(o.help) or (o.alias_of and i18n.t("cli.same_as", o.alias_of)) or ""
+    if o.default ~= nil and o.default ~= false then help = help .. i18n.t("cli.default", tostring(o.default)) end
     lines[#lines + 1] = ("  %-30s %s"):format(M.flag_text(o), help)
   end
 end

@@ -22,15 +22,15 @@ M.spec = {
     en = [[INPUT is a profiling tree <in>/<role>/<..>_ascend_pt/ (any depth), one *_ascend_pt folder,
 or an ASCEND_PROFILER_OUTPUT folder. Writes OUT/memory_events.csv (one row per allocation or
 release, all ranks, in time order), memory_summary.json, memory_report.md (peak, live at peak by
-call site, top call sites, never-released allocations) and memory_trace.json (open it in
-Perfetto UI or chrome://tracing). Exit code 1 when a rank could not be read (the other ranks'
+call site, top call sites, never-released allocations), memory_report.html (the same with charts)
+and memory_trace.json (open it in Perfetto UI or chrome://tracing). Exit code 1 when a rank could not be read (the other ranks'
 results are still written), 2 on a usage error.
 
 --match latest: the latest same-name cpu_op with ts <= Allocation Time (the reference rule);
 within: also Allocation Time <= ts + dur; within-or-latest: within, else latest.]],
     zh = [[INPUT 可为 profiling 目录树 <in>/<role>/<..>_ascend_pt/（任意深度）、单个 *_ascend_pt 目录或
 ASCEND_PROFILER_OUTPUT 目录。输出 OUT/memory_events.csv（所有 rank、按时间排序）、memory_summary.json、
-memory_report.md（峰值、峰值时存活的调用点、申请最多的调用点、未释放的申请）和 memory_trace.json
+memory_report.md（峰值、峰值时存活的调用点、申请最多的调用点、未释放的申请）、memory_report.html（含图表）和 memory_trace.json
 （可在 Perfetto UI 或 chrome://tracing 打开）。有 rank 无法读取时退出码为 1（其余 rank 的结果照常写出），
 参数错误为 2。]],
   },

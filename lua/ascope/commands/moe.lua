@@ -22,12 +22,12 @@ laid out as rules/win_layout.lua says. Per card: 1 input checks, 2 execution ord
 and 4 combine status bits, 5 CSV archive; across cards: 6 run counts, expert counts and globalBs,
 7 epSendCounts and expandIdx of the cards stuck in combine. Writes OUT/win_data.csv,
 win_data_list.csv, win_status_list.csv, win_analysis_error.csv, win_all_card_data.csv,
-win_all_card_expandidx.csv (UTF-8 with BOM, --encoding gbk for the old consumers) and
-moe_summary.json. Messages are Chinese unless --lang en. Exit code 1 when a card's dump could not
+win_all_card_expandidx.csv (UTF-8 with BOM, --encoding gbk for the old consumers),
+moe_summary.json and moe_report.html. Messages are Chinese unless --lang en. Exit code 1 when a card's dump could not
 be read (the other cards are still analysed).]],
     zh = [[按数字顺序读取 TARGET_DIR/<n>/ 各卡目录中的原始 dump、msaicerr 拆分文件或 mc2_exception_info 窗口 dump，
 解析 win 区（布局见 rules/win_layout.lua），依次进行 1 输入异常分析、2 执行序分析、3 dispatch 与 4 combine 状态位
-分析、5 数据归档、6 多卡对比、7 epSendCounts/expandIdx 校验，输出 win_*.csv 与 moe_summary.json。]],
+分析、5 数据归档、6 多卡对比、7 epSendCounts/expandIdx 校验，输出 win_*.csv、moe_summary.json 与 moe_report.html。]],
   },
   options = {
     { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },

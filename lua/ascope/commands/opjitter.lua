@@ -19,11 +19,11 @@ Device_id, the rank of its *_ascend_pt folder, or a folder name), lines up the n
 operator type across cards with card 0 as the reference, and writes OUT/profiling_all_data.csv
 (max, min, jitter = max - min, one column per card, NA for missing values or cards),
 OUT/profiling_avg_data.csv (calls, valid calls - call 0 and calls with fewer than two values
-left out - and the average jitter in us) and OUT/opjitter_summary.json. The aiv columns of the
+left out - and the average jitter in us) OUT/opjitter_summary.json and OUT/opjitter_report.html. The aiv columns of the
 dispatch/combine families are checked against the mean of the card's calls (rules/opjitter.lua).
 A missing card is reported and shown as NA; exit code 1 when a file could not be read.]],
     zh = [[在 PROFILING_PATH 下查找每张卡的 kernel_details.csv 或 op_summary_*.csv，以 0 卡为基准按调用次数对齐各卡
-同类算子耗时，输出 profiling_all_data.csv、profiling_avg_data.csv 与 opjitter_summary.json，并对 dispatch/combine
+同类算子耗时，输出 profiling_all_data.csv、profiling_avg_data.csv、opjitter_summary.json 与 opjitter_report.html，并对 dispatch/combine
 算子的 aiv 指标做均值 ±50% 检查。缺失的卡输出 NA 并报告。]],
   },
   options = {

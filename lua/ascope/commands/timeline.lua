@@ -19,12 +19,12 @@ M.spec = {
   details = {
     en = [[INPUT is a trace_view.json, an msprof_*.json, an ascend_pytorch_profiler_*.db, or a profiling
 tree (every rank found). step_trace_time.csv beside the trace is used for step jitter. Writes
-OUT/timeline_metrics.json and OUT/timeline_report.md and prints a summary: the eight dimensions
+OUT/timeline_metrics.json, timeline_report.md and timeline_report.html and prints a summary: the eight dimensions
 of the typical (median) step, the expert rules that fire (rules/timeline.lua), and the metrics
 dashboard (a key that could not be measured is left out). Exit code 1 when a rank could not be
 read, 2 on a usage error.]],
     zh = [[INPUT 可为 trace_view.json、msprof_*.json、ascend_pytorch_profiler_*.db 或 profiling 目录树（所有 rank）。
-同目录的 step_trace_time.csv 用于 step 抖动分析。输出 OUT/timeline_metrics.json 与 OUT/timeline_report.md：
+同目录的 step_trace_time.csv 用于 step 抖动分析。输出 OUT/timeline_metrics.json、timeline_report.md 与 timeline_report.html：
 典型（中位）step 的八个维度、命中的专家规则（rules/timeline.lua）和指标看板（未测得的键不输出）。]],
   },
   options = {

@@ -60,4 +60,6 @@ return {
   ["cli.examples"] = "examples:",
   ["cli.commands"] = "commands:",
   ["cli.environment"] = "environment:",
+  ["cli.same_as"] = "same as --%s",
+  ["cli.default"] = " (default: %s)",
 }

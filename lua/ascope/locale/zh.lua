@@ -60,4 +60,6 @@ return {
   ["cli.examples"] = "示例：",
   ["cli.commands"] = "命令：",
   ["cli.environment"] = "环境变量：",
+  ["cli.same_as"] = "同 --%s",
+  ["cli.default"] = "（默认：%s）",
 }
