@@ -80,15 +80,12 @@ local function apply(ctx)
   if ctx.rules_dir then require("ascope.rules").set_dir(ctx.rules_dir) end
 end
 
--- Run the command with print painting severity tags on a terminal.
+-- The commands print their findings with print(); on a terminal, print paints the severity
+-- tags while a command runs (M.main puts the plain one back). Scripts keep the plain print.
+local plain_print = print
 local function call(command, opts, words, ctx)
-  if command.spec.script or not log.colour(1) then return command.main(opts, words, ctx) end
-  local plain = print
-  rawset(_G, "print", log.print)
-  local ok, code = pcall(command.main, opts, words, ctx)
-  rawset(_G, "print", plain)
-  if not ok then error(code, 0) end
-  return code
+  if not command.spec.script and log.colour(1) then rawset(_G, "print", log.print) end
+  return command.main(opts, words, ctx)
 end
 
 -- global options, the command, its options and words
@@ -136,6 +133,7 @@ function M.main(argv)
     if ctx.debug or os.getenv("ASCOPE_DEBUG") then return debug.traceback(tostring(e), 2) end
     return e
   end, words, ctx)
+  rawset(_G, "print", plain_print)
   io.stdout:flush()
   if ok then return result end
   if errors.is_usage(result) then
