@@ -137,7 +137,7 @@ rock-install:
 # comments of the modules config.ld lists; any warning fails. The lua-language-server
 # definitions of the same API are types/ (see .luarc.json).
 doc:
-	ldoc --fatalwarnings --testing .
+	ldoc --fatalwarnings .
 
 # The source tarball the rockspec's source.url names, with the rockspec beside it:
 # `cd build/dist && luarocks build ascope-$(VERSION)-1.rockspec` (LuaRocks unpacks next to it).

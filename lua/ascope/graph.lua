@@ -83,6 +83,14 @@ function M.compare(a, b)
   return { verdict = "count", counts = diff, first_divergence = first }
 end
 
+--- Compare the graph files of every card under path with the lowest card's.
+-- @tparam string path the folder of the graph files
+-- @tparam[opt] table opts `rules` (a user rule file), `filter` (node name patterns, `|` between
+-- alternatives)
+-- @treturn table `{input, cards, graphs, pairs, failed}`; each pair has `a`, `b`, `verdict` and,
+-- when they differ, `first_divergence` or `counts`
+-- @treturn[2] nil when the input cannot be used at all
+-- @treturn[2] string why
 function M.run(path, opts)
   opts = opts or {}
   local rules, rerr = M.rules(opts.rules)

@@ -335,8 +335,13 @@ function M.merge(opts)
   return res
 end
 
---- The whole run. opts: target_dir, soc_version, share_expert_card_count, sp_moe_num,
--- tp_worldsize, share_expert_num, rules, log (function(level, text)).
+--- The whole run over the cards of `TARGET_DIR/<n>/`.
+-- @tparam table opts `target_dir`, `soc_version` ("910_93", "950", "910B"),
+-- `share_expert_card_count`, `sp_moe_num`, `tp_worldsize`, `share_expert_num`, `k`, `rules`, and
+-- `log` (`function(level, text)`, called for every line of the analysis)
+-- @treturn table `{cards, failed, ...}`; each card has `card`, `stuck_in` and `anomalies`
+-- @treturn[2] nil when the input cannot be used at all
+-- @treturn[2] string why
 function M.run(opts)
   local rules, rerr = M.rules(opts.rules)
   if not rules then return nil, rerr end

@@ -60,7 +60,13 @@ function M.find(path)
   return found, problems
 end
 
---- opts: rules (file), cards (expected count), jobs (files read at once; default: CPUs). Returns {cards, missing, rows, avg, aiv, failed}.
+--- Jitter of every operator type across the cards under path.
+-- @tparam string path the profiling folder
+-- @tparam[opt] table opts `rules` (a user rule file), `cards` (expected count), `jobs` (files read
+-- at once; default: CPUs)
+-- @treturn table `{cards, found, missing, rows, avg, aiv, failed}`
+-- @treturn[2] nil when the input cannot be used at all
+-- @treturn[2] string why
 function M.run(path, opts)
   opts = opts or {}
   local rules, rerr = M.rules(opts.rules)

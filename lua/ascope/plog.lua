@@ -99,8 +99,13 @@ function M.files(path, rules)
   return out
 end
 
---- opts: rules (file). Returns {categories = {id -> {count, title, examples}}, records, failures,
--- non_moe_failures, files, failed} or nil, message.
+--- Classify every log file under path.
+-- @tparam string path a log file or a folder of them
+-- @tparam[opt] table opts `rules` (a user rule file)
+-- @treturn table `{categories = {id -> {count, title, examples}}, records, failures,
+-- non_moe_failures, files, failed}`
+-- @treturn[2] nil when the input cannot be used at all
+-- @treturn[2] string why
 function M.run(path, opts)
   opts = opts or {}
   local rules, rerr = M.rules(opts.rules)

@@ -118,7 +118,12 @@ function M.merge(base, user)
   return out
 end
 
---- Load rules/NAME.lua, merged with the user file when given.
+--- Load rules/NAME.lua, merged with the user file when given, and check it.
+-- @tparam string name the rule file's name without `.lua` ("memory", "timeline", ...)
+-- @tparam[opt] string user_file a file whose table is merged over the bundled one
+-- @treturn table the rules
+-- @treturn[2] nil when a file is missing or breaks the schema
+-- @treturn[2] string the message, naming the file, rule and key
 function M.load(name, user_file)
   local text, chunk = bundled(name)
   if not text then return nil, chunk end

@@ -112,8 +112,15 @@ function M.analyse(entry, rules, opts)
   return r
 end
 
---- All ranks under input. opts: rank_list, jobs, rules (file), step, pp, microbatches, top_n,
--- device_regex, comm_regex, step_trace. Returns {ranks, failed, rules} or nil, message.
+--- Analyse every rank under input.
+-- @tparam string input a `trace_view.json`, an `msprof_*.json`, an `ascend_pytorch_profiler_*.db`
+-- or a profiling tree
+-- @tparam[opt] table opts `rank_list`, `jobs`, `rules` (a user rule file), `step`, `pp`,
+-- `microbatches`, `top_n`, `device_regex`, `comm_regex`, `step_trace`
+-- @treturn table `{ranks, failed, rules}`; each rank has the eight dimensions, `dashboard`,
+-- `findings` and `not_computed`
+-- @treturn[2] nil when the input cannot be used at all
+-- @treturn[2] string why
 function M.run(input, opts)
   opts = opts or {}
   local rules, rerr = M.rules(opts.rules)
