@@ -165,6 +165,8 @@ describe("one command-line style", function()
       { { "--qiet", "memory", "x" }, "unknown option --qiet before the command; did you mean --quiet?" },
       { { "moe", "TARGET_DIR=x", "SOC_VERION=950" }, "unknown parameter SOC_VERION for 'ascope moe'; did you mean SOC_VERSION?" },
       { { "moe", "TARGET_DIR=x", "--soc-version", "951" }, "did you mean 950?" },
+      { { "moe", "TARGET_DIR=x", "soc_version=950" }, "unknown parameter soc_version for 'ascope moe'; did you mean SOC_VERSION?" },
+      { { "opjitter", "profiling_pth=x" }, "did you mean PROFILING_PATH?" },
     }
     for _, c in ipairs(cases) do
       local code, out, err = h.run(table.unpack(c[1]))

@@ -144,6 +144,13 @@ local function option(argv, i, lists, command)
   return i
 end
 
+local function key_names(spec)
+  local names = {}
+  for name in pairs(spec.keys) do names[#names + 1] = name end
+  table.sort(names)
+  return names
+end
+
 local function is_option(a) return a:match("^%-%-.") or a:match("^%-%a") end
 
 --- Parse argv (a list of words) against spec; returns opts, the positional words, and the
@@ -165,13 +172,12 @@ function M.parse(spec, argv, globals)
     elseif spec.keys and a:match("^[%u_][%u%d_]*=") then
       local k, value = a:match("^([^=]+)=(.*)$")
       local flag = spec.keys[k]
-      if not flag then
-        local names = {}
-        for name in pairs(spec.keys) do names[#names + 1] = name end
-        table.sort(names)
-        errors.usage(i18n.t("cli.unknown_key", k, spec.name, M.did_you_mean(k, names)))
-      end
+      if not flag then errors.usage(i18n.t("cli.unknown_key", k, spec.name, M.did_you_mean(k, key_names(spec)))) end
       set(opts, find(spec.options, flag), value, k)
+    elseif spec.keys and a:match("^[%a_][%w_]*=") and M.suggest(a:match("^[^=]+"):upper(), key_names(spec)) then
+      -- soc_version=950: a parameter in the wrong case rather than a path with '=' in it
+      local k = a:match("^[^=]+")
+      errors.usage(i18n.t("cli.unknown_key", k, spec.name, M.did_you_mean(k:upper(), key_names(spec))))
     else
       words[#words + 1] = a
     end
