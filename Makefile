@@ -141,9 +141,14 @@ doc:
 
 # The source tarball the rockspec's source.url names, with the rockspec beside it:
 # `cd build/dist && luarocks build ascope-$(VERSION)-1.rockspec` (LuaRocks unpacks next to it).
+# GNU tar format: LuaRocks' own tar reader knows GNU long names, not the pax headers git archive
+# writes for paths over 100 characters.
 dist:
-	@mkdir -p $(BUILD)/dist
-	git archive --format=tar.gz --prefix=ascope-$(VERSION)/ -o $(BUILD)/dist/ascope-$(VERSION).tar.gz HEAD
+	rm -rf $(BUILD)/dist && mkdir -p $(BUILD)/dist
+	git archive --prefix=ascope-$(VERSION)/ HEAD | tar -x -C $(BUILD)/dist
+	tar --format=gnu --sort=name --owner=0 --group=0 --numeric-owner -C $(BUILD)/dist \
+	  -czf $(BUILD)/dist/ascope-$(VERSION).tar.gz ascope-$(VERSION)
+	rm -rf $(BUILD)/dist/ascope-$(VERSION)
 	cp ascope-$(VERSION)-1.rockspec $(BUILD)/dist/
 
 clean:
