@@ -3,6 +3,7 @@
 -- Point the editor at this folder: .luarc.json {"workspace.library": ["<ascope>/types"]}.
 
 ---@class ascope: ascope_core
+---@field VERSION string the version of ascope
 ---@field memory ascope.memory
 ---@field timeline ascope.timeline
 ---@field rules ascope.rules

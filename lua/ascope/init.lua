@@ -24,6 +24,7 @@ local core = require "ascope_core"
 -- @field par `map(items, fn, {jobs, gc, here})`: per-item work in worker processes
 -- @field column typed columns: `new(kind, values)`, `concat`; `#col`, `col[i]`, `col:totable()`
 -- @field versions `versions()`: the versions of Lua, yajl, libcsv and SQLite built in
+-- @field VERSION the version of ascope ("0.1.0")
 -- @field memory the memory job (`ascope.memory`), loaded on first use
 -- @field timeline the timeline job (`ascope.timeline`), loaded on first use
 -- @field rules rule files (`ascope.rules`), loaded on first use
@@ -39,6 +40,7 @@ local M = {
   par = core.par,
   column = core.column,
   versions = core.versions,
+  VERSION = require "ascope.version",
 }
 
 local lazy = { memory = "ascope.memory", timeline = "ascope.timeline", rules = "ascope.rules" }
