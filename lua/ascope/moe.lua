@@ -1,6 +1,7 @@
 --- MoE dispatch/combine hang diagnosis across all cards of TARGET_DIR/<n>/.
---   local r = assert(require("ascope.moe").run({ target_dir = "dumps", soc_version = "950" }))
---   for _, c in ipairs(r.cards) do print(c.card, c.stuck_in) end
+--     local r = assert(require("ascope.moe").run({ target_dir = "dumps", soc_version = "950" }))
+--     for _, c in ipairs(r.cards) do print(c.card, c.stuck_in) end
+-- @module ascope.moe
 local core = require "ascope_core"
 local dump = require "ascope.ascend.dump"
 local analysis = require "ascope.analysis.moe"
@@ -489,11 +490,19 @@ function M.merge(opts)
   return res
 end
 
---- Findings of a run: {severity, card, analysis, message} (DETAIL lines name the slots).
+--- Findings of a run: `{severity, card, analysis, message}` (DETAIL lines name the slots).
+-- @tparam table res a result of `run`
+-- @treturn table the list of findings
 function M.anomalies(res) return res.anomalies end
 
---- The whole run. opts: target_dir, soc_version, share_expert_card_count, sp_moe_num,
--- tp_worldsize, share_expert_num, rules, log (function(level, text)).
+--- The whole run over the cards of `TARGET_DIR/<n>/`.
+-- @tparam table opts `target_dir`, `soc_version` ("910_93", "950", "910B"),
+-- `share_expert_card_count`, `sp_moe_num`, `tp_worldsize`, `share_expert_num`, `k`, `rules`, and
+-- `log` (`function(level, text)`, called for every line of the analysis)
+-- @treturn table `{cards, failed, ...}`; each card has `card`, `stuck_in` and `anomalies`;
+-- `wait_for` and `root_cards` give who waits for whom and the cards that started it
+-- @treturn[2] nil when the input cannot be used at all
+-- @treturn[2] string why
 function M.run(opts)
   local rules, rerr = M.rules(opts.rules)
   if not rules then return nil, rerr end

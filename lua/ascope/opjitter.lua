@@ -1,8 +1,9 @@
 --- Operator jitter across cards for scripts: find each card's kernel_details.csv or
 -- op_summary_*.csv, compare the n-th call of every operator type across cards, and check the
 -- aiv columns of the dispatch/combine families.
---   local r = assert(require("ascope.opjitter").run("prof_dir"))
---   for _, a in ipairs(r.avg) do print(a.type, a.avg_jitter) end
+--     local r = assert(require("ascope.opjitter").run("prof_dir"))
+--     for _, a in ipairs(r.avg) do print(a.type, a.avg_jitter) end
+-- @module ascope.opjitter
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local kernel_csv = require "ascope.ascend.kernel_csv"
@@ -61,7 +62,13 @@ function M.find(path)
   return found, problems
 end
 
---- opts: rules (file), cards (expected count), jobs (files read at once; default: CPUs). Returns {cards, missing, rows, avg, aiv, failed}.
+--- Jitter of every operator type across the cards under path.
+-- @tparam string path the profiling folder
+-- @tparam[opt] table opts `rules` (a user rule file), `cards` (expected count), `jobs` (files read
+-- at once; default: CPUs)
+-- @treturn table `{cards, found, missing, rows, avg, aiv, failed}`
+-- @treturn[2] nil when the input cannot be used at all
+-- @treturn[2] string why
 function M.run(path, opts)
   opts = opts or {}
   local rules, rerr = M.rules(opts.rules)

@@ -1,11 +1,12 @@
 --- Classify the errors of Ascend plog / device logs.
---   local r = assert(require("ascope.plog").run("/root/ascend/log"))
---   for id, c in pairs(r.categories) do print(id, c.count) end
+--     local r = assert(require("ascope.plog").run("/root/ascend/log"))
+--     for id, c in pairs(r.categories) do print(id, c.count) end
 -- Line format: [LEVEL] MODULE(PID,PNAME):YYYY-MM-DD-hh:mm:ss.mmm.uuu [file.cc:123]TID msg (the
 -- thread id may be separate: [file.cc:816] [3977663]msg); other lines are continuation text.
 -- Only [ERROR] lines are classified, except classifiers marked any_level. Categories are
 -- independent: a line counts in every category it matches; an [ERROR] line no classifier knows is
 -- counted as unclassified, with examples.
+-- @module ascope.plog
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local rules_mod = require "ascope.rules"
@@ -226,10 +227,14 @@ local function failure_tracker()
   return t
 end
 
---- opts: rules (file). Returns {categories = {id -> {count, classifier, examples}}, records (one per
--- line and category), unclassified = {count, examples}, failures (one per failing card and task),
--- non_moe_failures, first_error (card -> time of its first [ERROR] line), files, failed} or nil,
--- message.
+--- Classify every log file under path.
+-- @tparam string path a log file or a folder of them
+-- @tparam[opt] table opts `rules` (a user rule file)
+-- @treturn table `{categories = {id -> {count, classifier, examples}}, records` (one per line and
+-- category)`, unclassified = {count, examples}, failures` (one per failing card and task)`,
+-- non_moe_failures, first_error` (card -> time of its first [ERROR] line)`, files, failed}`
+-- @treturn[2] nil when the input cannot be used at all
+-- @treturn[2] string why
 function M.run(path, opts)
   opts = opts or {}
   local rules, rerr = M.rules(opts.rules)

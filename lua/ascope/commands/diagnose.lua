@@ -23,6 +23,15 @@ for _, o in ipairs(moe_cmd.spec.options) do
   if o[1] ~= "output" then options[#options + 1] = o end
 end
 for k, v in pairs(moe_cmd.spec.keys) do keys[k] = v end
+-- the outputs of the analyses it runs, then its own page
+local outputs = {}
+for _, name in ipairs({ "moe", "opjitter", "plog", "graph" }) do
+  for _, f in ipairs(require("ascope.commands." .. name).spec.outputs) do outputs[#outputs + 1] = f end
+end
+outputs[#outputs + 1] = { "diagnose_summary.json", help = { en = "the anomalies of every analysis and the verdict (root cards, stuck sides)",
+                                                           zh = "各分析的异常与结论（起始卡、各卡卡住的一侧）" } }
+outputs[#outputs + 1] = { "diagnose_report.html", help = { en = "every anomaly, most severe first, with the opjitter charts",
+                                                          zh = "按严重程度排列的所有异常及 opjitter 图表" } }
 
 M.spec = {
   name = "diagnose",
@@ -37,16 +46,17 @@ default TARGET_DIR), plog (PLOG_PATH) and graph (GRAPH_PATH), and runs every ana
 given, in that order, announcing each. All outputs go to one OUT; the run ends with every anomaly
 found, most severe first, with the analysis it came from, and the verdict: who waits for whom,
 the root cards (first to fail by the first plog error, else the dump time) and the findings of
-plog, graph and opjitter that point at them. Writes OUT/diagnose_summary.json (anomalies,
-verdict) and OUT/diagnose_report.html. Exit code 0 when the analyses ran (findings are reported,
+plog, graph and opjitter that point at them; the anomalies and the verdict are also written as
+JSON and HTML (the outputs are listed below). Exit code 0 when the analyses ran (findings are reported,
 not failures; --fail-on error|warning makes them exit 3), 1 when an input could not be read.]],
     zh = [[合并 moe、opjitter、plog、graph 的参数，按顺序运行所有给出输入的分析，输出到同一 OUT 目录，最后按严重程度
 汇总所有异常及其来源，并给出结论：各卡等待关系、起始卡（按 plog 首个错误、否则按 dump 时间排序）及 plog、graph、
-opjitter 中指向这些卡的发现；输出 diagnose_summary.json 与 diagnose_report.html。分析能运行时退出码为 0
+opjitter 中指向这些卡的发现；异常与结论另写为 JSON 和 HTML（输出文件见下）。分析能运行时退出码为 0
 （--fail-on error|warning 时有相应发现退出码为 3），有输入无法读取时为 1。]],
   },
   options = options,
   keys = keys,
+  outputs = outputs,
   examples = { "ascope diagnose TARGET_DIR=dumps SOC_VERSION=950 PLOG_PATH=logs GRAPH_PATH=graphs -o out" },
 }
 

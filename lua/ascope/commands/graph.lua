@@ -31,6 +31,11 @@ different counts (per node). Writes OUT/graph_summary.json.]],
     { "format", arg = "LIST", default = "json", help = "outputs to write: json" },
   },
   keys = { GRAPH_PATH = "graph-path" },
+  outputs = {
+    { "graph_summary.json", format = "json", help = {
+      en = "node names per card and each card's verdict against the lowest",
+      zh = "各卡节点名及与最小卡号对比的结论" } },
+  },
   examples = { "ascope graph graphs/ -o out", "ascope graph GRAPH_PATH=graphs --filter 'MoeDistribute|AllToAll'" },
 }
 

@@ -31,6 +31,12 @@ ras_code）分类：各类数量与前几条原始日志、提取字段、每张
     { "format", arg = "LIST", default = "csv,json", help = "outputs to write: csv,json" },
   },
   keys = { PLOG_PATH = "plog-path" },
+  outputs = {
+    { "error_plog.csv", format = "csv", help = {
+      en = "every classified line: category, message, card, file, line, time, fields",
+      zh = "每条已分类日志：类别、信息、卡、文件、行、时间、字段" } },
+    { "plog_summary.json", format = "json", help = { en = "counts and examples per category, each card's failure", zh = "各类别数量与示例、每张卡的失败点" } },
+  },
   examples = { "ascope plog /root/ascend/log -o out", "ascope plog PLOG_PATH=logs --rules my_classifiers.lua" },
 }
 
