@@ -347,3 +347,231 @@ describe("timeline on real samples agrees with the profiler's own step split", f
     h.cleanup(dir)
   end)
 end)
+
+-- ids of the rules that fired, sorted
+local function fired(r)
+  local ids = {}
+  for _, f in ipairs(r.findings) do ids[#ids + 1] = f.id end
+  table.sort(ids)
+  return ids
+end
+
+local function cv(list)
+  local mean = 0
+  for _, x in ipairs(list) do mean = mean + x / #list end
+  local var = 0
+  for _, x in ipairs(list) do var = var + (x - mean) ^ 2 / #list end
+  return math.sqrt(var) / mean
+end
+
+describe("timeline rules on generated runs with known truth", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  it("a healthy run: no rule fires", function()
+    local t = gen.healthy(dir .. "/healthy.json", 10)
+    local r = analyse(dir .. "/healthy.json")
+    assert.same({}, fired(r))
+    assert.near(cv(t.times), r.dashboard.step_cv, 1e-12)
+    assert.is_true(r.dashboard.step_cv < 0.02)
+    assert.same({}, r.jitter.long_tail)
+    assert.near(1, r.dashboard.op_utilization, 1e-12)
+    assert.near(1, r.dashboard.overlap_ratio, 1e-12)
+    assert.near(0, r.dashboard.comm_jitter, 1e-12)
+    assert.is_nil(r.compare) -- no long step to compare
+  end)
+
+  it("a slow step with a data-loader stall: long tail, jitter from the compute side, and what grew", function()
+    gen.dataloader_stall(dir .. "/stall.json", 5, 600)
+    local r = analyse(dir .. "/stall.json")
+    assert.same({ "compute_side_jitter", "long_tail", "step_jitter" }, fired(r))
+    local times = {}
+    for k = 1, 10 do times[k] = k == 5 and 1.6 or 1.0 end
+    assert.near(cv(times), r.dashboard.step_cv, 1e-12)
+    assert.equal(1, #r.jitter.long_tail)
+    assert.equal("5", r.jitter.long_tail[1].step)
+    -- the long step against the typical one: the host-only start grew by the stall
+    local c = r.compare
+    assert.equal(5, c.step)
+    assert.equal("preparing", c.grew_most)
+    for _, x in ipairs(c.categories) do
+      if x.name == "preparing" then assert.near(0.6, x.delta_ms, 1e-9) end
+      if x.name == "step" then assert.near(0.6, x.delta_ms, 1e-9) end
+      if x.name == "compute" then assert.near(0, x.delta_ms, 1e-9) end
+    end
+    assert.equal("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", c.operators[1].name)
+    assert.near(0.6, c.operators[1].delta_ms, 1e-9)
+    -- the findings point at the long step and what grew in it
+    for _, f in ipairs(r.findings) do
+      assert.equal(5, tonumber(f.evidence.step))
+      assert.equal(c.operators[1].name, f.evidence.operator)
+    end
+    -- --compare-step picks another step; one that is not there says so
+    assert.equal(3, analyse(dir .. "/stall.json", { compare_step = 3 }).compare.step)
+    assert.truthy(analyse(dir .. "/stall.json", { compare_step = 99 }).compare.error:find("not in the trace", 1, true))
+  end)
+
+  it("PP 4 stages x 6 micro-batches: the bubble is the union of receive waits, at the theory", function()
+    local t = gen.pipeline(dir .. "/pp.json", 4, 6, 100, 200, 3)
+    local r = analyse(dir .. "/pp.json", { pp = 4, microbatches = 6 })
+    assert.near(t.bubble_us / 1000, r.pp_bubble.bubble_ms, 1e-12)
+    assert.near(t.bubble_us / t.step_us, r.dashboard.pp_bubble_ratio, 1e-12)
+    assert.near(3 / 9, r.pp_bubble.theory, 1e-12)
+    assert.near(0, r.pp_bubble.excess, 1e-12)
+    -- the host launches during the wait, but the wait is the pipeline's, not the host's
+    assert.equal(0, r.dashboard.host_launch_gap_ratio)
+    assert.same({}, fired(r))
+    -- with 12 micro-batches the theory is 3/15: the same bubble is now above it
+    local r12 = analyse(dir .. "/pp.json", { pp = 4, microbatches = 12 })
+    assert.same({ "bubble_above_theory" }, fired(r12))
+    assert.near(1 / 3 - 3 / 15, r12.pp_bubble.excess, 1e-12)
+  end)
+
+  it("exposed communication: overlap and the critical path say so, host-bound does not", function()
+    gen.exposed_comm(dir .. "/exposed.json", 5)
+    local r = analyse(dir .. "/exposed.json")
+    assert.same({ "comm_on_critical_path", "lane_idle", "op_util_low", "overlap_low" }, fired(r))
+    assert.equal(0, r.dashboard.overlap_ratio)
+    -- compute 500 + all-reduce 600 + optimizer 10 us, tied by flows
+    assert.near(1.11, r.critical_path.longest_path_ms, 1e-12)
+    assert.near(600 / 1110, r.critical_path.comm_share, 1e-12)
+    assert.near(510 / 1110, r.dashboard.op_utilization, 1e-12)
+    assert.equal(0, r.dashboard.host_launch_gap_ratio)
+    for _, f in ipairs(r.findings) do
+      if f.id == "comm_on_critical_path" then
+        assert.equal("Communication", f.evidence.view)
+        assert.equal("HCCL/Group 0 Communication", f.evidence.lane)
+      end
+    end
+  end)
+end)
+
+describe("timeline properties", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  it("the longest path never exceeds the stage (random traces with flows)", function()
+    math.randomseed(12)
+    for iter = 1, 25 do
+      local lanes = { { "Python", "Thread 1", {} }, { "Ascend Hardware", "Stream 1", {} },
+                      { "Ascend Hardware", "Stream 2", {} }, { "HCCL", "Group 0 Communication", {} } }
+      local flows = {}
+      for _ = 1, math.random(3, 12) do
+        local lane = math.random(1, 4)
+        local ts, dur = math.random(0, 300), math.random(1, 80)
+        table.insert(lanes[lane][3], { lane == 4 and "hcom_allReduce_" or "op", ts, dur, lane ~= 1 and lane ~= 4 and "AI_CORE" or nil })
+      end
+      for k = 1, math.random(0, 6) do
+        flows[k] = { id = k, from = { math.random(1, 4), math.random(0, 400) }, to = { math.random(1, 4), math.random(0, 400) } }
+      end
+      local p = ("%s/rand%d.json"):format(dir, iter)
+      trace(p, lanes, flows)
+      local r = analyse(p)
+      if r.critical_path and r.critical_path.longest_path_ms then
+        assert.is_true(r.critical_path.longest_path_ms <= r.step.stage_ms + 1e-12, p)
+        assert.is_true(r.critical_path.free_ms >= -1e-12)
+      end
+    end
+  end)
+
+  it("nothing selected is nothing: no compute reads 0, a prefill-only trace has no decode time", function()
+    local p = dir .. "/comm_only.json"
+    trace(p, { { "Ascend Hardware", "Stream 1", { { "hcom_allReduce_1", 0, 50 } } } })
+    local r = analyse(p)
+    assert.equal(0, r.dashboard.op_utilization)
+    local q = dir .. "/prefill.json"
+    trace(q, { { "Ascend Hardware", "Stream 1", { { "prefill_attn", 0, 50, "AI_CORE" } } } })
+    local ph = analyse(q).phases
+    assert.near(0.05, ph.prefill_ms, 1e-12)
+    assert.equal(0, ph.decode_ms)
+    assert.is_nil(ph.tpot_ms)
+  end)
+end)
+
+describe("timeline prefill/decode", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  it("TTFT and TPOT by the seed's formulas when request boundaries exist, else the approximation says so", function()
+    -- two requests: prefill to 300 (resp. 2250) us, then 3 (resp. 1) decode steps
+    local host = { { "request_1", 0, 1000 }, { "request_2", 2000, 600 } }
+    local dev = { { "prefill_attn", 10, 290, "AI_CORE" }, { "decode_step", 400, 100, "AI_CORE" },
+                  { "decode_step", 600, 100, "AI_CORE" }, { "decode_step", 800, 100, "AI_CORE" },
+                  { "prefill_attn", 2000, 250, "AI_CORE" }, { "decode_step", 2300, 100, "AI_CORE" } }
+    local p = dir .. "/serve.json"
+    trace(p, { { "Python", "Thread 1", host }, { "Ascend Hardware", "Stream 1", dev } })
+    local ph = analyse(p).phases
+    assert.equal("request boundaries", ph.method)
+    assert.equal(2, ph.requests)
+    -- TTFT = first token - request start; TPOT = (latency - TTFT) / (tokens - 1)
+    assert.near((300 + 250) / 2 / 1000, ph.ttft_ms, 1e-12)
+    assert.near(((1000 - 300) / 3 + (600 - 250) / 1) / 2 / 1000, ph.tpot_ms, 1e-12)
+    local q = dir .. "/no_requests.json"
+    trace(q, { { "Ascend Hardware", "Stream 1", dev } })
+    local ph2 = analyse(q).phases
+    assert.equal("name-pattern approximation", ph2.method)
+    assert.near(0.1, ph2.tpot_ms, 1e-12)
+  end)
+end)
+
+describe("timeline command line", function()
+  local dir
+  local L0 = h.real .. "/msinsight_pytorch_text_level0"
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  it("lane options are POSIX extended regular expressions; an invalid one exits 2 naming it", function()
+    gen.exposed_comm(dir .. "/x.json", 3)
+    local base = analyse(dir .. "/x.json")
+    local same = analyse(dir .. "/x.json", { device_regex = "^Ascend Hardware/Stream [0-9]+$" })
+    assert.equal(base.dashboard.op_utilization, same.dashboard.op_utilization)
+    -- a regex that names no device lane: nothing measured, not 100%
+    local none = analyse(dir .. "/x.json", { device_regex = "^NPU [0-9]{2}$" })
+    assert.is_nil(none.dashboard.op_utilization)
+    assert.truthy(none.not_computed.op_util:find("device lanes pattern", 1, true))
+    local code, _, err = h.run("timeline", dir .. "/x.json", "-o", dir .. "/out", "--device-regex", "Stream (2|[")
+    assert.equal(2, code)
+    assert.truthy(err:find("--device-regex: invalid regular expression", 1, true), err)
+    local code2, _, err2 = h.run("timeline", dir .. "/x.json", "-o", dir .. "/out", "--comm-regex", "HCCL(")
+    assert.equal(2, code2)
+    assert.truthy(err2:find("--comm-regex", 1, true), err2)
+    h.write(dir .. "/r.lua", [[return { patterns = { p2p_wait = { "recv", "re(ceive" } } }]])
+    local code3, _, err3 = h.run("timeline", dir .. "/x.json", "-o", dir .. "/out", "--rules", dir .. "/r.lua")
+    assert.equal(2, code3)
+    assert.truthy(err3:find("rules: timeline.patterns.p2p_wait[2]: invalid regular expression", 1, true), err3)
+  end)
+
+  it("the same input gives the same bytes, twice", function()
+    gen.dataloader_stall(dir .. "/in/stall.json", 5, 600)
+    for _, input in ipairs({ L0, dir .. "/in/stall.json" }) do
+      assert.equal(0, (h.run("timeline", input, "-o", dir .. "/a", "-j", "2")))
+      assert.equal(0, (h.run("timeline", input, "-o", dir .. "/b", "-j", "1")))
+      for _, f in ipairs({ "timeline_report.html", "timeline_report.md", "timeline_metrics.json" }) do
+        assert.equal(h.read(dir .. "/a/" .. f), h.read(dir .. "/b/" .. f), f)
+      end
+    end
+  end)
+
+  it("a rank with only step_trace_time.csv gets its jitter; the other rank its full analysis", function()
+    h.copy(L0 .. "/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json",
+      dir .. "/tree/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json")
+    h.write(dir .. "/tree/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/step_trace_time.csv",
+      "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,Preparing\n"
+      .. "1,50,10,30,40,5,65,0,2\n2,50,10,30,40,5,65,0,2\n3,50,10,30,40,45,105,0,2\n4,50,10,30,40,5,65,0,2\n")
+    local code, out = h.run("timeline", dir .. "/tree", "-o", dir .. "/out")
+    assert.equal(0, code)
+    local m = core.json.load(dir .. "/out/timeline_metrics.json")
+    assert.equal(2, #m.ranks)
+    local r1 = m.ranks[2]
+    assert.equal(1, r1.rank)
+    -- step time = Computing + Communication(Not Overlapped) + Free + Preparing
+    assert.near(cv({ 67, 67, 107, 67 }), r1.jitter.cv, 1e-12)
+    assert.equal(0, r1.comm_jitter.cv)
+    assert.truthy(r1.not_computed.op_util:find("no trace", 1, true))
+    assert.truthy(out:find("rank 1 (tree): step_cv", 1, true))
+    assert.truthy(m.ranks[1].dashboard.op_utilization)
+  end)
+end)

@@ -229,6 +229,11 @@ function M.analyse(tl, rules, re, step_trace, opts)
   local comp_lanes = lanes_composition(m, w.w0, w.w1)
   local lo, hi = step_dimensions(r, sets, w, comp_lanes, opts, step_row)
   r.step = r.step or { id = w.id }
+  if m.device_lanes == 0 and r.op_util and r.op_util.source == "tasks" then
+    -- no lane is a device lane: compute cannot be measured, which is not the same as none
+    r.op_util = nil
+    r.not_computed.op_util = "no lane name matches the device lanes pattern (rules: lanes.device, --device-regex)"
+  end
   if not lo then
     local why = "no compute or communication tasks in the step (no device lane matches the rules' lanes.device, or no task in it)"
     for _, d in ipairs({ "critical_path", "op_util", "overlap", "host", "pp_bubble", "hotspots" }) do

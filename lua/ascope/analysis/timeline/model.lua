@@ -159,7 +159,9 @@ function M.build(tl, rules, re)
   -- a device stream that carries communication tasks (HCCL's notify waits, SDMA, the hcom_
   -- ops; in a .db the streams of COMMUNICATION_TASK_INFO) is a communication stream: all of its
   -- tasks are communication whatever their type (HCCL's reduce kernels say AI_CORE)
+  m.device_lanes = 0 -- lanes the device pattern named, communication streams included
   for i, lane in ipairs(m.lanes) do
+    if lane.kind == "device" then m.device_lanes = m.device_lanes + 1 end
     if lane.kind == "device" and (listed[lane.name] or (m.rows[i] and m.rows[i].comm)) then
       lane.kind, lane.stream = "comm", true
     end
