@@ -45,4 +45,12 @@ return {
   ["moe.stuck"] = "2. card %d: dispatch ran %d times, combine %d: stuck in %s",
   ["moe.undetermined"] = "2. card %d: dispatch ran %s times, combine %s: the execution order is undetermined",
   ["moe.waiting"] = "card %d: %s cores still waiting: %s",
+  ["timeline.bad_regex"] = "%s: invalid regular expression %q: %s",
+  ["timeline.evidence_lane"] = "lane %s",
+  ["timeline.evidence_open"] = "open the %s",
+  ["timeline.evidence_operator"] = "operator %s",
+  ["timeline.evidence_step"] = "step %s",
+  ["timeline.view_Communication"] = "Communication view",
+  ["timeline.view_Operator"] = "Operator view",
+  ["timeline.view_Timeline"] = "Timeline view",
 }

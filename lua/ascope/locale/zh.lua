@@ -45,4 +45,12 @@ return {
   ["moe.stuck"] = "2. 卡%d：dispatch执行次数:%d，combine执行次数:%d，该卡算子执行流程卡死在%s上",
   ["moe.undetermined"] = "2. 卡%d：dispatch执行次数:%s，combine执行次数:%s，无法判断执行序",
   ["moe.waiting"] = "卡%d：%s仍在等待的核：%s",
+  ["timeline.bad_regex"] = "%s：无效的正则表达式 %q：%s",
+  ["timeline.evidence_lane"] = "泳道 %s",
+  ["timeline.evidence_open"] = "打开%s",
+  ["timeline.evidence_operator"] = "算子 %s",
+  ["timeline.evidence_step"] = "step %s",
+  ["timeline.view_Communication"] = "通信视图",
+  ["timeline.view_Operator"] = "算子视图",
+  ["timeline.view_Timeline"] = "Timeline 视图（系统调优）",
 }

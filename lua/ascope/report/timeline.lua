@@ -5,6 +5,7 @@ local md = require "ascope.report.md"
 local writer = require "ascope.report.writer"
 local analysis = require "ascope.analysis.timeline"
 local fmt = require "ascope.fmt"
+local i18n = require "ascope.i18n"
 local json = core.json
 
 local M = {}
@@ -79,14 +80,14 @@ local function mark(set, ...)
   return ""
 end
 
---- "step 12, lane Ascend Hardware/Stream 2, operator MatMul; open the Timeline view"
+--- "step 12, lane Ascend Hardware/Stream 2, operator MatMul, open the Timeline view"
 function M.evidence_text(e)
   if not e then return "" end
   local parts = {}
-  if e.step ~= nil then parts[#parts + 1] = "step " .. tostring(e.step) end
-  if e.lane then parts[#parts + 1] = "lane " .. e.lane end
-  if e.operator then parts[#parts + 1] = "operator " .. e.operator end
-  parts[#parts + 1] = "open the " .. e.view .. " view"
+  if e.step ~= nil then parts[#parts + 1] = i18n.t("timeline.evidence_step", tostring(e.step)) end
+  if e.lane then parts[#parts + 1] = i18n.t("timeline.evidence_lane", e.lane) end
+  if e.operator then parts[#parts + 1] = i18n.t("timeline.evidence_operator", e.operator) end
+  parts[#parts + 1] = i18n.t("timeline.evidence_open", i18n.t("timeline.view_" .. e.view))
   return table.concat(parts, ", ")
 end
 

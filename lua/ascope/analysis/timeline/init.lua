@@ -21,6 +21,7 @@ local path = require "ascope.analysis.timeline.path"
 local jitter = require "ascope.analysis.timeline.jitter"
 local phases = require "ascope.analysis.timeline.phases"
 local compare = require "ascope.analysis.timeline.compare"
+local stats = require "ascope.analysis.stats"
 
 local M = {}
 
@@ -131,15 +132,6 @@ local function swimlanes(m, lanes, lo, hi)
   end
   table.sort(out, function(a, b) return a.name < b.name end)
   return out
-end
-
-local function median(list)
-  local s = {}
-  for i, v in ipairs(list) do s[i] = v end
-  if #s == 0 then return nil end
-  table.sort(s)
-  local n = #s
-  return n % 2 == 1 and s[(n + 1) // 2] or (s[n // 2] + s[n // 2 + 1]) / 2
 end
 
 -- The typical step's time split and the op_util, overlap, host and bubble dimensions.
@@ -276,7 +268,8 @@ function M.analyse(tl, rules, re, step_trace, opts)
       if not s.empty then ratios[#ratios + 1] = s.launch_gap / s.stage end
     end
     r.host.steps = #ratios
-    if #ratios >= jitter.MIN_STEPS then r.host.launch_gap_median = median(ratios) end
+    table.sort(ratios)
+    if #ratios >= jitter.MIN_STEPS then r.host.launch_gap_median = stats.percentile(ratios, 50) end
   end
   -- 6 jitter
   local why

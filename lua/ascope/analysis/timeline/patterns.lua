@@ -5,6 +5,7 @@
 --   local re = assert(patterns.compile(rules, { device_regex = "^Ascend Hardware/Stream [0-9]+$" }))
 --   if patterns.test(re.lanes.device, "Ascend Hardware/Stream 2") then ... end
 local regex = require("ascope_core").regex
+local i18n = require "ascope.i18n"
 
 local M = {}
 
@@ -28,7 +29,7 @@ local function compile_set(value, where)
     local at = type(value) == "table" and ("%s[%d]"):format(where, i) or where
     if type(p) ~= "string" then return nil, ("%s must be a string, not %s"):format(at, type(p)) end
     local re, err = regex.compile(p, "i")
-    if not re then return nil, ("%s: invalid regular expression %q: %s"):format(at, p, err) end
+    if not re then return nil, i18n.t("timeline.bad_regex", at, p, err) end
     set[#set + 1] = re
   end
   return set
