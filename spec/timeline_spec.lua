@@ -414,8 +414,13 @@ describe("timeline rules on generated runs with known truth", function()
 
   it("PP 4 stages x 6 micro-batches: the bubble is the union of receive waits, at the theory", function()
     local t = gen.pipeline(dir .. "/pp.json", 4, 6, 100, 200, 3)
+    -- the profiler's split of the same run: its Bubble column is the receive time
+    local rows = { "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,Preparing" }
+    for k = 1, 3 do rows[#rows + 1] = ("%d,1800,0,30,30,0,1800,%d,0"):format(k, t.bubble_us) end
+    h.write(dir .. "/step_trace_time.csv", table.concat(rows, "\n") .. "\n")
     local r = analyse(dir .. "/pp.json", { pp = 4, microbatches = 6 })
     assert.near(t.bubble_us / 1000, r.pp_bubble.bubble_ms, 1e-12)
+    assert.near(r.pp_bubble.profiler_bubble_ms, r.pp_bubble.bubble_ms, 1e-12)
     assert.near(t.bubble_us / t.step_us, r.dashboard.pp_bubble_ratio, 1e-12)
     assert.near(3 / 9, r.pp_bubble.theory, 1e-12)
     assert.near(0, r.pp_bubble.excess, 1e-12)

@@ -52,8 +52,30 @@ function KINDS.swimlanes(_, sec, r)
     for k = 1, #l.starts do iv[k] = { l.starts[k], l.ends[k], l.kind } end
     lanes[i] = { name = l.name, intervals = iv }
   end
-  return svg.swimlanes({ title = i18n.pick(sec.title), lanes = lanes, x0 = 0, x1 = r.step.span_ms, kinds = KIND_COLOURS,
-                         x_label = "time since the stage start, the step's first compute or communication task (ms)" })
+  local prep = r.step.preparing_ms or 0
+  local note = ("<p>step %s: host-only %.3f ms before the %.3f ms stage (first to last compute or communication task).</p>")
+    :format(esc(r.step.id or "(whole trace)"), prep, r.step.stage_ms)
+  return note .. svg.swimlanes({ title = i18n.pick(sec.title), lanes = lanes, x0 = 0, x1 = r.step.picture_ms,
+                                 kinds = KIND_COLOURS, x_label = "time since the step start (ms)" })
+end
+
+function KINDS.compare(_, _, r)
+  local c = r.compare
+  if not c or c.error then return nil end
+  local rows = {}
+  for i, x in ipairs(c.categories) do
+    rows[i] = { x.name, ("%.3f"):format(x.long_ms), ("%.3f"):format(x.typical_ms), ("%.3f"):format(x.delta_ms) }
+  end
+  local out = { ("<p>step %s against the typical step %s: %s grew most.</p>"):format(esc(c.step), esc(c.typical),
+    esc(c.grew_most)), html.table({ "part of the step", "step " .. c.step .. " ms", "typical ms", "grew ms" }, rows) }
+  if #c.operators > 0 then
+    local ops = {}
+    for i, x in ipairs(c.operators) do
+      ops[i] = { x.name, ("%.3f"):format(x.long_ms), ("%.3f"):format(x.typical_ms), ("%.3f"):format(x.delta_ms) }
+    end
+    out[#out + 1] = html.table({ "operator", "step " .. c.step .. " ms", "typical ms", "grew ms" }, ops)
+  end
+  return table.concat(out)
 end
 
 function KINDS.lane_idle(_, sec, r)

@@ -258,7 +258,10 @@ function M.analyse(tl, rules, re, step_trace, opts)
       r.host.host_launch_gap_ratio = nil
       r.not_computed.host = "no host launch/sync events (rules: patterns.host_launch) on host lanes"
     end
-    r.swimlanes = swimlanes(m, r.lanes, lo, hi)
+    -- the picture starts at the step's start: the host-only time before the stage is shown as such
+    local from = w.id and math.min(w.w0, lo) or lo
+    r.swimlanes = swimlanes(m, r.lanes, from, hi)
+    r.step.picture_ms = ms(hi - from)
   end
   -- host-bound gaps must recur: the median over the steps of each step's launch-gap ratio
   -- (above a threshold in at least half the steps); fewer than 3 steps cannot show recurrence
