@@ -3,6 +3,7 @@
 -- compute, exposed communication, device idle, pipeline bubble) and the operators that grew
 -- most (summed slice time by name on device, communication and host lanes). ms.
 local per_step = require "ascope.analysis.timeline.per_step"
+local model_mod = require "ascope.analysis.timeline.model"
 
 local M = {}
 
@@ -11,35 +12,25 @@ M.CATEGORIES = {
   { "free", "free" }, { "bubble", "bubble" },
 }
 
+local KINDS = { device = true, comm = true, host = true }
+
 -- summed slice time by name in [w0, w1) on device, communication and host lanes (the step
 -- markers themselves left out)
 local function by_name(m, w0, w1)
   local tl = m.tl
   local step_pattern = m.rules.patterns.step
   local out = {}
-  for i, lane in ipairs(m.lanes) do
-    if lane.kind ~= "overlap" and lane.kind ~= "other" and m.slices[i] then
-      local rows = m.slices[i]
-      for k = 1, #rows do
-        local r = rows[k]
-        local t, d, n = tl.ts[r], tl.dur[r], tl.name[r]
-        if t and d and n and t >= w0 and t < w1 and not n:match(step_pattern) then out[n] = (out[n] or 0) + d end
-      end
-    end
+  for _, r in ipairs(model_mod.window_rows(m, w0, w1, KINDS)) do
+    local n = tl.name[r]
+    if n and not n:match(step_pattern) then out[n] = (out[n] or 0) + tl.dur[r] end
   end
   return out
-end
-
-local function split_of(splits, id)
-  for _, s in ipairs(splits) do
-    if s.id == id then return s end
-  end
 end
 
 --- nil when there is no step to compare (no long tail and no --compare-step), else
 -- {step, typical, categories = {{name, long_ms, typical_ms, delta_ms}}, operators = {...}}.
 -- A --compare-step that is not in the trace gives {error = message}.
-function M.steps(m, wins, splits, typical_k, long_tail, want, top_n)
+function M.steps(m, sets, wins, typical_k, long_tail, want, top_n)
   local id = want
   if not id then
     if #long_tail == 0 then return nil end
@@ -49,8 +40,8 @@ function M.steps(m, wins, splits, typical_k, long_tail, want, top_n)
   if not k then return { error = ("step %s is not in the trace"):format(tostring(id)) } end
   local tw = wins[typical_k]
   if k == typical_k then return { error = ("step %d is the typical step"):format(id) } end
-  local ls, ts = split_of(splits, wins[k].id), split_of(splits, tw.id)
-  if not ls or not ts or ls.empty or ts.empty then return { error = "one of the steps has no device activity" } end
+  local ls, ts = per_step.split(sets, wins[k]), per_step.split(sets, tw)
+  if not ls or not ts then return { error = "one of the steps has no compute or communication" } end
   local cats = {}
   for _, c in ipairs(M.CATEGORIES) do
     local a, b = ls[c[2]] / 1e6, ts[c[2]] / 1e6

@@ -29,7 +29,7 @@ local function ms(ns) return ns and ns / 1e6 end
 local function ratio(a, b) return (a and b and b > 0) and a / b or nil end
 
 -- the most steps split one by one (evenly spread beyond that)
-M.MAX_STEPS = 1000
+M.MAX_STEPS = 20000
 
 local P2P_KINDS = { device = true, comm = true }
 local HOST_KINDS = { host = true, other = true }
@@ -194,7 +194,7 @@ function M.analyse(tl, rules, re, step_trace, opts)
   local r = { not_computed = {}, lanes = {} }
   if not tl then
     r.steps_found = 0
-    r.jitter, r.comm_jitter, r.not_computed = jitter.measure(step_trace, nil, rules)
+    r.jitter, r.comm_jitter, r.not_computed = jitter.measure(step_trace, nil, nil, rules)
     local why = "no trace (trace_view.json, msprof_*.json or .db) for this rank: only its step_trace_time.csv"
     for _, d in ipairs({ "critical_path", "op_util", "overlap", "host", "pp_bubble", "hotspots" }) do
       r.not_computed[d] = why
@@ -276,11 +276,11 @@ function M.analyse(tl, rules, re, step_trace, opts)
   end
   -- 6 jitter
   local why
-  r.jitter, r.comm_jitter, why = jitter.measure(step_trace, splits, rules)
+  r.jitter, r.comm_jitter, why = jitter.measure(step_trace, #steps > 0 and wins or nil, splits, rules)
   for d, text in pairs(why) do r.not_computed[d] = text end
   -- the long step against the typical one
   if splits and r.jitter then
-    r.compare = compare.steps(m, wins, splits, k, r.jitter.long_tail, opts.compare_step, top_n)
+    r.compare = compare.steps(m, sets, wins, k, r.jitter.long_tail, opts.compare_step, top_n)
   end
   -- 8 prefill/decode
   r.phases = phases.measure(m, w.w0, w.w1)

@@ -47,19 +47,22 @@ function M.long_tail(ids, times, cv_threshold)
   return long, med, p95
 end
 
--- The series: step ids, times and per-step communication, and where they came from.
-local function series(step_trace, splits)
-  local from_markers = splits and #splits > 0 and (not step_trace or #splits >= #step_trace.steps)
+-- The series: step ids, times and per-step communication, and where they came from. wins: all
+-- step windows (their wall times); splits: the steps split one by one (possibly a sample).
+local function series(step_trace, wins, splits)
+  local from_markers = wins and #wins > 0 and wins[1].id and (not step_trace or #wins >= #step_trace.steps)
   local ids, times, comm = {}, {}, {}
   local source, comm_col
   if from_markers then
     source = "ProfilerStep markers"
-    for _, s in ipairs(splits) do
-      ids[#ids + 1] = tostring(s.id)
-      times[#times + 1] = s.wall / 1e6
-      comm[#comm + 1] = not s.empty and s.comm / 1e6 or nil
+    for _, w in ipairs(wins) do
+      ids[#ids + 1] = tostring(w.id)
+      times[#times + 1] = w.wall / 1e6
     end
-    comm_col = "communication busy time in the trace"
+    if splits and #splits == #wins then
+      for _, s in ipairs(splits) do comm[#comm + 1] = s.empty and 0 or s.comm / 1e6 end
+      comm_col = "communication busy time in the trace"
+    end
   elseif step_trace then
     source = step_trace.source
     for _, s in ipairs(step_trace.steps) do
@@ -84,8 +87,8 @@ local function series(step_trace, splits)
 end
 
 --- Step and communication jitter: jitter, comm_jitter (nil when not measured), and the reasons.
-function M.measure(step_trace, splits, rules)
-  local ids, times, comm, source, comm_col = series(step_trace, splits)
+function M.measure(step_trace, wins, splits, rules)
+  local ids, times, comm, source, comm_col = series(step_trace, wins, splits)
   local why = {}
   local st, cj
   if #times == 0 then

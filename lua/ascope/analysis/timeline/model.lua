@@ -203,6 +203,22 @@ function M.busy(m, rows, w0, w1)
   return s
 end
 
+--- Rows of X slices that start in [w0, w1) on lanes of the given kinds (a set), in row order.
+-- The window's rows are found in C, so a step of a long trace costs what the step holds.
+function M.window_rows(m, w0, w1, kinds)
+  local tl = m.tl
+  local rows = column.rows_overlapping(tl.ts, tl.dur, w0, w1)
+  local out = {}
+  for k = 1, #rows do
+    local r = rows[k]
+    local t = tl.ts[r]
+    if t >= w0 and t < w1 and tl.ph[r] == "X" and tl.dur[r] and kinds[m.lanes[tl.lane[r]].kind] then
+      out[#out + 1] = r
+    end
+  end
+  return out
+end
+
 --- Rows tagged with one of tags (a name or a list) on lanes of the given kinds (a set, or nil
 -- for all lanes).
 function M.tagged_rows(m, tags, kinds)

@@ -87,19 +87,11 @@ function M.category(m, r)
   return cls
 end
 
+local DEVICE_KINDS = { device = true, comm = true }
+
 -- device and communication slices that start in [w0, w1)
 local function step_rows(m, w0, w1, fn)
-  local tl = m.tl
-  for i, lane in ipairs(m.lanes) do
-    if (lane.kind == "device" or lane.kind == "comm") and m.slices[i] then
-      local rows = m.slices[i]
-      for k = 1, #rows do
-        local r = rows[k]
-        local t = tl.ts[r]
-        if t and t >= w0 and t < w1 and tl.dur[r] then fn(r) end
-      end
-    end
-  end
+  for _, r in ipairs(model_mod.window_rows(m, w0, w1, DEVICE_KINDS)) do fn(r) end
 end
 
 --- The longest path over the step's tasks, clipped to the stage [lo, hi].
