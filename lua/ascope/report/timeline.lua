@@ -180,7 +180,8 @@ local function rank_section(r, top_n)
       :format(h.preparing_ms, r.step.wall_ms))
     add(("Compute gaps not covered by communication or P2P ops but under host launch/sync activity: %.3f ms, host_launch_gap_ratio %s%s.\n")
       :format(h.launch_gap_ms, pct(h.host_launch_gap_ratio),
-        h.launch_gap_median and (", median over " .. h.steps .. " steps " .. pct(h.launch_gap_median)) or ""))
+        h.launch_gap_median and (", median over " .. h.steps .. " steps " .. pct(h.launch_gap_median))
+          or (h.host_launch_gap_ratio and "; whether it recurs is not measured (fewer than 3 steps)" or "")))
     add(("Data loading without compute: %.3f ms (%s of the step).\n\n"):format(h.dataloader_serial_ms,
       pct(h.dataloader_serial_ratio)))
   end
