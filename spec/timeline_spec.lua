@@ -452,6 +452,31 @@ describe("timeline rules on generated runs with known truth", function()
   end)
 end)
 
+describe("timeline long-tail bounds", function()
+  local jitter = require "ascope.analysis.timeline.jitter"
+
+  it("above 1.5 x median, or above the nearest-rank P95 and median x (1 + CV threshold)", function()
+    local ids, times = {}, {}
+    for k = 1, 20 do ids[k], times[k] = tostring(k), 100 end
+    -- 20 steps: the nearest-rank P95 is the 19th smallest
+    times[7], times[13] = 112, 108
+    local long, med, p95 = jitter.long_tail(ids, times, 0.10)
+    assert.equal(100, med)
+    assert.equal(108, p95)
+    -- 112 > P95 and > 110: long; 108 is the P95 itself: not
+    assert.equal(1, #long)
+    assert.equal("7", long[1].step)
+    -- 109.5 is above the P95 (109) but under median x 1.1 = 110: not long
+    times[7], times[13], times[2] = 109.5, 109, 105
+    assert.equal(0, #jitter.long_tail(ids, times, 0.10))
+    -- few steps: the P95 is the maximum, so only 1.5 x median counts
+    local l2 = jitter.long_tail({ "a", "b", "c" }, { 100, 100, 149 }, 0.10)
+    assert.equal(0, #l2)
+    local l3 = jitter.long_tail({ "a", "b", "c" }, { 100, 100, 151 }, 0.10)
+    assert.equal("c", l3[1].step)
+  end)
+end)
+
 describe("timeline properties", function()
   local dir
   before_each(function() dir = h.tmpdir() end)

@@ -31,12 +31,15 @@ local function rank_data(r)
   }
 end
 
---- Ranks side by side: the slowest (by typical step span) and the most jittery.
+--- The typical step's time: its wall time, else (no step markers) its stage.
+function M.step_ms(r) return r.step and (r.step.wall_ms or r.step.stage_ms) end
+
+--- Ranks side by side: the slowest (by the typical step's time) and the most jittery.
 function M.summary(res)
   local slowest, jittery
   for _, r in ipairs(res.ranks) do
-    local span = r.step and r.step.span_ms
-    if span and (not slowest or span > slowest.span_ms) then slowest = { rank = r.rank, role = r.role, span_ms = span } end
+    local t = M.step_ms(r)
+    if t and (not slowest or t > slowest.step_ms) then slowest = { rank = r.rank, role = r.role, step_ms = t } end
     local cv = r.jitter and r.jitter.cv
     if cv and (not jittery or cv > jittery.cv) then jittery = { rank = r.rank, role = r.role, cv = cv } end
   end
@@ -262,14 +265,14 @@ function M.report_md(res, path)
     local rows = {}
     for i, r in ipairs(res.ranks) do
       local d = r.dashboard
-      rows[i] = { r.role, r.rank, num(r.step and r.step.span_ms), pct(d.critical_path_ratio), pct(d.op_utilization),
+      rows[i] = { r.role, r.rank, num(M.step_ms(r)), pct(d.critical_path_ratio), pct(d.op_utilization),
                   pct(d.overlap_ratio), pct(d.host_launch_gap_ratio), pct(d.step_cv), pct(d.comm_jitter), #r.findings }
     end
-    w:write(md.table({ "role", "rank", "step span ms", "critical_path", "op_util", "overlap", "host_gap", "step_cv",
+    w:write(md.table({ "role", "rank", "step ms", "critical_path", "op_util", "overlap", "host_gap", "step_cv",
                        "comm_jitter", "findings" }, rows))
     local s = M.summary(res)
     if s.slowest then
-      w:write(("\nSlowest rank: %s (%s), step span %.3f ms.\n"):format(s.slowest.rank, s.slowest.role, s.slowest.span_ms))
+      w:write(("\nSlowest rank: %s (%s), typical step %.3f ms.\n"):format(s.slowest.rank, s.slowest.role, s.slowest.step_ms))
     end
     if s.most_jittery then
       w:write(("Most jittery rank: %s (%s), step CV %s.\n"):format(s.most_jittery.rank, s.most_jittery.role,

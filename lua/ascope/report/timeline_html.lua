@@ -18,12 +18,12 @@ local KINDS = {}
 function KINDS.rank_table(res)
   local header = { "rank" }
   for _, k in ipairs(analysis.DASHBOARD_KEYS) do header[#header + 1] = k end
-  header[#header + 1] = "step span ms"
+  header[#header + 1] = "step ms"
   local rows = {}
   for _, r in ipairs(res.ranks) do
     local row = { name(r) }
     for _, k in ipairs(analysis.DASHBOARD_KEYS) do row[#row + 1] = r.dashboard[k] and pct(r.dashboard[k]) or "" end
-    row[#row + 1] = r.step and r.step.span_ms
+    row[#row + 1] = report.step_ms(r)
     rows[#rows + 1] = row
   end
   local out = { html.table(header, rows) }
