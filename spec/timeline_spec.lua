@@ -603,5 +603,16 @@ describe("timeline command line", function()
     assert.truthy(r1.not_computed.op_util:find("no trace", 1, true))
     assert.truthy(out:find("rank 1 (tree): step_cv", 1, true))
     assert.truthy(m.ranks[1].dashboard.op_utilization)
+    -- an analysis.db without StepTraceTime is no step split; a broken one is named, the other rank kept
+    local out0 = dir .. "/tree/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/"
+    h.copy(h.real .. "/msinsight_pytorch_db_level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db",
+      dir .. "/tree2/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db")
+    h.write(dir .. "/tree2/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/analysis.db", "")
+    h.copy(out0 .. "trace_view.json", dir .. "/tree2/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json")
+    h.write(dir .. "/tree2/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/analysis.db", "not a database")
+    local code2, out2, err2 = h.run("timeline", dir .. "/tree2", "-o", dir .. "/out2")
+    assert.equal(1, code2)
+    assert.truthy(out2:find("rank 0 (tree2): critical_path_ratio", 1, true))
+    assert.truthy(err2:find("rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/analysis.db: not an SQLite database", 1, true), err2)
   end)
 end)

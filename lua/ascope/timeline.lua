@@ -56,10 +56,11 @@ local function find_trace(dir)
   return candidates[1]
 end
 
--- the profiler's step split in a folder: step_trace_time.csv, else analysis.db
+-- the profiler's step split in a folder: step_trace_time.csv, else analysis.db with StepTraceTime
 local function split_at(dir)
   for _, name in ipairs({ "step_trace_time.csv", "analysis.db" }) do
-    if discover.is_file(dir .. "/" .. name) then return dir .. "/" .. name end
+    local p = dir .. "/" .. name
+    if discover.is_file(p) and step_trace.holds_split(p) then return p end
   end
 end
 

@@ -74,14 +74,37 @@ local function read_db(path)
   return finish(steps, has, path)
 end
 
+local function head(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local h = f:read(16) or ""
+  f:close()
+  return h
+end
+
+local function is_sqlite(h) return h:sub(1, 15) == "SQLite format 3" end
+
+--- Does the file hold a step split? A step_trace_time.csv does; an analysis.db only when it has
+-- the StepTraceTime table (MindStudio writes analysis.db with other tables too, and an empty
+-- file is an empty database). A file that cannot be read is left to read() to report.
+function M.holds_split(path)
+  if not path:match("%.db$") then return true end
+  local h = head(path)
+  if not h or not is_sqlite(h) then return h ~= "" end
+  local d = db.open(path)
+  if not d then return true end
+  local yes = d:has_table("StepTraceTime")
+  d:close()
+  return yes
+end
+
 --- Returns {steps = {{step, time_us, computing_us, comm_us, comm_not_overlapped_us, overlapped_us,
 -- free_us, stage_us, bubble_us, preparing_us}}, has = {key = bool}, source} or nil, message.
 function M.read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil, path .. ": cannot open" end
-  local head = f:read(16) or ""
-  f:close()
-  if head:sub(1, 15) == "SQLite format 3" then return read_db(path) end
+  local h = head(path)
+  if not h then return nil, path .. ": cannot open" end
+  if is_sqlite(h) then return read_db(path) end
+  if path:match("%.db$") then return nil, path .. ": not an SQLite database (analysis.db with StepTraceTime expected)" end
   return read_csv(path)
 end
 

@@ -195,7 +195,7 @@ function M.analyse(tl, rules, re, step_trace, opts)
   if not tl then
     r.steps_found = 0
     r.jitter, r.comm_jitter, r.not_computed = jitter.measure(step_trace, nil, nil, rules)
-    local why = "no trace (trace_view.json, msprof_*.json or .db) for this rank: only its step_trace_time.csv"
+    local why = "no trace (trace_view.json, msprof_*.json or .db) for this rank: only its step split (step_trace_time.csv or analysis.db)"
     for _, d in ipairs({ "critical_path", "op_util", "overlap", "host", "pp_bubble", "hotspots" }) do
       r.not_computed[d] = why
     end
