@@ -279,8 +279,8 @@ function M.analyse(tl, rules, re, step_trace, opts)
   r.jitter, r.comm_jitter, why = jitter.measure(step_trace, #steps > 0 and wins or nil, splits, rules)
   for d, text in pairs(why) do r.not_computed[d] = text end
   -- the long step against the typical one
-  if splits and r.jitter then
-    r.compare = compare.steps(m, sets, wins, k, r.jitter.long_tail, opts.compare_step, top_n)
+  if splits and (r.jitter or opts.compare_step) then
+    r.compare = compare.steps(m, sets, wins, k, r.jitter and r.jitter.long_tail or {}, opts.compare_step, top_n)
   end
   -- 8 prefill/decode
   r.phases = phases.measure(m, w.w0, w.w1)
