@@ -51,7 +51,8 @@ static int m_find(lua_State *L) {
   size_t len;
   const char *s = luaL_checklstring(L, 2, &len);
   int rc = asc_regex_search(u->re, s, len);
-  if (rc < 0) return luaL_error(L, "regex: regexec failed (out of memory?)");
+  if (rc < 0)
+    return luaL_error(L, "regex: cannot search a text of %I bytes (regexec failed)", (lua_Integer)len);
   lua_pushboolean(L, rc);
   return 1;
 }

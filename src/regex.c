@@ -1,6 +1,7 @@
 /* POSIX extended regular expressions: a thin, checked wrapper over regcomp/regexec. */
 #include "ascope/regex.h"
 
+#include <limits.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@ int asc_regex_compile(asc_regex **out, const char *pattern, size_t len, int flag
 int asc_regex_search(const asc_regex *re, const char *text, size_t len) {
   /* REG_STARTEND bounds the match by len, so texts with NUL bytes or without a terminator
    * are searched whole and never read past their end */
+  if (len > INT_MAX) return -1; /* regoff_t is an int: longer texts cannot be bounded */
   regmatch_t m[1] = {{0, (regoff_t)len}};
   int rc = regexec(&re->re, text, 1, m, REG_STARTEND);
   if (rc == 0) return 1;

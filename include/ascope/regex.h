@@ -16,7 +16,8 @@ typedef struct asc_regex asc_regex;
 /* Compile pattern (len bytes, no NUL inside) with flags (ASC_REGEX_ICASE). Returns 0 and sets
  * *out, or -1 with err->msg holding regerror's text. */
 int asc_regex_compile(asc_regex **out, const char *pattern, size_t len, int flags, asc_error *err);
-/* 1 when the pattern matches somewhere in text[0, len), 0 when not, -1 when regexec fails. */
+/* 1 when the pattern matches somewhere in text[0, len), 0 when not, -1 when regexec fails or
+ * len exceeds INT_MAX. */
 int asc_regex_search(const asc_regex *re, const char *text, size_t len);
 void asc_regex_free(asc_regex *re);
 
