@@ -116,4 +116,27 @@ function M.exposed_comm(path, steps)
   M.write(path, lanes, flows)
 end
 
+--- Host-bound steps: 1000 us steps of ten 90 us kernels; in the steps listed in `gappy` each
+-- kernel waits 10 us for its launch (the host is launching meanwhile), the others run back to
+-- back. Truth: a gappy step's compute gaps under host launch are 90 us of its 990 us stage.
+function M.host_bound(path, steps, gappy)
+  local lanes, t = rank_lanes(), 0
+  local is_gappy = {}
+  for _, k in ipairs(gappy) do is_gappy[k] = true end
+  for k = 1, steps do
+    add(lanes, HOST, "ProfilerStep#" .. k, t, 1000)
+    local at = t
+    for j = 1, 10 do
+      if is_gappy[k] and j > 1 then
+        add(lanes, HOST, "aclnnMatmul launch", at, 10)
+        at = at + 10
+      end
+      add(lanes, STREAM, "MatMul", at, 90, "AI_CORE")
+      at = at + 90
+    end
+    t = t + 1000
+  end
+  M.write(path, lanes)
+end
+
 return M

@@ -452,6 +452,25 @@ describe("timeline rules on generated runs with known truth", function()
   end)
 end)
 
+describe("timeline host-bound gaps must recur", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  it("fires when launch gaps are in most steps, not when they are in a few", function()
+    gen.host_bound(dir .. "/hb.json", 5, { 1, 2, 3, 4, 5 })
+    local r = analyse(dir .. "/hb.json")
+    assert.same({ "host_bound" }, fired(r))
+    assert.near(90 / 990, r.host.launch_gap_median, 1e-12)
+    -- two of five steps: the typical step may show gaps, but they do not recur
+    gen.host_bound(dir .. "/hb2.json", 5, { 2, 4 })
+    local r2 = analyse(dir .. "/hb2.json", { step = 2 })
+    assert.near(90 / 990, r2.dashboard.host_launch_gap_ratio, 1e-12)
+    assert.equal(0, r2.host.launch_gap_median)
+    assert.same({}, fired(r2))
+  end)
+end)
+
 describe("timeline long-tail bounds", function()
   local jitter = require "ascope.analysis.timeline.jitter"
 
