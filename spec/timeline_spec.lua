@@ -471,6 +471,29 @@ describe("timeline host-bound gaps must recur", function()
   end)
 end)
 
+describe("timeline raw top operator off the critical path", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  it("fires for communication hidden under compute, not for an HCCL op's own stream tasks", function()
+    -- ten different 90 us kernels in a row; a 300 us all-reduce runs under them: the slowest
+    -- operator by raw time, and it costs the step nothing
+    local k = {}
+    for j = 0, 9 do k[#k + 1] = { "Kernel" .. j, j * 90, 90, "AI_CORE" } end
+    trace(dir .. "/hidden.json", { { "Ascend Hardware", "Stream 1", k },
+                                   { "HCCL", "Group 0 Communication", { { "hcom_allReduce_1", 100, 300 } } } })
+    local r = analyse(dir .. "/hidden.json")
+    assert.same({ "raw_top_off_path" }, fired(r))
+    assert.equal("hcom_allReduce_1", r.findings[1].evidence.operator)
+    assert.equal("Operator", r.findings[1].evidence.view)
+    -- the .db's notify waits (raw top) sit under the hcom ops the path runs through
+    local db = analyse(h.real .. "/msinsight_pytorch_db_level0")
+    assert.equal("Notify Wait", db.raw_top)
+    assert.is_false(db.raw_top_off_path)
+  end)
+end)
+
 describe("timeline long-tail bounds", function()
   local jitter = require "ascope.analysis.timeline.jitter"
 

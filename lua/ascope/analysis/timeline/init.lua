@@ -240,7 +240,7 @@ function M.analyse(tl, rules, re, step_trace, opts)
     local edges = path.flow_edges(m, w.w0, w.w1)
     r.critical_path = { critical_path_ratio = ratio(dev:total(), stage), busy_union_ms = ms(dev:total()),
                         span_ms = ms(stage), flow_edges = #edges }
-    local len, p, nnodes, gain = path.longest(m, w.w0, w.w1, lo, hi, edges)
+    local len, p, nnodes, gain, comm_time = path.longest(m, w.w0, w.w1, lo, hi, edges)
     if len then
       local cp = r.critical_path
       cp.longest_path_ms, cp.longest_path_tasks, cp.dag_nodes = ms(len), #p, nnodes
@@ -249,7 +249,7 @@ function M.analyse(tl, rules, re, step_trace, opts)
       local comm_ms = (cp.composition.comm or 0) + (cp.composition.p2p or 0)
       cp.comm_share = ratio(comm_ms, cp.longest_path_ms)
       -- 7 hotspots
-      r.hotspots, r.raw_top, r.raw_top_off_path = path.hotspots(m, p, gain, w.w0, w.w1, top_n)
+      r.hotspots, r.raw_top, r.raw_top_off_path = path.hotspots(m, p, gain, comm_time, w.w0, w.w1, top_n)
     end
     if #edges > 0 then r.alignment = path.alignment(m, edges, top_n) end
     if not r.overlap then r.not_computed.overlap = "no communication in the step (no Overlap Analysis lane, no communication tasks)" end

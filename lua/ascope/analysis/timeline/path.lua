@@ -8,7 +8,7 @@
 local core = require "ascope_core"
 local model_mod = require "ascope.analysis.timeline.model"
 local patterns = require "ascope.analysis.timeline.patterns"
-local match = core.match
+local match, interval = core.match, core.interval
 
 local M = {}
 
@@ -95,7 +95,8 @@ local function step_rows(m, w0, w1, fn)
 end
 
 --- The longest path over the step's tasks, clipped to the stage [lo, hi].
--- Returns length (ns), path (rows, last first), node count, gain (row -> ns it adds).
+-- Returns length (ns), path (rows, last first), node count, gain (row -> ns it adds) and the
+-- path's communication time: the union of what its communication tasks add (an interval set).
 function M.longest(m, w0, w1, lo, hi, edges)
   local tl = m.tl
   local nodes, seen = {}, {}
@@ -146,13 +147,16 @@ function M.longest(m, w0, w1, lo, hi, edges)
     last_on_lane[lane] = r
     if d0 > best then best, best_node = d0, r end
   end
-  local path = {}
+  local path, starts, ends = {}, {}, {}
   local r = best_node
   while r do
     path[#path + 1] = r
+    if m.lanes[tl.lane[r]].kind == "comm" then
+      starts[#starts + 1], ends[#ends + 1] = e_of(r) - gain[r], e_of(r)
+    end
     r = from[r]
   end
-  return best, path, #nodes, gain
+  return best, path, #nodes, gain, interval.union(starts, ends)
 end
 
 --- Time on the path by category (ms).
@@ -167,9 +171,16 @@ function M.composition(m, path, gain)
   return out
 end
 
+-- A communication operator is on the path when at least this share of its time lies in the
+-- path's communication time: an HCCL op and the notify waits and copies of its stream are the
+-- same communication, and the path runs through one of them.
+M.ON_PATH_SHARE = 0.5
+
 --- Hotspots: operators by time on the path x count, beside their raw-time rank in the step.
--- Returns the list, the raw top operator and whether it is off the path.
-function M.hotspots(m, path, gain, w0, w1, top_n)
+-- Returns the list, the raw top operator and whether it is off the path: a compute operator
+-- when none of its tasks is on the path, a communication one when less than half of its time
+-- lies in the path's communication time.
+function M.hotspots(m, path, gain, comm_time, w0, w1, top_n)
   local tl = m.tl
   local on_path, path_count = {}, {}
   for _, r in ipairs(path) do
@@ -180,11 +191,13 @@ function M.hotspots(m, path, gain, w0, w1, top_n)
       path_count[n] = (path_count[n] or 0) + 1
     end
   end
-  local raw, raw_count = {}, {}
+  local raw, raw_count, rows_of = {}, {}, {}
   step_rows(m, w0, w1, function(r)
     local n = tl.name[r] or "?"
     raw[n] = (raw[n] or 0) + tl.dur[r]
     raw_count[n] = (raw_count[n] or 0) + 1
+    rows_of[n] = rows_of[n] or {}
+    table.insert(rows_of[n], r)
   end)
   local names = {}
   for n in pairs(raw) do names[#names + 1] = n end
@@ -208,7 +221,12 @@ function M.hotspots(m, path, gain, w0, w1, top_n)
                raw_ms = ms(raw[n] or 0), raw_count = raw_count[n] or 0, raw_rank = raw_rank[n] }
   end
   local raw_top = names[1]
-  return out, raw_top, raw_top and (on_path[raw_top] or 0) == 0
+  if not raw_top then return out end
+  local top_rows = rows_of[raw_top]
+  if m.lanes[tl.lane[top_rows[1]]].kind ~= "comm" then return out, raw_top, (on_path[raw_top] or 0) == 0 end
+  local busy = interval.from_durations(tl.ts, tl.dur, top_rows)
+  local share = busy:total() > 0 and busy:intersect(comm_time):total() / busy:total() or 0
+  return out, raw_top, share < M.ON_PATH_SHARE
 end
 
 return M
