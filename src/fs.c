@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -28,8 +29,66 @@ int asc_mkdirs(const char *path, asc_error *err) {
   return 0;
 }
 
+/* The temporary files open in this process. A signal handler must find them without help, so
+ * this list is the one piece of global state; changes to it are made with the cleanup signals
+ * blocked, so the handler never sees half a link. */
+static asc_atomic *open_files;
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+static void list_change(asc_atomic *a, int add) {
+  sigset_t block, old;
+  sigemptyset(&block);
+  for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals; i++)
+    sigaddset(&block, cleanup_signals[i]);
+  sigprocmask(SIG_BLOCK, &block, &old);
+  if (add) {
+    a->prev = NULL;
+    a->next = open_files;
+    if (open_files) open_files->prev = a;
+    open_files = a;
+  } else {
+    if (a->prev)
+      a->prev->next = a->next;
+    else if (open_files == a)
+      open_files = a->next;
+    if (a->next) a->next->prev = a->prev;
+    a->next = a->prev = NULL;
+  }
+  sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+static void cleanup_and_die(int sig) {
+  for (asc_atomic *a = open_files; a; a = a->next) unlink(a->tmp);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void asc_atomic_cleanup_on_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = cleanup_and_die;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals; i++) {
+    struct sigaction old;
+    /* a signal the caller ignores (nohup, a background job) stays ignored */
+    if (sigaction(cleanup_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    sigaction(cleanup_signals[i], &sa, NULL);
+  }
+}
+
+int asc_atomic_write(asc_atomic *a, const void *s, size_t n) {
+  if (a->err_no) return -1;
+  if (n && fwrite(s, 1, n, a->f) != n) {
+    a->err_no = errno ? errno : EIO;
+    return -1;
+  }
+  return 0;
+}
+
 int asc_atomic_open(asc_atomic *a, const char *path, asc_error *err) {
   a->f = NULL;
+  a->err_no = 0;
+  a->next = a->prev = NULL;
   if (snprintf(a->path, sizeof a->path, "%s", path) >= (int)sizeof a->path ||
       snprintf(a->tmp, sizeof a->tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof a->tmp)
     return asc_fail(err, path, -1, 0, 0, "path too long");
@@ -50,24 +109,27 @@ int asc_atomic_open(asc_atomic *a, const char *path, asc_error *err) {
     return asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(errno));
   }
   setvbuf(a->f, NULL, _IOFBF, 1 << 20);
+  list_change(a, 1);
   return 0;
 }
 
 int asc_atomic_commit(asc_atomic *a, asc_error *err) {
   if (!a->f) return asc_fail(err, a->path, -1, 0, 0, "not open");
-  int bad = ferror(a->f);
-  if (fclose(a->f) != 0) bad = 1;
+  int e = a->err_no;
+  errno = 0;
+  if (!e && fflush(a->f) != 0) e = errno ? errno : EIO;
+  if (!e && ferror(a->f)) e = EIO;
+  if (fclose(a->f) != 0 && !e) e = errno ? errno : EIO;
   a->f = NULL;
-  if (bad) {
-    int e = errno;
+  if (!e && rename(a->tmp, a->path) != 0) {
+    e = errno;
     unlink(a->tmp);
-    return asc_fail(err, a->path, -1, 0, 0, "write failed: %s", strerror(e));
-  }
-  if (rename(a->tmp, a->path) != 0) {
-    int e = errno;
-    unlink(a->tmp);
+    list_change(a, 0);
     return asc_fail(err, a->path, -1, 0, 0, "cannot rename into place: %s", strerror(e));
   }
+  if (e) unlink(a->tmp);
+  list_change(a, 0);
+  if (e) return asc_fail(err, a->path, -1, 0, 0, "cannot write: %s (nothing written)", strerror(e));
   return 0;
 }
 
@@ -76,6 +138,7 @@ void asc_atomic_abort(asc_atomic *a) {
     fclose(a->f);
     a->f = NULL;
     unlink(a->tmp);
+    list_change(a, 0);
   }
 }
 

@@ -61,8 +61,30 @@ static const char *skip_ws(const char *p, const char *e) {
   return p;
 }
 
+/* The content of a string has no raw control character and only JSON's escapes (what yajl
+ * accepts; UTF-8 is not checked, as yajl is told not to). One pass the compiler vectorises, and
+ * a second only for strings that hold a backslash. */
+static int string_ok(const char *s, size_t n, int esc) {
+  unsigned char ctl = 0;
+  for (size_t i = 0; i < n; i++) ctl |= (unsigned char)s[i] < 0x20;
+  if (ctl) return 0;
+  if (!esc) return 1;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] != '\\') continue;
+    char c = ++i < n ? s[i] : '\0';
+    if (c == 'u') {
+      for (int k = 0; k < 4; k++)
+        if (++i >= n || !strchr("0123456789abcdefABCDEF", s[i])) return 0;
+    } else if (!c || !strchr("\"\\/bfnrt", c)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
 /* p at the opening quote; on OK *out is after the closing quote and [*s, *s + *n) the content. */
-static int string_span(const char *p, const char *e, const char **s, size_t *n, int *esc, const char **out) {
+static int string_span(scan *sc, const char *p, const char *e, const char **s, size_t *n, int *esc,
+                       const char **out) {
   const char *q = p + 1;
   for (;;) {
     const char *quote = memchr(q, '"', (size_t)(e - q));
@@ -73,6 +95,7 @@ static int string_span(const char *p, const char *e, const char **s, size_t *n, 
       *s = p + 1;
       *n = (size_t)(quote - p - 1);
       *esc = memchr(p + 1, '\\', *n) != NULL;
+      if (!string_ok(*s, *n, *esc)) return sc->bad_at = p, sc->bad_msg = "invalid string", BAD;
       *out = quote + 1;
       return OK;
     }
@@ -80,62 +103,122 @@ static int string_span(const char *p, const char *e, const char **s, size_t *n, 
   }
 }
 
-static int is_num_char(char c) {
-  return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* A number by JSON's grammar, -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?; NEED when it may go
+ * on in the next chunk. */
+static int number_span(scan *sc, const char *p, const char *e, const char **out) {
+  const char *q = p;
+  if (q < e && *q == '-') q++;
+  if (q >= e) return NEED;
+  if (*q == '0')
+    q++;
+  else if (is_digit(*q))
+    while (q < e && is_digit(*q)) q++;
+  else
+    return sc->bad_at = q, sc->bad_msg = "malformed number", BAD;
+  if (q < e && *q == '.') {
+    const char *d = ++q;
+    while (q < e && is_digit(*q)) q++;
+    if (q < e && q == d) return sc->bad_at = q, sc->bad_msg = "malformed number", BAD;
+  }
+  if (q < e && (*q == 'e' || *q == 'E')) {
+    q++;
+    if (q < e && (*q == '+' || *q == '-')) q++;
+    const char *d = q;
+    while (q < e && is_digit(*q)) q++;
+    if (q < e && q == d) return sc->bad_at = q, sc->bad_msg = "malformed number", BAD;
+  }
+  if (q >= e) return NEED; /* the number may continue in the next chunk */
+  *out = q;
+  return OK;
 }
 
-/* Skip any value; containers are matched bracket by bracket with strings skipped whole. */
+/* Skip any value, checking its grammar on the way (a file is accepted exactly when yajl accepts
+ * it, even in the parts no field is read from); containers keep their own small stack. */
 static int skip_value(scan *sc, const char *p, const char *e, const char **out) {
-  if (p >= e) return NEED;
-  char c = *p;
-  if (c == '"') {
-    const char *s;
-    size_t n;
-    int esc;
-    return string_span(p, e, &s, &n, &esc, out);
-  }
-  if (c == '{' || c == '[') {
-    char stack[256];
-    int depth = 0;
-    while (p < e) {
-      c = *p;
+  enum { VALUE, AFTER, OBJ_FIRST, KEY, COLON, ARR_FIRST } st = VALUE;
+  char stack[256];
+  int depth = 0;
+  for (;;) {
+    if (depth) p = skip_ws(p, e);
+    if (p >= e) return NEED;
+    char c = *p;
+    int closed = 0;
+    switch (st) {
+    case OBJ_FIRST:
+    case ARR_FIRST:
+      if (c == stack[depth - 1]) {
+        closed = 1;
+        break;
+      }
+      st = st == OBJ_FIRST ? KEY : VALUE;
+      continue;
+    case KEY: {
+      const char *s;
+      size_t n;
+      int esc;
+      if (c != '"') return sc->bad_at = p, sc->bad_msg = "expected a key", BAD;
+      int r = string_span(sc, p, e, &s, &n, &esc, &p);
+      if (r != OK) return r;
+      st = COLON;
+      continue;
+    }
+    case COLON:
+      if (c != ':') return sc->bad_at = p, sc->bad_msg = "expected ':'", BAD;
+      p++;
+      st = VALUE;
+      continue;
+    case AFTER:
+      if (c == ',') {
+        p++;
+        st = stack[depth - 1] == '}' ? KEY : VALUE;
+        continue;
+      }
+      if (c != stack[depth - 1])
+        return sc->bad_at = p, sc->bad_msg = "expected ',' or a closing bracket", BAD;
+      closed = 1;
+      break;
+    case VALUE:
+      if (c == '{' || c == '[') {
+        if (depth == (int)sizeof stack)
+          return sc->bad_at = p, sc->bad_msg = "nesting deeper than 256 levels is not supported", BAD;
+        stack[depth++] = c == '{' ? '}' : ']';
+        st = c == '{' ? OBJ_FIRST : ARR_FIRST;
+        p++;
+        continue;
+      }
+      int r;
       if (c == '"') {
         const char *s;
         size_t n;
         int esc;
-        if (string_span(p, e, &s, &n, &esc, &p) == NEED) return NEED;
-        continue;
+        r = string_span(sc, p, e, &s, &n, &esc, &p);
+      } else if (c == 't' || c == 'f' || c == 'n') {
+        const char *lit = c == 't' ? "true" : c == 'f' ? "false" : "null";
+        size_t n = strlen(lit), have = (size_t)(e - p) < n ? (size_t)(e - p) : n;
+        if (memcmp(p, lit, have) != 0) return sc->bad_at = p, sc->bad_msg = "invalid literal", BAD;
+        if (have < n) return NEED;
+        p += n;
+        r = OK;
+      } else if (c == '-' || is_digit(c)) {
+        r = number_span(sc, p, e, &p);
+      } else {
+        return sc->bad_at = p, sc->bad_msg = "unexpected character", BAD;
       }
-      if (c == '{' || c == '[') {
-        if (depth == (int)sizeof stack) return sc->bad_at = p, sc->bad_msg = "nesting too deep", BAD;
-        stack[depth++] = c == '{' ? '}' : ']';
-      } else if (c == '}' || c == ']') {
-        if (depth == 0 || stack[depth - 1] != c)
-          return sc->bad_at = p, sc->bad_msg = "unbalanced brackets", BAD;
-        if (--depth == 0) {
-          *out = p + 1;
-          return OK;
-        }
-      }
+      if (r != OK) return r;
+      break;
+    }
+    if (closed) {
+      depth--;
       p++;
     }
-    return NEED;
+    if (depth == 0) {
+      *out = p;
+      return OK;
+    }
+    st = AFTER;
   }
-  if (c == 't' || c == 'f' || c == 'n') {
-    const char *lit = c == 't' ? "true" : c == 'f' ? "false" : "null";
-    size_t n = strlen(lit);
-    if ((size_t)(e - p) < n) return NEED;
-    if (memcmp(p, lit, n) != 0) return sc->bad_at = p, sc->bad_msg = "invalid literal", BAD;
-    *out = p + n;
-    return OK;
-  }
-  if (is_num_char(c)) {
-    while (p < e && is_num_char(*p)) p++;
-    if (p == e) return NEED; /* a number may continue in the next chunk */
-    *out = p;
-    return OK;
-  }
-  return sc->bad_at = p, sc->bad_msg = "unexpected character", BAD;
 }
 
 /* A value for a slot: scalars are remembered as spans, containers only as present. */
@@ -145,7 +228,7 @@ static int slot_value(scan *sc, slot *sl, const char *p, const char *e, const ch
   int r;
   sl->esc = 0;
   if (c == '"') {
-    r = string_span(p, e, &sl->v, &sl->vlen, &sl->esc, out);
+    r = string_span(sc, p, e, &sl->v, &sl->vlen, &sl->esc, out);
     if (r == OK) sl->vtype = V_STR;
     return r;
   }
@@ -180,7 +263,8 @@ static int members(scan *sc, const char *p, const char *e, int in_args, const ch
     const char *k;
     size_t kn;
     int kesc, r;
-    if (string_span(p, e, &k, &kn, &kesc, &p) == NEED) return NEED;
+    r = string_span(sc, p, e, &k, &kn, &kesc, &p);
+    if (r != OK) return r;
     p = skip_ws(p, e);
     if (p >= e) return NEED;
     if (*p != ':') return sc->bad_at = p, sc->bad_msg = "expected ':'", BAD;
@@ -406,7 +490,10 @@ enum { ST_ROOT, ST_OBJ_FIRST, ST_OBJ_NEXT, ST_EV_FIRST, ST_EV_NEXT, ST_END, ST_D
 typedef struct {
   int state, in_object; /* in_object: the events array sits in {"traceEvents": ...} */
   int found_events;
+  int bom_seen;
 } machine;
+
+#define NO_EVENTS "no event array: expected a JSON array or an object with \"traceEvents\""
 
 /* One step of the top level; consumes a whole unit (an event, a root member) or nothing. */
 static int step(scan *sc, machine *m, const char *p, const char *e, int eof, const char **out) {
@@ -419,12 +506,19 @@ static int step(scan *sc, machine *m, const char *p, const char *e, int eof, con
   int r;
   switch (m->state) {
   case ST_ROOT:
+    if ((unsigned char)*p == 0xEF && !m->bom_seen) { /* a UTF-8 byte order mark, as CSV files may have */
+      if (e - p < 3) return eof ? (sc->bad_at = p, sc->bad_msg = "unexpected character", BAD) : NEED;
+      if (memcmp(p, "\xEF\xBB\xBF", 3) != 0) return sc->bad_at = p, sc->bad_msg = "unexpected character", BAD;
+      m->bom_seen = 1;
+      *out = p + 3;
+      return OK;
+    }
     if (*p == '[')
       m->state = ST_EV_FIRST, m->found_events = 1;
     else if (*p == '{')
       m->state = ST_OBJ_FIRST, m->in_object = 1;
     else
-      return sc->bad_at = p, sc->bad_msg = "expected '[' or '{'", BAD;
+      return sc->bad_at = p, sc->bad_msg = NO_EVENTS, BAD;
     *out = p + 1;
     return OK;
   case ST_OBJ_FIRST:
@@ -439,7 +533,8 @@ static int step(scan *sc, machine *m, const char *p, const char *e, int eof, con
     size_t kn;
     int kesc;
     if (*p != '"') return sc->bad_at = p, sc->bad_msg = "expected a key", BAD;
-    if (string_span(p, e, &k, &kn, &kesc, &p) == NEED) return NEED;
+    r = string_span(sc, p, e, &k, &kn, &kesc, &p);
+    if (r != OK) return r;
     p = skip_ws(p, e);
     if (p >= e) return NEED;
     if (*p != ':') return sc->bad_at = p, sc->bad_msg = "expected ':'", BAD;
@@ -497,6 +592,7 @@ static void locate(const char *path, long long off, long *line, long *col) {
 
 /* yajl's own verdict on the file: its message and the byte offset it stopped at. */
 static int yajl_verdict(const char *path, char *msg, size_t msgsz, long long *off, int *at_end) {
+  msg[0] = '\0';
   FILE *f = fopen(path, "rb");
   if (!f) return 0;
   yajl_handle h = yajl_alloc(NULL, NULL, NULL);
@@ -511,10 +607,11 @@ static int yajl_verdict(const char *path, char *msg, size_t msgsz, long long *of
   size_t n;
   int found = 0;
   while (buf && (n = fread(buf, 1, CH, f)) > 0) {
-    if (yajl_parse(h, buf, n) != yajl_status_ok) {
-      size_t used = yajl_get_bytes_consumed(h);
+    size_t skip = base == 0 && n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0; /* as the scan does */
+    if (yajl_parse(h, buf + skip, n - skip) != yajl_status_ok) {
+      size_t used = yajl_get_bytes_consumed(h) + skip;
       *off = base + (long long)(used > n ? n : used);
-      unsigned char *m = yajl_get_error(h, 0, buf, n);
+      unsigned char *m = yajl_get_error(h, 0, buf + skip, n - skip);
       snprintf(msg, msgsz, "%s", m ? (char *)m : "parse error");
       if (m) yajl_free_error(h, m);
       found = 1;
@@ -545,16 +642,20 @@ static int parse_error(const char *path, long long fast_off, const char *fast_ms
                        asc_error *err) {
   char msg[256];
   long long off = fast_off;
-  int at_end = truncated;
+  int at_end = truncated, valid = 0;
   if (!yajl_verdict(path, msg, sizeof msg, &off, &at_end)) {
+    valid = 1;
     snprintf(msg, sizeof msg, "%s", fast_msg);
     off = fast_off;
     at_end = truncated;
   }
   long line, col;
   locate(path, off, &line, &col);
-  return asc_fail(err, path, off, line, col, "invalid JSON%s: %s",
-                  at_end ? " (the file ends early: truncated?)" : "", msg);
+  if (!valid)
+    return asc_fail(err, path, off, line, col, "invalid JSON%s: %s",
+                    at_end ? " (the file ends early: truncated?)" : "", msg);
+  /* valid JSON that is not a trace the scan can read (a bare value, nesting too deep) */
+  return asc_fail(err, path, off, line, col, "%s", fast_msg);
 }
 
 void asc_json_result_free(asc_json_result *res, size_t nfields) {
@@ -626,7 +727,7 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
     sc.argname_slot = add_slot(&sc, "name", 1);
   }
 
-  machine m = {ST_ROOT, 0, 0};
+  machine m = {ST_ROOT, 0, 0, 0};
   size_t start = 0, end = 0; /* unconsumed bytes are buf[start, end) */
   int eof = 0;
   long long next_report = 64LL << 20;
@@ -685,8 +786,7 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
     }
   }
   if (!m.found_events) {
-    rc = asc_fail(err, path, 0, 1, 1,
-                  "no event array: expected a JSON array or an object with \"traceEvents\"");
+    rc = asc_fail(err, path, 0, 1, 1, NO_EVENTS);
     goto done;
   }
   /* A value that could not be converted became null; the caller decides whether to warn. */

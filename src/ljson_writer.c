@@ -29,22 +29,23 @@ enum { BUF_CAP = 1 << 20 };
 
 typedef struct {
   asc_atomic out;
-  int open, failed;
+  int open;
   long long rows;
   char *buf;
   size_t n;
 } jw;
 
 static void flush(jw *w) {
-  if (w->n && fwrite(w->buf, 1, w->n, w->out.f) != w->n) w->failed = 1;
+  asc_atomic_write(&w->out, w->buf, w->n); /* an error is kept for the commit */
   w->n = 0;
 }
 
 static void out(jw *w, const char *s, size_t n) {
+  if (n == 0) return;
   if (w->n + n > BUF_CAP) {
     flush(w);
     if (n > BUF_CAP) {
-      if (fwrite(s, 1, n, w->out.f) != n) w->failed = 1;
+      asc_atomic_write(&w->out, s, n);
       return;
     }
   }
@@ -281,12 +282,7 @@ static int m_close(lua_State *L) {
   flush(w);
   free(w->buf);
   w->buf = NULL;
-  asc_error err;
-  if (w->failed) {
-    asc_fail(&err, w->out.path, -1, 0, 0, "write failed");
-    asc_atomic_abort(&w->out);
-    return lasc_pusherror(L, &err);
-  }
+  asc_error err; /* a failed write is kept in w->out and reported by the commit */
   if (asc_atomic_commit(&w->out, &err)) return lasc_pusherror(L, &err);
   lua_pushboolean(L, 1);
   return 1;

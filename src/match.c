@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "ascope/checked.h"
 #include "ascope/column.h"
 
 typedef struct {
@@ -49,8 +50,8 @@ int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *st
   }
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
-    int64_t e =
-        starts[i] != ASC_NULL_I64 && durs && durs[i] != ASC_NULL_I64 ? starts[i] + durs[i] : ASC_NULL_I64;
+    int64_t e = starts[i] != ASC_NULL_I64 && durs && durs[i] != ASC_NULL_I64 ? asc_sat_add(starts[i], durs[i])
+                                                                             : ASC_NULL_I64;
     ix->row_end[i] = e;
     if (starts[i] == ASC_NULL_I64) continue;
     it[k++] = (item){keys[i], starts[i], e, (int64_t)i};

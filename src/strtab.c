@@ -31,7 +31,7 @@ static uint32_t hash_bytes(const char *s, size_t n) {
     h ^= h >> 32;
   }
   uint64_t w = 0;
-  memcpy(&w, s + i, n - i);
+  if (n > i) memcpy(&w, s + i, n - i);
   h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
   h ^= h >> 29;
   uint32_t r = (uint32_t)(h ^ (h >> 32));
@@ -105,7 +105,7 @@ int asc_strtab_intern(asc_strtab *t, const char *s, size_t n, uint32_t *id) {
     t->ents = ne;
     t->ents_cap = nc;
   }
-  memcpy(t->arena + t->arena_n, s, n);
+  if (n) memcpy(t->arena + t->arena_n, s, n);
   t->arena[t->arena_n + n] = '\0';
   uint32_t nid = t->nents++;
   t->ents[nid] = (entry){t->arena_n, (uint32_t)n, h};

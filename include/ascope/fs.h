@@ -8,15 +8,24 @@
 
 typedef struct asc_atomic {
   FILE *f;
+  int err_no;                     /* the first write error, kept for the message at commit */
+  struct asc_atomic *next, *prev; /* open temporary files, removed on SIGINT/SIGTERM/SIGHUP */
   char path[4096];
   char tmp[4096];
 } asc_atomic;
 
 /* Open a temporary file in the target's folder (created when missing). */
 int asc_atomic_open(asc_atomic *a, const char *path, asc_error *err);
-/* Flush, close and rename over the target. On failure the temporary file is removed. */
+/* The one write path of every output file: -1 (and the error kept) when not all n bytes went
+ * out; later writes are skipped. */
+int asc_atomic_write(asc_atomic *a, const void *s, size_t n);
+/* Flush, close and rename over the target. On any failure (a write, the flush, the close: a
+ * full disk shows at any of them) the temporary file is removed and the error names the file. */
 int asc_atomic_commit(asc_atomic *a, asc_error *err);
 void asc_atomic_abort(asc_atomic *a);
+/* For executables: on SIGINT, SIGTERM or SIGHUP remove the temporary files still open, then
+ * die of the signal as before. A library embedded in a host installs no handler. */
+void asc_atomic_cleanup_on_signals(void);
 
 /* mkdir -p */
 int asc_mkdirs(const char *path, asc_error *err);
