@@ -2,6 +2,7 @@
 #include "ascope/bin.h"
 
 #include "ascope/checked.h"
+#include "ascope/fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,8 +15,8 @@
 
 int asc_view_open(const char *path, asc_view *v, asc_error *err) {
   memset(v, 0, sizeof *v);
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) return asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(errno));
+  int fd = asc_open_input_fd(path, err);
+  if (fd < 0) return -1;
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);

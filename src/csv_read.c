@@ -8,6 +8,7 @@
 
 #include "ascope/csv.h"
 #include "ascope/decimal.h"
+#include "ascope/fs.h"
 
 typedef struct {
   size_t off, len;
@@ -103,11 +104,10 @@ int asc_csv_open(const char *path, asc_csv_reader **out, asc_error *err) {
   asc_csv_reader *r = calloc(1, sizeof *r);
   if (!r) return asc_fail(err, path, -1, 0, 0, "out of memory");
   snprintf(r->path, sizeof r->path, "%s", path);
-  r->f = fopen(path, "rb");
+  r->f = asc_open_input(path, err);
   if (!r->f) {
-    int e = errno;
     free(r);
-    return asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(e));
+    return -1;
   }
   fseeko(r->f, 0, SEEK_END);
   r->size = ftello(r->f);
@@ -456,8 +456,8 @@ static int record(typed *t, fields_t *fl, const char *p, const char *e, int eof,
 int asc_csv_read(const char *path, const asc_csv_spec *spec, asc_csv_result *res, asc_error *err) {
   memset(res, 0, sizeof *res);
   if (!spec->strings) return asc_fail(err, path, -1, 0, 0, "no string table given");
-  FILE *f = fopen(path, "rb");
-  if (!f) return asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(errno));
+  FILE *f = asc_open_input(path, err);
+  if (!f) return -1;
   fseeko(f, 0, SEEK_END);
   long long total = ftello(f);
   fseeko(f, 0, SEEK_SET);

@@ -3,6 +3,8 @@
  * tables count, and every query runs under a step budget so a hostile schema cannot hang. */
 #include "ascope/db.h"
 
+#include "ascope/fs.h"
+
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -26,8 +28,8 @@ static int over_budget(void *ud) {
 
 int asc_db_open(const char *path, asc_db **out, asc_error *err) {
   *out = NULL;
-  FILE *probe = fopen(path, "rb");
-  if (!probe) return asc_fail(err, path, -1, 0, 0, "cannot open");
+  FILE *probe = asc_open_input(path, err);
+  if (!probe) return -1;
   char magic[16] = {0};
   size_t got = fread(magic, 1, 16, probe);
   fclose(probe);
@@ -51,11 +53,13 @@ int asc_db_open(const char *path, asc_db **out, asc_error *err) {
    * over, a recursive view or a runaway join does not */
   struct stat st;
   long long size = stat(path, &st) == 0 ? (long long)st.st_size : 0;
-  db->budget = (100000000LL + size * 1000) / PROGRESS_STEPS;
+  asc_db_set_budget(db, 100000000LL + size * 1000);
   sqlite3_progress_handler(db->h, PROGRESS_STEPS, over_budget, db);
   *out = db;
   return 0;
 }
+
+void asc_db_set_budget(asc_db *db, long long steps) { db->budget = steps / PROGRESS_STEPS + 1; }
 
 void asc_db_close(asc_db *db) {
   if (!db) return;

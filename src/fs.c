@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,13 +143,48 @@ void asc_atomic_abort(asc_atomic *a) {
   }
 }
 
+int asc_open_input_fd(const char *path, asc_error *err) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(errno)), -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    int dir = S_ISDIR(st.st_mode);
+    close(fd);
+    return asc_fail(err, path, -1, 0, 0, dir ? "is a folder, not a file"
+                                              : "not a regular file (a FIFO, device or socket): not read"),
+           -1;
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+FILE *asc_open_input(const char *path, asc_error *err) {
+  int fd = asc_open_input_fd(path, err);
+  if (fd < 0) return NULL;
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(errno));
+    close(fd);
+  }
+  return f;
+}
+
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* A folder or entry the walk could not read: reported through fn, the walk goes on. */
+static int unreadable(int (*fn)(void *, const char *, int), void *ud, asc_error *err, const char *path,
+                      const char *why) {
+  asc_fail(err, path, -1, 0, 0, "%s", why);
+  char msg[sizeof err->msg + 8];
+  asc_error_format(err, msg, sizeof msg);
+  return fn(ud, msg, ASC_WALK_UNREADABLE);
+}
 
 static int walk(char *path, size_t len, int (*fn)(void *, const char *, int), void *ud, asc_error *err,
                 int depth) {
-  if (depth > 64) return 0;
+  if (depth > 64) return unreadable(fn, ud, err, path, "folders nested more than 64 deep are not read");
   DIR *d = opendir(path);
-  if (!d) return asc_fail(err, path, -1, 0, 0, "cannot read folder: %s", strerror(errno));
+  if (!d) return unreadable(fn, ud, err, path, strerror(errno));
   char **names = NULL;
   size_t n = 0, cap = 0;
   struct dirent *de;
@@ -163,24 +199,33 @@ static int walk(char *path, size_t len, int (*fn)(void *, const char *, int), vo
     if (!(names[n] = strdup(de->d_name))) break;
     n++;
   }
+  int rc = de ? unreadable(fn, ud, err, path, "out of memory listing the folder") : 0;
   closedir(d);
   if (n > 1) qsort(names, n, sizeof *names, by_name);
-  int rc = 0;
   for (size_t i = 0; i < n && rc == 0; i++) {
     size_t nl = strlen(names[i]);
-    if (len + 1 + nl + 1 > 4096) continue;
+    if (len + 1 + nl + 1 > 4096) {
+      rc = unreadable(fn, ud, err, path, "a name in this folder makes a path longer than 4096 bytes");
+      continue;
+    }
     path[len] = '/';
     memcpy(path + len + 1, names[i], nl + 1);
     struct stat st;
-    if (lstat(path, &st) != 0) continue;
-    if (S_ISLNK(st.st_mode) && stat(path, &st) != 0) continue;
+    if (lstat(path, &st) != 0) {
+      rc = unreadable(fn, ud, err, path, strerror(errno));
+      path[len] = '\0';
+      continue;
+    }
+    if (S_ISLNK(st.st_mode) && stat(path, &st) != 0) { /* a dangling link holds no data */
+      path[len] = '\0';
+      continue;
+    }
     if (S_ISDIR(st.st_mode)) {
       int is_link = 0;
       struct stat lst;
       if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) is_link = 1;
       rc = fn(ud, path, 1);
       if (rc == 0 && !is_link) rc = walk(path, len + 1 + nl, fn, ud, err, depth + 1);
-      if (rc < 0) rc = 0; /* a folder that could not be read is skipped */
     } else if (S_ISREG(st.st_mode)) {
       rc = fn(ud, path, 0);
     }
@@ -219,8 +264,8 @@ static int cmp_size(const void *a, const void *b) {
 
 int asc_grep(const char *path, const char *const *literals, size_t nlit,
              int (*fn)(void *ud, long long line, const char *text, size_t len), void *ud, asc_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(errno));
+  FILE *f = asc_open_input(path, err);
+  if (!f) return -1;
   size_t cap = 1 << 22, have = 0, hcap = 1024;
   char *buf = malloc(cap);
   size_t *hits = malloc(hcap * sizeof *hits);

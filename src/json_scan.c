@@ -19,6 +19,7 @@
 #include <yajl/yajl_parse.h>
 
 #include "ascope/decimal.h"
+#include "ascope/fs.h"
 
 enum { V_NONE = 0, V_STR, V_NUM, V_BOOL, V_NULL, V_CONTAINER };
 enum { OK = 0, NEED = 1, BAD = -1 };
@@ -688,8 +689,8 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
   asc_col_init(&res->meta_tid, ASC_STR);
   asc_col_init(&res->meta_name, ASC_STR);
   if (!spec->strings) return asc_fail(err, path, -1, 0, 0, "no string table given");
-  FILE *f = fopen(path, "rb");
-  if (!f) return asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(errno));
+  FILE *f = asc_open_input(path, err);
+  if (!f) return -1;
   fseeko(f, 0, SEEK_END);
   long long total = ftello(f);
   fseeko(f, 0, SEEK_SET);

@@ -13,20 +13,30 @@
 
 typedef struct {
   lua_State *L;
-  int out;
+  int out, problems; /* problems: 0 until a folder cannot be read */
   int dirs;
   lua_Integer n;
 } walk_ctx;
 
 static int add_path(void *ud, const char *path, int is_dir) {
   walk_ctx *w = ud;
+  if (is_dir == ASC_WALK_UNREADABLE) {
+    if (!w->problems) {
+      lua_newtable(w->L);
+      w->problems = lua_gettop(w->L);
+    }
+    lua_pushstring(w->L, path);
+    lua_rawseti(w->L, w->problems, (lua_Integer)lua_rawlen(w->L, w->problems) + 1);
+    return 0;
+  }
   if (is_dir && !w->dirs) return 0;
   lua_pushstring(w->L, path);
   lua_rawseti(w->L, w->out, ++w->n);
   return 0;
 }
 
-/* fs.walk(root [, {dirs = true}]) -> sorted list of file paths (and folders when asked) */
+/* fs.walk(root [, {dirs = true}]) -> sorted list of file paths (and folders when asked), and a
+ * list of messages naming what could not be read (nil when everything could) */
 static int l_walk(lua_State *L) {
   const char *root = luaL_checkstring(L, 1);
   int dirs = 0;
@@ -36,10 +46,13 @@ static int l_walk(lua_State *L) {
     lua_pop(L, 1);
   }
   lua_newtable(L);
-  walk_ctx w = {L, lua_gettop(L), dirs, 0};
+  walk_ctx w = {L, lua_gettop(L), 0, dirs, 0};
   asc_error err;
   if (asc_walk(root, add_path, &w, &err) < 0) return lasc_pusherror(L, &err);
-  return 1;
+  if (!w.problems) return 1;
+  lua_pushvalue(L, w.out);
+  lua_pushvalue(L, w.problems);
+  return 2;
 }
 
 /* fs.stat(path) -> {type = "file"|"dir"|"other", size, mtime} or nil, message */
@@ -265,7 +278,7 @@ int lasc_open_fs(lua_State *L) {
 /* fs.remove_tree(path): remove a folder and everything in it (used for scratch output) */
 static int rm_one(void *ud, const char *path, int is_dir) {
   (void)ud;
-  if (!is_dir) unlink(path);
+  if (is_dir == 0) unlink(path);
   return 0;
 }
 
@@ -273,7 +286,7 @@ static int l_remove_tree(lua_State *L) {
   const char *root = luaL_checkstring(L, 1);
   asc_error err;
   lua_newtable(L);
-  walk_ctx w = {L, lua_gettop(L), 1, 0};
+  walk_ctx w = {L, lua_gettop(L), 0, 1, 0};
   if (asc_walk(root, add_path, &w, &err) < 0) return lasc_pusherror(L, &err);
   asc_walk(root, rm_one, NULL, &err);
   for (lua_Integer i = w.n; i >= 1; i--) {

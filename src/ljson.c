@@ -7,6 +7,7 @@
 #include <yajl/yajl_parse.h>
 
 #include "ascope/decimal.h"
+#include "ascope/fs.h"
 #include "ascope/json.h"
 #include "lbind.h"
 
@@ -330,12 +331,9 @@ static int l_decode(lua_State *L) {
 
 static int l_load(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
-  FILE *f = fopen(path, "rb");
   asc_error err;
-  if (!f) {
-    asc_fail(&err, path, -1, 0, 0, "cannot open");
-    return lasc_pusherror(L, &err);
-  }
+  FILE *f = asc_open_input(path, &err);
+  if (!f) return lasc_pusherror(L, &err);
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   char tmp[65536];

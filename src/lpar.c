@@ -331,7 +331,8 @@ static int l_map(lua_State *L) {
   int jobs = asc_cpu_count(), stop_gc = 0, here = 0;
   if (lua_istable(L, 3)) {
     lua_getfield(L, 3, "jobs");
-    jobs = (int)luaL_optinteger(L, -1, jobs);
+    lua_Integer j = luaL_optinteger(L, -1, jobs);
+    jobs = j < 1 ? 1 : j > ASC_PAR_MAX_JOBS ? ASC_PAR_MAX_JOBS : (int)j; /* asc_par_run clamps further */
     lua_getfield(L, 3, "gc");
     stop_gc = lua_isboolean(L, -1) && !lua_toboolean(L, -1);
     lua_getfield(L, 3, "here");

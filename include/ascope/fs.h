@@ -27,11 +27,22 @@ void asc_atomic_abort(asc_atomic *a);
  * die of the signal as before. A library embedded in a host installs no handler. */
 void asc_atomic_cleanup_on_signals(void);
 
+/* Open an input file for reading. Only regular files are inputs: a FIFO, a device or a socket
+ * is refused at once (opening one must not block, reading one must not run forever), with a
+ * message naming it. The "rb" FILE, or NULL with err filled. */
+FILE *asc_open_input(const char *path, asc_error *err);
+/* The same as a descriptor (-1 on failure). */
+int asc_open_input_fd(const char *path, asc_error *err);
+
 /* mkdir -p */
 int asc_mkdirs(const char *path, asc_error *err);
 
 /* Calls fn for every regular file below root (sorted by name within each folder, depth first,
- * not following links to folders). fn returns non-zero to stop. */
+ * not following links to folders); is_dir is 1 for folders. A folder or entry that cannot be
+ * read is not skipped in silence: fn gets is_dir = ASC_WALK_UNREADABLE with a message naming it
+ * instead of a path, and the walk goes on. fn returns non-zero to stop. Devices, FIFOs and
+ * sockets are not files here. */
+#define ASC_WALK_UNREADABLE 2
 int asc_walk(const char *root, int (*fn)(void *ud, const char *path, int is_dir), void *ud, asc_error *err);
 
 int asc_cpu_count(void);

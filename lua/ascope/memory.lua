@@ -150,7 +150,7 @@ function M.groups(input, opts)
       g.dirs[#g.dirs + 1] = d
     end
   end
-  return groups, unknown
+  return groups, unknown, dirs.unreadable
 end
 
 local Result = {}
@@ -220,9 +220,12 @@ function M.parse(input, opts)
   local rules, rerr = M.rules(opts.rules)
   if not rules then return nil, rerr end
   opts.match = opts.match or (rules.match and rules.match.default_mode) or "latest"
-  local groups, unknown = M.groups(input, opts)
+  local groups, unknown, unreadable = M.groups(input, opts)
   if not groups then return nil, unknown end
   local result = setmetatable({ ranks = {}, failed = {}, input = input, match = opts.match }, Result)
+  for _, why in ipairs(unreadable or {}) do -- ranks may hide there: the run fails, the others are kept
+    result.failed[#result.failed + 1] = { role = "?", rank = nil, dirs = {}, reason = why }
+  end
   for _, d in ipairs(unknown) do
     result.failed[#result.failed + 1] = {
       role = d.role, rank = nil, dirs = { d.dir },

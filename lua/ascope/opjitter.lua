@@ -50,8 +50,9 @@ end
 function M.find(path)
   local st = fs.stat(path)
   if not st then return nil, path .. ": no such file or folder" end
-  local files = st.type == "file" and { path } or fs.walk(path)
-  local found, problems = {}, {}
+  local files, unreadable = { path }, nil
+  if st.type ~= "file" then files, unreadable = fs.walk(path) end
+  local found, problems = {}, unreadable or {}
   for _, p in ipairs(files) do
     local base = discover.basename(p)
     if base == "kernel_details.csv" or base:match("^op_summary.*%.csv$") then found[#found + 1] = p end

@@ -71,6 +71,9 @@ function M.inputs(input, opts)
   if not dirs then return nil, err end
   local ranks = type(opts.rank_list) == "table" and opts.rank_list or cli.rank_list(opts.rank_list)
   local out, missing = {}, {}
+  for _, why in ipairs(dirs.unreadable or {}) do -- ranks may hide there: the run fails, the others are kept
+    missing[#missing + 1] = { role = "?", rank = nil, dirs = {}, reason = why }
+  end
   for _, d in ipairs(dirs) do
     if not ranks or (d.rank and ranks[d.rank]) then
       local trace = find_trace(d.dir)

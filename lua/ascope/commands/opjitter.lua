@@ -3,6 +3,7 @@ local opjitter = require "ascope.opjitter"
 local report = require "ascope.report.opjitter"
 local field_html = require "ascope.report.field_html"
 local errors = require "ascope.errors"
+local cli = require "ascope.cli"
 
 local M = {}
 
@@ -29,8 +30,8 @@ A missing card is reported and shown as NA; exit code 1 when a file could not be
   options = {
     { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
     { "profiling-path", arg = "PATH", alias_of = "input" },
-    { "cards", arg = "N", type = "int", min = 1, help = "cards expected (default: up to the highest found)" },
-    { "jobs", "j", arg = "N", type = "int", min = 1, help = "files read in parallel (default: CPUs)" },
+    { "cards", arg = "N", type = "int", min = 1, max = 1 << 20, help = "cards expected (default: up to the highest found)" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = cli.MAX_JOBS, help = "files read in parallel (default: CPUs)" },
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/opjitter.lua" },
     { "format", arg = "LIST", default = "csv,json,html", help = "outputs to write: csv,json,html" },
   },

@@ -4,6 +4,7 @@ local report = require "ascope.report.timeline"
 local timeline_html = require "ascope.report.timeline_html"
 local outputs = require "ascope.report.outputs"
 local errors = require "ascope.errors"
+local cli = require "ascope.cli"
 local log = require "ascope.log"
 local core = require "ascope_core"
 
@@ -31,7 +32,7 @@ read, 2 on a usage error.]],
     { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
     { "step-trace", arg = "CSV", help = "step_trace_time.csv (default: the one beside the trace)" },
     { "rank-list", arg = "LIST", default = "all", help = "ranks to read: all, or 0,2,4-7" },
-    { "jobs", "j", arg = "N", type = "int", min = 1, help = "ranks analysed in parallel (default: CPUs)" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = cli.MAX_JOBS, help = "ranks analysed in parallel (default: CPUs)" },
     { "step", arg = "K", type = "int", help = "analyse step K (default: the step with the median duration)" },
     { "pp", arg = "P", type = "int", min = 1, help = "pipeline stages, for the theoretical bubble" },
     { "microbatches", arg = "M", type = "int", min = 1, help = "micro-batches, for the theoretical bubble" },
