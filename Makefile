@@ -10,7 +10,7 @@ WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -Iinclude -I$(LUAINC) $(CFLAGS) $(EXTRA_CFLAGS)
 
-PRIM_SRCS := src/error.c src/strtab.c src/column.c src/decimal.c src/json_scan.c \
+PRIM_SRCS := src/error.c src/strtab.c src/column.c src/decimal.c src/json_scan.c src/json_escape.c \
              src/csv_read.c src/csv_write.c src/interval.c src/match.c src/bin.c src/db.c \
              src/fs.c src/par.c
 BIND_SRCS := src/lcolumn.c src/ljson.c src/ljson_writer.c src/lcsv.c src/linterval.c src/lmatch.c src/lbin.c \

@@ -414,7 +414,18 @@ static int record(typed *t, fields_t *fl, const char *p, const char *e, int eof,
       fl->cap = nc;
     }
     fl->sp[fl->n++] = sp;
-    if (p >= e) break;
+    if (p >= e) { /* the end of the file without a line end */
+      if (t->header_done) {
+        t->res->cut_line = line;
+        t->res->cut_fields = fl->n;
+        t->res->header_fields = t->nh;
+        if (fl->n < t->nh) { /* a row cut short: its last value may be cut too, so it is not used */
+          *out = p;
+          return REC_OK;
+        }
+      }
+      break;
+    }
     if (*p == ',') {
       p++;
       continue;

@@ -150,8 +150,9 @@ int asc_open_input_fd(const char *path, asc_error *err) {
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     int dir = S_ISDIR(st.st_mode);
     close(fd);
-    return asc_fail(err, path, -1, 0, 0, dir ? "is a folder, not a file"
-                                              : "not a regular file (a FIFO, device or socket): not read"),
+    return asc_fail(err, path, -1, 0, 0,
+                    dir ? "is a folder, not a file"
+                        : "not a regular file (a FIFO, device or socket): not read"),
            -1;
   }
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);

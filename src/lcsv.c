@@ -90,6 +90,13 @@ static int l_read(lua_State *L) {
   lua_setfield(L, -2, "columns");
   lua_pushinteger(L, res.bad_cells);
   lua_setfield(L, -2, "bad_cells");
+  if (res.cut_line) {
+    lua_pushfstring(
+        L, "%s:%I: the last line has no line end (was the file cut?): %s", path, (lua_Integer)res.cut_line,
+        res.cut_fields < res.header_fields ? "its row has fewer fields than the header and is left out"
+                                           : "its row is used");
+    lua_setfield(L, -2, "cut");
+  }
   if (res.bad_cells) {
     lua_pushstring(L, res.first_bad);
     lua_setfield(L, -2, "first_bad");

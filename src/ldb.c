@@ -1,5 +1,5 @@
-/* Lua binding of the SQLite reader: db.open(path [, {max_steps = N}]) -> handle; handle:query(sql, ...) -> result
- * with columns by name; handle:tables(); handle:close(). */
+/* Lua binding of the SQLite reader: db.open(path [, {max_steps = N}]) -> handle; handle:query(sql, ...) ->
+ * result with columns by name; handle:tables(); handle:close(). */
 #include <string.h>
 
 #include "ascope/db.h"

@@ -9,6 +9,7 @@
 #include "ascope/decimal.h"
 #include "ascope/fs.h"
 #include "ascope/json.h"
+#include "ascope/json_escape.h"
 #include "lbind.h"
 
 /* ---------- scan ---------- */
@@ -352,26 +353,20 @@ static int l_load(lua_State *L) {
 
 /* ---------- encode ---------- */
 
+typedef struct {
+  lua_State *L;
+  lasc_buf *b;
+} enc_sink;
+
+static void enc_piece(void *ud, const char *s, size_t n) {
+  enc_sink *k = ud;
+  lasc_addl(k->L, k->b, s, n);
+}
+
 static void enc_string(lua_State *L, lasc_buf *b, const char *s, size_t n) {
+  enc_sink k = {L, b};
   lasc_addc(L, b, '"');
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    switch (c) {
-    case '"': lasc_adds(L, b, "\\\""); break;
-    case '\\': lasc_adds(L, b, "\\\\"); break;
-    case '\n': lasc_adds(L, b, "\\n"); break;
-    case '\r': lasc_adds(L, b, "\\r"); break;
-    case '\t': lasc_adds(L, b, "\\t"); break;
-    default:
-      if (c < 0x20) {
-        char e[8];
-        snprintf(e, sizeof e, "\\u%04x", c);
-        lasc_adds(L, b, e);
-      } else {
-        lasc_addc(L, b, (char)c);
-      }
-    }
-  }
+  asc_json_escape(s, n, enc_piece, &k);
   lasc_addc(L, b, '"');
 }
 

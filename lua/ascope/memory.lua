@@ -79,6 +79,7 @@ local function read_folder(d, mode, rules, warnings, split)
     warnings[#warnings + 1] = ("%s: %d value(s) are not numbers and were left empty; first: %s")
       :format(inputs.mem_path, mem.bad_cells, mem.first_bad)
   end
+  if mem.cut then warnings[#warnings + 1] = mem.cut end
   if tr and tr.warning then warnings[#warnings + 1] = inputs.trace_path .. ": " .. tr.warning .. " (left empty)" end
   local att = analysis.attribute(mem, tr, mode)
   return {

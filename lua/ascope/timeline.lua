@@ -109,6 +109,7 @@ function M.analyse(entry, rules, opts)
   local r, aerr = analysis.analyse(tl, rules, steps, opts)
   if not r then return nil, entry.trace .. ": " .. aerr end
   r.role, r.rank, r.trace, r.step_trace = entry.role, entry.rank, entry.trace, entry.step_trace
+  r.warning = tl.warning -- a value the reader could not convert (it became empty)
   r.events = tl.n
   r.findings = findings.evaluate(rules.rules, r)
   return r

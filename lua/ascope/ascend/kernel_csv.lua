@@ -14,8 +14,9 @@ local VARIANTS = {
 local function header(path)
   local r, err = csv.open(path)
   if not r then return nil, err end
-  local h = r:next()
+  local h, _, rerr = r:next()
   r:close()
+  if rerr then return nil, rerr end -- a stray quote is not an empty file
   if not h then return nil, path .. ": the file is empty (no header line)" end
   local set = {}
   for _, c in ipairs(h) do set[(c:gsub("^\239\187\191", ""))] = true end

@@ -39,6 +39,7 @@ function M.read(path, progress)
     present = r.present,
     bad_cells = r.bad_cells,
     first_bad = r.first_bad,
+    cut = r.cut, -- the last line had no line end
   }
 end
 

@@ -85,6 +85,10 @@ function M.main(opts, words)
     print(report.text(res))
     print(("timeline: %d rank(s); results in %s: %s"):format(#res.ranks, out, table.concat(names, ", ")))
   end
+  for _, r in ipairs(res.ranks) do
+    if r.warning then log.warn("rank %s: %s: %s (left empty)", tostring(r.rank), r.trace, r.warning) end
+    for _, w in ipairs(r.warnings or {}) do log.warn("rank %s: %s: %s", tostring(r.rank), r.trace, w) end
+  end
   for _, f in ipairs(res.failed) do log.error("rank %s (%s): %s", tostring(f.rank or "?"), f.role or "", f.reason) end
   return #res.failed > 0 and 1 or 0
 end

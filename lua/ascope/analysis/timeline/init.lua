@@ -86,7 +86,8 @@ local function overlap_lanes(m, w0, w1)
   return totals
 end
 
--- the slice containing t on lane (flows bind to the slice they sit in)
+-- the slice containing t on lane (flows bind to the slice they sit in); also the number of
+-- flows left out because an end had no usable time
 local function flow_bindings(m, w0, w1)
   local tl = m.tl
   local ix = match.index(tl.lane, tl.ts, tl.dur)
@@ -98,25 +99,27 @@ local function flow_bindings(m, w0, w1)
     if id then s_by_id[id] = r end
   end
   local cons_lane, cons_ts, prod_lane, prod_ts = {}, {}, {}, {}
-  local n = 0
+  local n, skipped = 0, 0
   for k = 1, #f_rows do
     local r = f_rows[k]
     local t = tl.ts[r]
     local s = tl.flow[r] and s_by_id[tl.flow[r]]
-    if s and t and t >= w0 and t < w1 then
+    if s and (not t or not tl.ts[s]) then
+      skipped = skipped + 1 -- a time that could not be read: this flow only is left out
+    elseif s and t >= w0 and t < w1 then
       n = n + 1
       cons_lane[n], cons_ts[n] = tl.lane[r], t
       prod_lane[n], prod_ts[n] = tl.lane[s], tl.ts[s]
     end
   end
-  if n == 0 then return {} end
+  if n == 0 then return {}, skipped end
   local cons = ix:within(cons_lane, cons_ts)
   local prod = ix:within(prod_lane, prod_ts)
   local edges = {}
   for k = 1, n do
     if cons[k] and prod[k] and cons[k] ~= prod[k] then edges[#edges + 1] = { prod[k], cons[k] } end
   end
-  return edges
+  return edges, skipped
 end
 
 local function alignment(m, edges, top_n)
@@ -353,7 +356,7 @@ function M.analyse(tl, rules, step_trace, opts)
   opts = opts or {}
   local top_n = opts.top_n or rules.top_n or 10
   local steps = model_mod.steps(tl, rules)
-  local r = { not_computed = {}, steps_found = #steps }
+  local r = { not_computed = {}, steps_found = #steps, warnings = {} }
   local wins, k = M.windows(steps, opts.step)
   if not wins then return nil, k end
   local w = wins[k]
@@ -391,7 +394,11 @@ function M.analyse(tl, rules, step_trace, opts)
     -- 3 op utilisation
     r.op_util = { op_utilization = ratio(compute:total(), span), compute_busy_ms = ms(compute:total()), span_ms = ms(span) }
     -- 1 critical path
-    local edges = flow_bindings(m, w0, w1)
+    local edges, skipped = flow_bindings(m, w0, w1)
+    if skipped > 0 then
+      r.warnings[#r.warnings + 1] = ("%d flow event(s) without a readable time were left out of the critical path")
+        :format(skipped)
+    end
     local len, path, nnodes, gain = longest_path(m, w0, w1, edges)
     r.critical_path = { critical_path_ratio = ratio(activity:total(), span), busy_union_ms = ms(activity:total()),
                         span_ms = ms(span), flow_edges = #edges }
