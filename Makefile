@@ -78,10 +78,45 @@ check-html: all
 bench: all $(BUILD)/bench/noop_yajl $(BUILD)/bench/noop_csv $(BUILD)/bench/measure
 	$(BUILD)/ascope run spec/bench/run.lua --build $(BUILD) $(BENCH_ARGS)
 
+# libFuzzer harnesses (spec/fuzz/fuzz_*.c) built with clang, ASan and UBSan, each run for
+# FUZZ_SECONDS from a corpus seeded with spec/fixtures (files cut to FUZZ_MAX_LEN bytes). A crash
+# leaves its input as build-fuzz/crash-* and fails the target.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 25
+FUZZ_MAX_LEN ?= 16384
+FUZZ_BUILD   := build-fuzz
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_NAMES   := $(patsubst spec/fuzz/fuzz_%.c,%,$(wildcard spec/fuzz/fuzz_*.c))
+FUZZ_OBJS    := $(patsubst src/%.c,$(FUZZ_BUILD)/obj/%.o,$(PRIM_SRCS) $(BIND_SRCS))
+.SECONDARY: $(FUZZ_OBJS)
+
+$(FUZZ_BUILD)/obj/%.o: src/%.c $(wildcard include/ascope/*.h) src/lbind.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Iinclude -I$(LUAINC) -g -O1 -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz_%: spec/fuzz/fuzz_%.c spec/fuzz/fuzz_common.h $(FUZZ_OBJS)
+	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc -I$(LUAINC) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< \
+	  $(FUZZ_OBJS) $(STATIC_LIBS) -lm -ldl -lpthread
+
+fuzz: $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz_%)
+	@rm -f $(FUZZ_BUILD)/crash-* $(FUZZ_BUILD)/leak-* $(FUZZ_BUILD)/timeout-* $(FUZZ_BUILD)/oom-*
+	@set -e; for n in $(FUZZ_NAMES); do \
+	  c=$(FUZZ_BUILD)/corpus/$$n; mkdir -p $$c; \
+	  case $$n in json*) ext=json;; csv) ext=csv;; *) ext='*';; esac; \
+	  find spec/fixtures -type f -name "*.$$ext" | while read -r f; do \
+	    head -c $(FUZZ_MAX_LEN) "$$f" > "$$c/seed-$$(printf '%s' "$$f" | cksum | cut -d' ' -f1)"; done; \
+	  echo "fuzz_$$n: $(FUZZ_SECONDS) s"; \
+	  $(FUZZ_BUILD)/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) -timeout=10 \
+	    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ $$c 2>&1 | \
+	    grep -E '^(stat::number_of_executed_units|stat::new_units_added|==[0-9]+==ERROR|SUMMARY|json.scan|fs.grep)' ; \
+	  if ls $(FUZZ_BUILD)/crash-* $(FUZZ_BUILD)/leak-* $(FUZZ_BUILD)/timeout-* $(FUZZ_BUILD)/oom-* 2>/dev/null; then \
+	    echo "fuzz_$$n found a failing input (above)"; exit 1; fi; \
+	done
+
 lint:
 	luacheck lua rules spec examples
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 -Iinclude src
-	clang-format --dry-run --Werror src/*.c src/*.h include/ascope/*.h
+	clang-format --dry-run --Werror src/*.c src/*.h include/ascope/*.h spec/fuzz/*.c spec/fuzz/*.h
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/lua/5.4 \
@@ -92,6 +127,6 @@ install: all
 	cp -r rules $(DESTDIR)$(PREFIX)/share/ascope/
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
-.PHONY: all test sanitize valgrind bench lint install clean ctests check-html
+.PHONY: all test sanitize valgrind bench lint install clean ctests check-html fuzz

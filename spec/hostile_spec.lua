@@ -4,10 +4,7 @@
 local core = require "ascope_core"
 local h = require "helper"
 
-local HEADER = "Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),"
-  .. "Active Duration(us),Allocation Total Allocated(MB),Allocation Total Reserved(MB),"
-  .. "Allocation Total Active(MB),Release Total Allocated(MB),Release Total Reserved(MB),"
-  .. "Release Total Active(MB),Stream Ptr,Device Type\n"
+local HEADER = h.MEMORY_CSV_HEADER
 local ROW = "aten::empty,1024,1000100,,,,,10,20,10,,,,1,NPU:0\n"
 
 -- one rank folder of the memory layout; csv is the operator_memory.csv body after the header
@@ -214,5 +211,35 @@ describe("hostile input to timeline", function()
     local m = assert(core.json.load(dir .. "/out/timeline_metrics.json"))
     local cp = m.ranks[1].critical_path
     assert.equal(1, cp.flow_edges) -- the readable flow binds launch1 -> k1
+  end)
+end)
+
+describe("hostile input to opjitter", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  local HEADER_K = "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us)\n"
+
+  it("indexes cards sparsely: a card numbered 99999999 is one card, the gaps of a real range are missing", function()
+    for _, n in ipairs({ 0, 2, 99999999 }) do
+      h.write(("%s/card_%d/kernel_details.csv"):format(dir, n), HEADER_K .. "1,op_1,Op,AI_CORE,1000.000,10\n"
+        .. "1,op_2,Op,AI_CORE,1010.000," .. (11 + n % 7) .. "\n")
+    end
+    local r = assert(require("ascope.opjitter").run(dir))
+    assert.same({ 0, 2, 99999999 }, r.found)
+    assert.same({}, r.missing) -- 0..99999999 is no card range: its gaps are not cards
+    local row
+    for _, x in ipairs(r.rows) do if x.call == 1 then row = x end end
+    assert.equal(11, row.values[0])
+    assert.equal(13, row.values[2])
+    assert.equal(11 + 99999999 % 7, row.values[99999999])
+    -- a dense numbering still lists its gaps
+    h.cleanup(dir .. "/card_99999999")
+    r = assert(require("ascope.opjitter").run(dir))
+    assert.same({ 1 }, r.missing)
+    local code, _, err = h.run("opjitter", dir, "-o", dir .. "/out", "--cards", "99999999999")
+    assert.equal(2, code)
+    assert.truthy(err:find("--cards must be at most 1048576", 1, true), err)
   end)
 end)

@@ -1,5 +1,6 @@
 /* Atomic output files and a sorted, depth-first directory walk. */
 #include "ascope/fs.h"
+#include "ascope/checked.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -193,7 +194,7 @@ static int walk(char *path, size_t len, int (*fn)(void *, const char *, int), vo
     if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
     if (n == cap) {
       cap = cap ? cap * 2 : 32;
-      char **nn = realloc(names, cap * sizeof *nn);
+      char **nn = asc_realloc_array(names, cap, sizeof *nn);
       if (!nn) break;
       names = nn;
     }
@@ -269,7 +270,7 @@ int asc_grep(const char *path, const char *const *literals, size_t nlit,
   if (!f) return -1;
   size_t cap = 1 << 22, have = 0, hcap = 1024;
   char *buf = malloc(cap);
-  size_t *hits = malloc(hcap * sizeof *hits);
+  size_t *hits = asc_alloc_array(hcap, sizeof *hits);
   int rc = 0;
   long long line = 1; /* line number of buf[0] */
   if (!buf || !hits) {
@@ -311,7 +312,7 @@ int asc_grep(const char *path, const char *const *literals, size_t nlit,
         const char *ls = p;
         while (ls > buf && ls[-1] != '\n') ls--;
         if (nh == hcap) {
-          size_t *nhits = realloc(hits, hcap * 2 * sizeof *hits);
+          size_t *nhits = asc_realloc_array(hits, hcap * 2, sizeof *hits);
           if (!nhits) {
             rc = asc_fail(err, path, -1, 0, 0, "out of memory");
             goto done;

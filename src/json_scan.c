@@ -10,6 +10,7 @@
  * On malformed input yajl parses the file once more to report the authoritative message and
  * place; the fast path itself only needs to notice that something is wrong. */
 #include "ascope/json.h"
+#include "ascope/checked.h"
 
 #include <errno.h>
 #include <math.h>
@@ -386,7 +387,7 @@ static int intern(scan *sc, const slot *sl, uint32_t *id) {
     if (rid >= sc->raw_cap) {
       size_t nc = sc->raw_cap ? sc->raw_cap * 2 : 1024;
       while (nc <= rid) nc *= 2;
-      uint32_t *p = realloc(sc->raw_id, nc * sizeof *p);
+      uint32_t *p = asc_realloc_array(sc->raw_id, nc, sizeof *p);
       if (!p) return sc->oom = 1;
       memset(p + sc->raw_cap, 0, (nc - sc->raw_cap) * sizeof *p);
       sc->raw_id = p;

@@ -482,7 +482,7 @@ int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n, int *owned) {
       *owned = 0;
       return c->v.i;
     }
-    int64_t *out = malloc((c->n ? c->n : 1) * sizeof *out);
+    int64_t *out = asc_alloc_array(c->n, sizeof *out);
     if (!out) luaL_error(L, "out of memory");
     for (size_t i = 0; i < c->n; i++)
       out[i] = c->kind == ASC_F64 ? asc_f64_to_i64(c->v.f[i]) : (int64_t)c->v.s[i];
@@ -492,7 +492,7 @@ int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n, int *owned) {
   }
   luaL_checktype(L, idx, LUA_TTABLE);
   size_t m = (size_t)lua_rawlen(L, idx);
-  int64_t *out = malloc((m ? m : 1) * sizeof *out);
+  int64_t *out = asc_alloc_array(m, sizeof *out);
   if (!out) luaL_error(L, "out of memory");
   for (size_t i = 0; i < m; i++) {
     lua_rawgeti(L, idx, (lua_Integer)i + 1);

@@ -1,6 +1,7 @@
 /* Open-addressing hash of strings stored in an append-only arena. Ids are dense, starting at 1,
  * so columns can hold 4-byte ids instead of pointers. */
 #include "ascope/strtab.h"
+#include "ascope/checked.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,7 @@ asc_strtab *asc_strtab_new(void) {
   t->nslots = 1024;
   t->slots = calloc(t->nslots, sizeof *t->slots);
   t->ents_cap = 512;
-  t->ents = malloc(t->ents_cap * sizeof *t->ents);
+  t->ents = asc_alloc_array(t->ents_cap, sizeof *t->ents);
   t->arena_cap = 1 << 16;
   t->arena = malloc(t->arena_cap);
   if (!t->slots || !t->ents || !t->arena) {
@@ -100,7 +101,7 @@ int asc_strtab_intern(asc_strtab *t, const char *s, size_t n, uint32_t *id) {
   }
   if (t->nents == t->ents_cap) {
     uint32_t nc = t->ents_cap * 2;
-    entry *ne = realloc(t->ents, (size_t)nc * sizeof *ne);
+    entry *ne = asc_realloc_array(t->ents, (size_t)nc, sizeof *ne);
     if (!ne) return -1;
     t->ents = ne;
     t->ents_cap = nc;

@@ -60,6 +60,9 @@ function M.find(path)
   return found, problems
 end
 
+-- Gaps in the card numbers filled in as missing cards at most: beyond, the numbering is sparse.
+local MAX_CARD_GAPS = 4096
+
 --- opts: rules (file), cards (expected count), jobs (files read at once; default: CPUs). Returns {cards, missing, rows, avg, aiv, failed}.
 function M.run(path, opts)
   opts = opts or {}
@@ -91,12 +94,25 @@ function M.run(path, opts)
       end
     end
   end
-  local max_card = -1
-  for c in pairs(by_card) do if c > max_card then max_card = c end end
-  for _, f in ipairs(failed) do if f.card and f.card > max_card then max_card = f.card end end
-  if opts.cards and opts.cards - 1 > max_card then max_card = opts.cards - 1 end
+  -- the card numbers seen; the gaps below the highest are missing cards, unless the numbers
+  -- are too sparse to be a card range (a card numbered 99999999 is one card, not 10^8 columns)
+  local seen, numbers, max_card = {}, {}, -1
+  local function see(c)
+    if c and not seen[c] then
+      seen[c] = true
+      numbers[#numbers + 1] = c
+      if c > max_card then max_card = c end
+    end
+  end
+  for c in pairs(by_card) do see(c) end
+  for _, f in ipairs(failed) do see(f.card) end
+  for c = 0, (opts.cards or 0) - 1 do see(c) end
+  if max_card < #numbers + MAX_CARD_GAPS then
+    for c = 0, max_card do see(c) end
+  end
+  table.sort(numbers)
   local cards, found, missing = {}, {}, {}
-  for c = 0, max_card do
+  for _, c in ipairs(numbers) do
     cards[#cards + 1] = { card = c, data = by_card[c] }
     if by_card[c] then found[#found + 1] = c else missing[#missing + 1] = c end
   end
