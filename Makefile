@@ -106,7 +106,8 @@ fuzz: $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz_%)
 	  find spec/fixtures -type f -name "*.$$ext" | while read -r f; do \
 	    head -c $(FUZZ_MAX_LEN) "$$f" > "$$c/seed-$$(printf '%s' "$$f" | cksum | cut -d' ' -f1)"; done; \
 	  echo "fuzz_$$n: $(FUZZ_SECONDS) s"; \
-	  $(FUZZ_BUILD)/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) -timeout=10 \
+	  dict=; case $$n in json*) dict=-dict=spec/fuzz/json.dict;; esac; \
+	  $(FUZZ_BUILD)/fuzz_$$n $$dict -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) -timeout=10 \
 	    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ $$c 2>&1 | \
 	    grep -E '^(stat::number_of_executed_units|stat::new_units_added|==[0-9]+==ERROR|SUMMARY|json.scan|fs.grep)' ; \
 	  if ls $(FUZZ_BUILD)/crash-* $(FUZZ_BUILD)/leak-* $(FUZZ_BUILD)/timeout-* $(FUZZ_BUILD)/oom-* 2>/dev/null; then \

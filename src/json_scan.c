@@ -58,8 +58,9 @@ typedef struct scan {
 
 /* ---------- tokens ---------- */
 
+/* White space as yajl has it: JSON's four, and form feed and vertical tab too. */
 static const char *skip_ws(const char *p, const char *e) {
-  while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+  while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' || *p == '\f' || *p == '\v')) p++;
   return p;
 }
 
@@ -492,7 +493,6 @@ enum { ST_ROOT, ST_OBJ_FIRST, ST_OBJ_NEXT, ST_EV_FIRST, ST_EV_NEXT, ST_END, ST_D
 typedef struct {
   int state, in_object; /* in_object: the events array sits in {"traceEvents": ...} */
   int found_events;
-  int bom_seen;
 } machine;
 
 #define NO_EVENTS "no event array: expected a JSON array or an object with \"traceEvents\""
@@ -508,13 +508,6 @@ static int step(scan *sc, machine *m, const char *p, const char *e, int eof, con
   int r;
   switch (m->state) {
   case ST_ROOT:
-    if ((unsigned char)*p == 0xEF && !m->bom_seen) { /* a UTF-8 byte order mark, as CSV files may have */
-      if (e - p < 3) return eof ? (sc->bad_at = p, sc->bad_msg = "unexpected character", BAD) : NEED;
-      if (memcmp(p, "\xEF\xBB\xBF", 3) != 0) return sc->bad_at = p, sc->bad_msg = "unexpected character", BAD;
-      m->bom_seen = 1;
-      *out = p + 3;
-      return OK;
-    }
     if (*p == '[')
       m->state = ST_EV_FIRST, m->found_events = 1;
     else if (*p == '{')
@@ -705,6 +698,7 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
   sc.pred_slot = calloc(spec->npreds + 1, sizeof(int));
   res->cols = calloc(spec->nfields + 1, sizeof *res->cols);
   size_t cap = spec->chunk ? spec->chunk : (size_t)1 << 20;
+  if (cap < 64) cap = 64; /* the first read holds a byte order mark whole */
   char *buf = malloc(cap);
   int rc = 0;
   long long base = 0; /* file offset of buf[0] */
@@ -729,7 +723,7 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
     sc.argname_slot = add_slot(&sc, "name", 1);
   }
 
-  machine m = {ST_ROOT, 0, 0, 0};
+  machine m = {ST_ROOT, 0, 0};
   size_t start = 0, end = 0; /* unconsumed bytes are buf[start, end) */
   int eof = 0;
   long long next_report = 64LL << 20;
@@ -778,6 +772,8 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
       }
       eof = 1;
     }
+    /* a UTF-8 byte order mark at the very start (CSV files may have one too) is skipped */
+    if (base == 0 && end == 0 && n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) start = 3;
     end += n;
     if (spec->progress && base + (long long)end >= next_report) {
       next_report = base + (long long)end + (64LL << 20);

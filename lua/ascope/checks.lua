@@ -14,7 +14,7 @@ function M.kinds.file_present(rule, subject)
   local path = subject.dir .. "/" .. rule.file
   local st = fs.stat(path)
   if st and st.type == "file" then return nil end
-  if st then return path .. " (not a regular file: a FIFO, device or folder is not read)" end
+  if st then return require("ascope.i18n").t("input.not_regular", path) end
   return path
 end
 

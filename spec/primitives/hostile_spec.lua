@@ -104,6 +104,7 @@ describe("hostile JSON", function()
       '[{"a":01}]', '[{"a":[1 2]}]', '[{"a":{"b":1,}}]', '[{"a":tru}]', '[{"a":"\\u12G4"}]', '[{"a":[}]]',
       '[1,]', '{"x":[1,2,],"traceEvents":[]}', '[{"a":1e}]', '[{"a":.5}]', '[{"a":+1}]', '[{"a":[1]]}]',
       '[{"name":"\\x"}]', '[{"a":{"b":{"c":nul}}}]', '[{"a":"\t"}]',
+      ' \239\187\191[]', '[\239\187\191]', -- a byte order mark only at the very start
     }
     for _, text in ipairs(bad) do
       assert.is_nil(json.decode(text), "yajl accepts " .. text) -- the oracle agrees it is invalid
@@ -119,6 +120,7 @@ describe("hostile JSON", function()
       '{"traceEvents":[{"name":"x","ts":2}],"x":{"y":[]},"z":0}',
       '\239\187\191[{"name":"x","ts":"3"}]',
       ' [ { "name" : "x" , "ts" : 4 } , 5 , [ ] ] ',
+      '\f[\v{"name":"x","ts":5,"a":[\f1\v]}\f]\v', -- yajl's white space includes form feed and vertical tab
     }
     for _, text in ipairs(good) do
       local r, err = scan(text)

@@ -10,6 +10,8 @@ return {
   ["memory.trace_warning"] = "%s: %s (left empty)",
   ["memory.failed_ranks"] = "%d rank(s) could not be read; the others' results are written",
   ["memory.outputs"] = "results: %s",
+  ["input.not_regular"] = "%s (not a regular file: a FIFO, device or folder is not read)",
+  ["timeline.flows_skipped"] = "%d flow event(s) without a readable time were left out of the critical path",
   ["check.failed"] = "check %s failed: %s",
   ["moe.analysing"] = "analysing card %d",
   ["moe.cores"] = "1.1 %s cores in use: %d",

@@ -396,8 +396,7 @@ function M.analyse(tl, rules, step_trace, opts)
     -- 1 critical path
     local edges, skipped = flow_bindings(m, w0, w1)
     if skipped > 0 then
-      r.warnings[#r.warnings + 1] = ("%d flow event(s) without a readable time were left out of the critical path")
-        :format(skipped)
+      r.warnings[#r.warnings + 1] = require("ascope.i18n").t("timeline.flows_skipped", skipped)
     end
     local len, path, nnodes, gain = longest_path(m, w0, w1, edges)
     r.critical_path = { critical_path_ratio = ratio(activity:total(), span), busy_union_ms = ms(activity:total()),
