@@ -243,3 +243,24 @@ describe("hostile input to opjitter", function()
     assert.truthy(err:find("--cards must be at most 1048576", 1, true), err)
   end)
 end)
+
+describe("hostile kernel files to opjitter", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  it("names bad cells and a cut last line of a card's file, and keeps every card", function()
+    local head = "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us)\n"
+    h.write(dir .. "/card_0/kernel_details.csv", head .. "1,op_1,Op,AI_CORE,1000.000,10\n1,op_2,Op,AI_CORE,1010.000,12\n")
+    h.write(dir .. "/card_1/kernel_details.csv", head .. "1,op_1,Op,AI_CORE,1000.000,inf\n1,op_2,Op,AI_CORE,1010.000,15\n"
+      .. "1,op_3,Op,AI_CORE,1020.")
+    local code, _, err = h.run("opjitter", dir, "-o", dir .. "/out")
+    assert.equal(0, code, err)
+    assert.truthy(err:find("card_1/kernel_details.csv: 1 value(s) are not numbers and were left empty; first: "
+      .. dir .. "/card_1/kernel_details.csv:2: column \"Duration(us)\": \"inf\" is not a number", 1, true), err)
+    assert.truthy(err:find("card_1/kernel_details.csv:4: the last line has no line end (was the file cut?): its row has "
+      .. "fewer fields than the header and is left out", 1, true), err)
+    local s = assert(core.json.load(dir .. "/out/opjitter_summary.json"))
+    assert.same({ 0, 1 }, s.cards)
+  end)
+end)

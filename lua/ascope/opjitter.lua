@@ -9,6 +9,7 @@ local kernel_csv = require "ascope.ascend.kernel_csv"
 local analysis = require "ascope.analysis.opjitter"
 local rules_mod = require "ascope.rules"
 local fs = core.fs
+local t = require("ascope.i18n").t
 
 local M = {}
 
@@ -76,9 +77,13 @@ function M.run(path, opts)
     if not data then error(err, 0) end
     return data
   end, { jobs = opts.jobs })
-  local by_card, failed = {}, {}
+  local by_card, failed, warnings = {}, {}, {}
   for i, p in ipairs(files) do
     local data, err = datas[i], errs[i] and tostring(errs[i])
+    if data and data.bad_cells > 0 then
+      warnings[#warnings + 1] = t("input.bad_cells", p, data.bad_cells, data.first_bad)
+    end
+    if data and data.cut then warnings[#warnings + 1] = data.cut end
     if not data then
       failed[#failed + 1] = { path = p, reason = err, card = card_of(p) }
     else
@@ -117,7 +122,7 @@ function M.run(path, opts)
     if by_card[c] then found[#found + 1] = c else missing[#missing + 1] = c end
   end
   local res = analysis.jitter(cards, rules)
-  res.cards, res.found, res.missing, res.failed = cards, found, missing, failed
+  res.cards, res.found, res.missing, res.failed, res.warnings = cards, found, missing, failed, warnings
   res.aiv = analysis.aiv_checks(cards, rules)
   res.rules = rules
   res.input = path

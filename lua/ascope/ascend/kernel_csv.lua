@@ -64,7 +64,7 @@ function M.read(path, aiv_columns)
   end
   return { n = r.n, name = r.columns[v.name], type = key, duration = r.columns[v.duration],
            device = r.columns["Device_id"], aiv = aiv, aiv_present = present, bad_cells = r.bad_cells,
-           path = path }
+           first_bad = r.first_bad, cut = r.cut, path = path }
 end
 
 return M

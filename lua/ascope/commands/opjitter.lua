@@ -4,6 +4,7 @@ local report = require "ascope.report.opjitter"
 local field_html = require "ascope.report.field_html"
 local errors = require "ascope.errors"
 local cli = require "ascope.cli"
+local log = require "ascope.log"
 
 local M = {}
 
@@ -53,15 +54,18 @@ function M.main(opts, words)
     if f ~= "csv" and f ~= "json" and f ~= "html" then errors.usage("--format: unknown output %q (csv, json, html)", f) end
     formats[f] = true
   end
+  for _, w in ipairs(res.warnings) do log.warn("%s", w) end
+  local werrs = {} -- every output is tried: one that cannot be written does not stop the others
   for _, w in ipairs({ { "csv", "profiling_all_data.csv", report.all_csv }, { "csv", "profiling_avg_data.csv", report.avg_csv },
                        { "json", "opjitter_summary.json", report.summary_json },
                        { "html", "opjitter_report.html", function(r, p)
                          return field_html.write(p, "ascope opjitter report", field_html.opjitter_sections(r)) end } }) do
     if formats[w[1]] then
       local ok, werr = w[3](res, out .. "/" .. w[2])
-      if not ok then error(werr, 0) end
+      if not ok then werrs[#werrs + 1] = tostring(werr) end
     end
   end
+  if #werrs > 0 then error(table.concat(werrs, "; "), 0) end
   for _, l in ipairs(report.lines(res)) do print(l) end
   print(("opjitter: results in %s (%s)"):format(out, opts.format))
   return #res.failed > 0 and 1 or 0

@@ -10,6 +10,7 @@ return {
   ["memory.trace_warning"] = "%s: %s (left empty)",
   ["memory.failed_ranks"] = "%d rank(s) could not be read; the others' results are written",
   ["memory.outputs"] = "results: %s",
+  ["input.bad_cells"] = "%s: %d value(s) are not numbers and were left empty; first: %s",
   ["input.not_regular"] = "%s (not a regular file: a FIFO, device or folder is not read)",
   ["timeline.flows_skipped"] = "%d flow event(s) without a readable time were left out of the critical path",
   ["check.failed"] = "check %s failed: %s",

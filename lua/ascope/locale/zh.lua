@@ -8,6 +8,7 @@ return {
   ["memory.suspect"] = "rank %s：%d / %d 条 latest 匹配指向已结束的算子；可用 --match within-or-latest 避免",
   ["memory.bad_cells"] = "%s：%d 个值不是数字，已置空；第一个：%s",
   ["memory.trace_warning"] = "%s：%s（已置空）",
+  ["input.bad_cells"] = "%s：%d 个值不是数字，已置空；第一个：%s",
   ["input.not_regular"] = "%s（不是普通文件：FIFO、设备或文件夹不会被读取）",
   ["timeline.flows_skipped"] = "%d 个流事件的时间无法读取，已从关键路径中略去",
   ["memory.failed_ranks"] = "%d 个 rank 无法读取；其余 rank 的结果已写出",
