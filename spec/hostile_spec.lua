@@ -214,6 +214,25 @@ describe("hostile input to timeline", function()
   end)
 end)
 
+describe("hostile step traces to timeline", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  it("names bad cells and a cut last line of step_trace_time.csv and analyses the rank", function()
+    h.write(dir .. "/t.json", '[{"ph":"M","name":"process_name","pid":2,"args":{"name":"Ascend Hardware"}},'
+      .. '{"ph":"X","name":"k1","pid":2,"tid":5,"ts":"150.000","dur":"20.000","args":{"Task Type":"AI_CORE"}}]')
+    h.write(dir .. "/step_trace_time.csv", "Step,Computing,Communication(Not Overlapped),Free\n1,10,2,-inf\n2,12,")
+    local code, _, err = h.run("timeline", dir .. "/t.json", "-o", dir .. "/out", "-q")
+    assert.equal(0, code, err)
+    assert.truthy(err:find("step_trace_time.csv: 1 value(s) are not numbers and were left empty; first: ", 1, true), err)
+    assert.truthy(err:find('column "Free": "-inf" is not a number', 1, true), err)
+    assert.truthy(err:find("step_trace_time.csv:3: the last line has no line end (was the file cut?): its row has "
+      .. "fewer fields than the header and is left out", 1, true), err)
+    assert.is_not_nil(core.json.load(dir .. "/out/timeline_metrics.json"))
+  end)
+end)
+
 describe("hostile input to opjitter", function()
   local dir
   before_each(function() dir = h.tmpdir() end)

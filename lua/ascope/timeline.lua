@@ -110,6 +110,10 @@ function M.analyse(entry, rules, opts)
   if not r then return nil, entry.trace .. ": " .. aerr end
   r.role, r.rank, r.trace, r.step_trace = entry.role, entry.rank, entry.trace, entry.step_trace
   r.warning = tl.warning -- a value the reader could not convert (it became empty)
+  if steps and steps.cut then r.warnings[#r.warnings + 1] = steps.cut end
+  if steps and steps.bad_cells > 0 then
+    r.warnings[#r.warnings + 1] = require("ascope.i18n").t("input.bad_cells", steps.source, steps.bad_cells, steps.first_bad)
+  end
   r.events = tl.n
   r.findings = findings.evaluate(rules.rules, r)
   return r

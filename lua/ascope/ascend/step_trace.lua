@@ -34,7 +34,7 @@ function M.read(path)
       free_us = c["Free"][i], bubble_us = c["Bubble"][i],
     }
   end
-  return { steps = steps, has = p, source = path }
+  return { steps = steps, has = p, source = path, cut = r.cut, bad_cells = r.bad_cells, first_bad = r.first_bad }
 end
 
 return M
