@@ -210,7 +210,7 @@ static int l_scan(lua_State *L) {
 
 typedef struct {
   lua_State *L;
-  int depth;
+  int depth, too_deep;
   int kind[256]; /* 1 map, 2 array */
   lua_Integer idx[256];
 } dec;
@@ -251,7 +251,7 @@ static int d_string(void *ud, const unsigned char *s, size_t n) {
   return attach(d);
 }
 static int d_open(dec *d, int kind) {
-  if (d->depth >= 255) return 0;
+  if (d->depth >= 255) return d->too_deep = 1, 0;
   luaL_checkstack(d->L, 4, "json nesting");
   lua_newtable(d->L);
   d->kind[d->depth] = kind;
@@ -312,9 +312,12 @@ static int decode_text(lua_State *L, const char *s, size_t n, const char *name) 
       else
         col++;
     }
-    unsigned char *m = yajl_get_error(u->h, 0, (const unsigned char *)s, n);
+    unsigned char *m = d->too_deep ? NULL : yajl_get_error(u->h, 0, (const unsigned char *)s, n);
     asc_error err;
-    asc_fail(&err, name, (long long)at, line, col, "invalid JSON: %s", m ? (char *)m : "?");
+    if (d->too_deep)
+      asc_fail(&err, name, (long long)at, line, col, "nesting deeper than 255 levels is not supported");
+    else
+      asc_fail(&err, name, (long long)at, line, col, "invalid JSON: %s", m ? (char *)m : "?");
     for (char *q = err.msg; *q; q++)
       if (*q == '\n') *q = ' ';
     if (m) yajl_free_error(u->h, m);

@@ -105,6 +105,8 @@ describe("hostile JSON", function()
       '[1,]', '{"x":[1,2,],"traceEvents":[]}', '[{"a":1e}]', '[{"a":.5}]', '[{"a":+1}]', '[{"a":[1]]}]',
       '[{"name":"\\x"}]', '[{"a":{"b":{"c":nul}}}]', '[{"a":"\t"}]',
       ' \239\187\191[]', '[\239\187\191]', -- a byte order mark only at the very start
+      '[{"a":"' .. ("x"):rep(70) .. "\1" .. ("y"):rep(60) .. '"}]',  -- control characters in a long string,
+      '[{"a":"' .. ("x"):rep(200) .. "\31" .. '"}]', '[{"a":"' .. ("x"):rep(9) .. "\n" .. '"}]', -- wherever they sit
     }
     for _, text in ipairs(bad) do
       assert.is_nil(json.decode(text), "yajl accepts " .. text) -- the oracle agrees it is invalid
@@ -120,6 +122,7 @@ describe("hostile JSON", function()
       '{"traceEvents":[{"name":"x","ts":2}],"x":{"y":[]},"z":0}',
       '\239\187\191[{"name":"x","ts":"3"}]',
       ' [ { "name" : "x" , "ts" : 4 } , 5 , [ ] ] ',
+      '[{"name":"x","a":"' .. (" \127\255~"):rep(40) .. '"}]', -- 0x20, DEL and bytes above 0x7F are no control characters
       '\f[\v{"name":"x","ts":5,"a":[\f1\v]}\f]\v', -- yajl's white space includes form feed and vertical tab
     }
     for _, text in ipairs(good) do
@@ -138,6 +141,9 @@ describe("hostile JSON", function()
     r, err = scan("[" .. ("["):rep(300) .. ("]"):rep(300) .. "]")
     assert.is_nil(r)
     assert.truthy(err:find("nesting deeper than 256 levels", 1, true), err)
+    local v, derr = json.decode(("["):rep(300) .. ("]"):rep(300))
+    assert.is_nil(v)
+    assert.truthy(derr:find("nesting deeper than 255 levels is not supported", 1, true), derr)
     -- 250 levels are fine
     r = assert(scan('[{"name":"x","a":' .. ("["):rep(250) .. ("]"):rep(250) .. "}]"))
     assert.equal(1, r.n)
