@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -124,6 +125,7 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, a
   size_t next = here ? 1 : 0, running = 0;
   int rc = 0;
   fflush(NULL); /* buffered output must not be written twice by the children */
+  pid_t parent = getpid();
   while (next < nitems || running > 0) {
     for (int j = 0; j < jobs && next < nitems; j++) {
       if (ws[j].fd >= 0) continue;
@@ -141,6 +143,10 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, a
       if (pid == 0) {
         close(p[0]);
         signal(SIGPIPE, SIG_DFL);
+        /* a worker ends with its parent (killed or interrupted alone): SIGTERM lets it remove
+         * its own temporary files first */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent) _exit(1);
         int code = work(ud, next, out);
         fflush(NULL);
         /* the result is complete: the parent may use it while this process is torn down */

@@ -290,4 +290,25 @@ describe("hostile disks", function()
       assert.same({}, leftovers(), sig)
     end
   end)
+
+  it("ends the workers with their parent, and they remove their temporary files too", function()
+    h.write(dir .. "/w.lua", [[
+      local core = require "ascope_core"
+      core.par.map({ 1, 2, 3 }, function(i)
+        local f = assert(core.fs.create("o/x" .. i)); f:write("partial")
+        local t = os.clock()
+        while os.clock() - t < 20 do end
+        assert(f:close())
+      end, { jobs = 3 })
+    ]])
+    -- the parent alone is killed once the three workers have their files open
+    local cmd = ("cd %s && { %s run w.lua & p=$!; n=0; while [ $n -lt 200 ] && [ $(ls o 2>/dev/null | wc -l) -lt 3 ]; do " ..
+                 "sleep 0.05; n=$((n+1)); done; ls o | wc -l > during; kill -TERM $p; wait $p; echo $? > rc; sleep 0.5; " ..
+                 "ps -eo args | grep -c '^%s run w.lua' > left; true; } 2>/dev/null"):format(dir, h.bin, h.bin)
+    assert(os.execute(cmd))
+    assert.equal("3", h.read(dir .. "/during"):match("%d+"))
+    assert.equal("143", h.read(dir .. "/rc"):match("%d+"))
+    assert.equal("0", h.read(dir .. "/left"):match("%d+")) -- no worker outlived the parent
+    assert.same({}, leftovers())
+  end)
 end)
