@@ -9,6 +9,12 @@ M.fixtures = "spec/fixtures"
 M.real = "spec/fixtures/real"
 M.bin = os.getenv("ASCOPE_BIN") or "build/ascope"
 
+--- The header line of operator_memory.csv as the profiler writes it.
+M.MEMORY_CSV_HEADER = "Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),"
+  .. "Active Duration(us),Allocation Total Allocated(MB),Allocation Total Reserved(MB),"
+  .. "Allocation Total Active(MB),Release Total Allocated(MB),Release Total Reserved(MB),"
+  .. "Release Total Active(MB),Stream Ptr,Device Type\n"
+
 local counter = 0
 --- A fresh scratch folder under /tmp (removed by cleanup()).
 function M.tmpdir()
