@@ -1,4 +1,5 @@
 --- `ascope moe`: MoE dispatch/combine hang diagnosis from window dumps.
+local core = require "ascope_core"
 local moe = require "ascope.moe"
 local report = require "ascope.report.moe"
 local field_html = require "ascope.report.field_html"
@@ -52,6 +53,17 @@ be read (the other cards are still analysed).]],
   examples = { "ascope moe TARGET_DIR=dumps SOC_VERSION=950 SHARE_EXPERT_CARD_COUNT=1 SHARE_EXPERT_NUM=1 -o out" },
 }
 
+-- A CSV written as UTF-8 rewritten as GBK in place (atomically); a file not written is skipped.
+local function to_gbk(path)
+  local f = io.open(path, "rb")
+  if not f then return true end
+  local text = f:read("a")
+  f:close()
+  local gbk, err = core.iconv.convert(text, "UTF-8", "GBK", path)
+  if not gbk then return nil, i18n.t("moe.gbk_failed", err) end
+  return core.fs.write(path, gbk)
+end
+
 local TAG = { INFO = "[INFO]", WARNING = "[WARNING]", ERROR = "[ERROR]" }
 
 function M.main(opts, words, ctx)
@@ -85,12 +97,9 @@ function M.main(opts, words, ctx)
     if not ok then error(werr, 0) end
   end
   if opts.encoding == "gbk" then
-    for _, f in ipairs({ "win_data", "win_data_list", "win_status_list", "win_analysis_error", "win_all_card_data",
-                         "win_all_card_expandidx" }) do
-      local p = out .. "/" .. f .. ".csv"
-      local cmd = ("iconv -f UTF-8 -t GBK '%s' > '%s.gbk' && mv '%s.gbk' '%s'"):format(p, p, p, p)
-      local ok = not require("ascope_core").fs.stat(p) or os.execute(cmd) -- files not written are skipped
-      if not ok then error(p .. ": cannot convert to GBK (is iconv installed?)", 0) end
+    for _, f in ipairs(report.CSV_FILES) do
+      local ok, gerr = to_gbk(out .. "/" .. f .. ".csv")
+      if not ok then error(gerr, 0) end
     end
   end
   local shown = {} -- the slot-by-slot DETAIL lines are in win_analysis_error.csv

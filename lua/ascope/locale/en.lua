@@ -103,6 +103,7 @@ return {
   ["plog.unknown"] = "?",
   ["diagnose.results"] = "results in %s",
   ["moe.archive"] = "5. archive: %s",
+  ["moe.gbk_failed"] = "--encoding gbk: %s",
   ["moe.merged"] = "merged %d machine result(s): %d card(s)",
   ["moe.summary"] = "summary: %d card(s) analysed, %d failed, %d anomaly line(s)",
   ["plog.files"] = "%d log file(s) under %s",

@@ -103,6 +103,7 @@ return {
   ["plog.unknown"] = "?",
   ["diagnose.results"] = "结果位于 %s",
   ["moe.archive"] = "5. 数据归档：%s",
+  ["moe.gbk_failed"] = "--encoding gbk：%s",
   ["moe.merged"] = "已合并 %d 台机器的结果：%d 张卡",
   ["moe.summary"] = "汇总：分析 %d 张卡，%d 张失败，%d 条异常",
   ["plog.files"] = "%d 个日志文件，位于 %s",
