@@ -179,6 +179,9 @@ function M.main(opts, words, ctx)
   if #plan == 0 then
     errors.usage("ascope diagnose needs at least one of TARGET_DIR + SOC_VERSION, PROFILING_PATH, PLOG_PATH, GRAPH_PATH")
   end
+  -- an output folder that cannot be made fails once here, not once per analysis
+  local made, merr = require("ascope_core").fs.mkdirs(out)
+  if not made then error(merr, 0) end
   local unreadable, anomalies, results = 0, {}, {}
   for _, step in ipairs(plan) do
     print(("[INFO] ======== %s ========"):format(step[1]))
