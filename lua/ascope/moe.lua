@@ -515,7 +515,9 @@ function M.summary_cards(path, layout)
       if math.type(s.cores) ~= "integer" or s.cores < 0 then return nil, T("summary_bad", path, key, side .. ".cores") end
       if s.cores > 0 and layout then
         local field, v, lo, hi = analysis.impossible(s, layout)
-        if field then return nil, T("impossible", path, math.tointeger(tonumber(key)) or -1, side, field, tostring(v), lo, hi) end
+        if field then
+          return nil, T("impossible", path, math.tointeger(tonumber(key)) or -1, side, field, tostring(v), lo, hi)
+        end
       end
     end
     local rank = c.dispatch.rank_id
@@ -531,7 +533,9 @@ function M.summary_cards(path, layout)
   end
   -- the cross-card findings of one machine are redone over all machines' cards
   for _, a in ipairs(type(doc.anomalies) == "table" and doc.anomalies or {}) do
-    if type(a) == "table" and type(a.message) == "string" and type(a.severity) == "string" and not CROSS[a.analysis] then out.anomalies[#out.anomalies + 1] = a end
+    if type(a) == "table" and type(a.message) == "string" and type(a.severity) == "string" and not CROSS[a.analysis] then
+      out.anomalies[#out.anomalies + 1] = a
+    end
   end
   return out
 end
