@@ -78,6 +78,22 @@ function M.card_dirs(target)
   return out
 end
 
+-- A reader's message with the bytes of a damaged file it quotes (a dtype, a name) that are not
+-- UTF-8 shown as \xNN: the message goes into JSON, CSV and HTML that must stay valid.
+local function readable(msg)
+  local out, i = {}, 1
+  while i <= #msg do
+    local n, bad = utf8.len(msg, i)
+    if n then
+      out[#out + 1] = msg:sub(i)
+      break
+    end
+    out[#out + 1] = msg:sub(i, bad - 1) .. ("\\x%02X"):format(msg:byte(bad))
+    i = bad + 1
+  end
+  return table.concat(out)
+end
+
 local function list_text(t, max)
   local parts = {}
   for i, v in ipairs(t) do
@@ -571,6 +587,7 @@ function M.merge(opts)
     local ok, cards, err = pcall(M.summary_cards, p, layout)
     if not ok then cards, err = nil, ("%s: %s"):format(p, tostring(cards)) end
     if not cards then
+      err = readable(tostring(err))
       res.failed[#res.failed + 1] = { dir = p, reason = err }
       res.anomalies[#res.anomalies + 1] = { severity = "ERROR", analysis = "merge", message = err }
       log("ERROR", err)
@@ -628,6 +645,7 @@ function M.run(opts)
       local cok, card, cerr = pcall(M.card, e, layout, rules, opts, log)
       if cok then c, why = card, cerr else why = ("%s: %s"):format(e.dir, tostring(card)) end
     end
+    why = why and readable(tostring(why))
     if c then
       res.cards[#res.cards + 1] = c
       if c.damaged_input then res.damaged[#res.damaged + 1] = c.card end
