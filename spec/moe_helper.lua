@@ -321,4 +321,21 @@ function M.write_cluster(dir, cards, form, params)
   end
 end
 
+--- A cluster as machines of two cards (dir/m<k>/dumps/<local card>, mc2 dumps, 910B), each
+-- analysed by `ascope moe` into dir/results/m<k>: the input of a START_A2_CLUSTER=1 merge.
+-- Returns the exit code of each machine's run.
+function M.machine_results(dir, cards)
+  local machines = 0
+  for rank, card in pairs(cards) do
+    M.write_card(("%s/m%d/dumps/%d"):format(dir, rank // 2, rank % 2), card, {}, "mc2")
+    machines = math.max(machines, rank // 2 + 1)
+  end
+  local codes = {}
+  for m = 0, machines - 1 do
+    codes[m + 1] = h.run("moe", ("TARGET_DIR=%s/m%d/dumps"):format(dir, m), "SOC_VERSION=910B", "-o",
+      ("%s/results/m%d"):format(dir, m), "-q")
+  end
+  return codes
+end
+
 return M

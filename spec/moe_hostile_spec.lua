@@ -70,324 +70,294 @@ local function others_analysed(out, truth_cards)
   return s
 end
 
-describe("moe on damaged dumps", function()
+describe("ascope moe and graph on hostile input", function()
   local dir
   before_each(function() dir = h.tmpdir() end)
   after_each(function() h.cleanup(dir) end)
 
-  local function moe(...) return run_bounded("--lang", "en", "moe", "TARGET_DIR=" .. dir, "-o", dir .. "/out", ...) end
+  describe("moe on damaged dumps", function()
+    local function moe(...) return run_bounded("--lang", "en", "moe", "TARGET_DIR=" .. dir, "-o", dir .. "/out", ...) end
 
-  for _, case in ipairs({ { "epWorldSize 0x7fffffff", 0x7fffffff }, { "epWorldSize 0", 0 }, { "epWorldSize -1", -1 } }) do
-    it(case[1] .. " on every core: the card is named with file, field, value and what the window holds", function()
+    for _, case in ipairs({ { "epWorldSize 0x7fffffff", 0x7fffffff }, { "epWorldSize 0", 0 }, { "epWorldSize -1", -1 } }) do
+      it(case[1] .. " on every core: the card is named with file, field, value and what the window holds", function()
+        local cards, win = cluster(dir, "mc2")
+        h.write(win, set_dispatch_ep(h.read(win), case[2]))
+        local code, out, err, secs = moe("SOC_VERSION=950")
+        assert.equal(1, code, out:sub(-1500) .. err)
+        assert.truthy(secs < 30)
+        local msg = ("%s: card 1, dispatch ep_world_size = %d is not a value the window can hold (1..2048)"):format(win, case[2])
+        assert.truthy(out:find(msg, 1, true), out:sub(-1500))
+        local _, n = out:gsub(msg:gsub("%p", "%%%0"), "")
+        assert.equal(1, n) -- printed once
+        local s = others_analysed(dir .. "/out", cards)
+        assert.equal(1, #s.failed)
+        assert.equal(1, s.failed[1].card)
+        -- the compared inputs need card 1's expertIds: no false epSendCounts finding on 0 and 2
+        for _, a in ipairs(s.anomalies) do assert.not_equal("7", a.analysis, a.message) end
+      end)
+    end
+
+    it("one core's epWorldSize flipped is a WARNING on that core, the card is still analysed", function()
       local cards, win = cluster(dir, "mc2")
-      h.write(win, set_dispatch_ep(h.read(win), case[2]))
-      local code, out, err, secs = moe("SOC_VERSION=950")
-      assert.equal(1, code, out:sub(-1500) .. err)
-      assert.truthy(secs < 30)
-      local msg = ("%s: card 1, dispatch ep_world_size = %d is not a value the window can hold (1..2048)"):format(win, case[2])
-      assert.truthy(out:find(msg, 1, true), out:sub(-1500))
-      local _, n = out:gsub(msg:gsub("%p", "%%%0"), "")
-      assert.equal(1, n) -- printed once
-      local s = others_analysed(dir .. "/out", cards)
-      assert.equal(1, #s.failed)
-      assert.equal(1, s.failed[1].card)
-      -- the compared inputs need card 1's expertIds: no false epSendCounts finding on 0 and 2
-      for _, a in ipairs(s.anomalies) do assert.not_equal("7", a.analysis, a.message) end
+      local data = h.read(win)
+      h.write(win, set_i32(data, #data - WIN + INFO_D + 5 * BLOCK + EP_WORD * 4, 0x7fffffff))
+      local code, out = moe("SOC_VERSION=950")
+      assert.equal(0, code)
+      assert.truthy(out:find("1.1 card 1: dispatch ep_world_size differs on cores 5=2147483647 (most cores: 3)", 1, true), out)
+      local s = core.json.load(dir .. "/out/moe_summary.json")
+      assert.equal(cards[1].combine.run, s.cards["1"].combine.run_count)
     end)
-  end
 
-  it("one core's epWorldSize flipped is a WARNING on that core, the card is still analysed", function()
-    local cards, win = cluster(dir, "mc2")
-    local data = h.read(win)
-    h.write(win, set_i32(data, #data - WIN + INFO_D + 5 * BLOCK + EP_WORD * 4, 0x7fffffff))
-    local code, out = moe("SOC_VERSION=950")
-    assert.equal(0, code)
-    assert.truthy(out:find("1.1 card 1: dispatch ep_world_size differs on cores 5=2147483647 (most cores: 3)", 1, true), out)
-    local s = core.json.load(dir .. "/out/moe_summary.json")
-    assert.equal(cards[1].combine.run, s.cards["1"].combine.run_count)
-  end)
+    it("a window file one byte too long shifts every field: the card is reported, not analysed", function()
+      local cards, win = cluster(dir, "mc2")
+      h.write(win, h.read(win) .. "\0")
+      local code, out, err = moe("SOC_VERSION=950")
+      assert.equal(1, code, err)
+      -- read one byte late, epWorldSize's word is its three high zero bytes and the low byte of
+      -- the next word, globalBs 18 (6 tokens x 3 cards): 18 << 24
+      assert.truthy(out:find(win .. ": card 1, dispatch ep_world_size = " .. (18 << 24) .. " is not", 1, true), out:sub(-1500))
+      others_analysed(dir .. "/out", cards)
+    end)
 
-  it("a window file one byte too long shifts every field: the card is reported, not analysed", function()
-    local cards, win = cluster(dir, "mc2")
-    h.write(win, h.read(win) .. "\0")
-    local code, out, err = moe("SOC_VERSION=950")
-    assert.equal(1, code, err)
-    -- read one byte late, epWorldSize's word is its three high zero bytes and the low byte of
-    -- the next word, globalBs 18 (6 tokens x 3 cards): 18 << 24
-    assert.truthy(out:find(win .. ": card 1, dispatch ep_world_size = " .. (18 << 24) .. " is not", 1, true), out:sub(-1500))
-    others_analysed(dir .. "/out", cards)
-  end)
+    it("a raw dump with a negative input size is named; the others are analysed", function()
+      -- sizes -16 and 16 + 96 still add up to the file: only the sign tells
+      local cards, raw = cluster(dir, "raw", { input_sizes = { [1] = -16, [2] = 16 + 96 } })
+      local code, out, err = moe("SOC_VERSION=910_93")
+      assert.equal(1, code, err)
+      assert.truthy(out:find(raw .. ": input 0 has size -16, impossible in a ", 1, true), out:sub(-1500))
+      others_analysed(dir .. "/out", cards)
+    end)
 
-  it("a raw dump with a negative input size is named; the others are analysed", function()
-    -- sizes -16 and 16 + 96 still add up to the file: only the sign tells
-    local cards, raw = cluster(dir, "raw", { input_sizes = { [1] = -16, [2] = 16 + 96 } })
-    local code, out, err = moe("SOC_VERSION=910_93")
-    assert.equal(1, code, err)
-    assert.truthy(out:find(raw .. ": input 0 has size -16, impossible in a ", 1, true), out:sub(-1500))
-    others_analysed(dir .. "/out", cards)
-  end)
+    it("expertIds cut to 4 bytes: the card is analysed without them, exit 1, no divide by zero", function()
+      local cards = cluster(dir, "raw", { cut_inputs = { [2] = 4 } })
+      local code, out, err = moe("SOC_VERSION=910_93")
+      assert.equal(1, code, err)
+      assert.equal("", err)
+      assert.truthy(out:find("1.3 card 1: expertIds holds 1 value(s), its shape (6, 4) does not fit them", 1, true),
+        out:sub(-1500))
+      local s = others_analysed(dir .. "/out", cards)
+      assert.equal("combine", s.cards["1"].stuck_in)
+      assert.equal(0, #s.failed)
+    end)
 
-  it("expertIds cut to 4 bytes: the card is analysed without them, exit 1, no divide by zero", function()
-    local cards = cluster(dir, "raw", { cut_inputs = { [2] = 4 } })
-    local code, out, err = moe("SOC_VERSION=910_93")
-    assert.equal(1, code, err)
-    assert.equal("", err)
-    assert.truthy(out:find("1.3 card 1: expertIds holds 1 value(s), its shape (6, 4) does not fit them", 1, true),
-      out:sub(-1500))
-    local s = others_analysed(dir .. "/out", cards)
-    assert.equal("combine", s.cards["1"].stuck_in)
-    assert.equal(0, #s.failed)
-  end)
-
-  it("a damaged .npy dtype with bytes that are not UTF-8 is quoted as \\xNN: the summary stays valid JSON", function()
-    local cards = cluster(dir, "mc2")
-    local p
-    for _, n in ipairs(core.fs.list(dir .. "/1")) do if n:match("%.input%.3%.0%.npy$") then p = dir .. "/1/" .. n end end
-    local data = h.read(p)
-    local at = data:find("<i4", 1, true)
-    h.write(p, data:sub(1, at + 1) .. "\200" .. data:sub(at + 3))
-    local code, out = moe("SOC_VERSION=950")
-    assert.equal(1, code)
-    assert.truthy(out:find(p .. ": unsupported dtype <i\\xC8", 1, true), out:sub(-1500))
-    local s = others_analysed(dir .. "/out", cards)
-    assert.equal(p .. ": unsupported dtype <i\\xC8", s.failed[1].reason)
-  end)
-
-  it("a card numbered 99999999 is analysed like any other, within seconds and the memory cap", function()
-    local cards = mh.cluster({ state = "combine_stuck", fault = 0 })
-    mh.write_card(dir .. "/0", cards[0], {}, "mc2")
-    mh.write_card(dir .. "/99999999", cards[1], {}, "mc2")
-    local code, out, err, secs = moe("SOC_VERSION=950")
-    assert.equal(0, code, err)
-    assert.truthy(secs < 30)
-    assert.truthy(out:find("8. card 99999999 (combine, cores [0,1,2,3,4,5]) waits for card(s) [0]", 1, true), out)
-    local s = core.json.load(dir .. "/out/moe_summary.json")
-    assert.equal("combine", s.cards["99999999"].stuck_in)
-  end)
-
-  -- Mutations of a valid dump (a fixed seed: the same cases every run): bytes flipped in the
-  -- per-core info areas and the status buffers, the file cut, or a field set to 0 / 0x7fffffff /
-  -- -1. Each run ends within the timeout and the memory cap with 0 or 1, prints no traceback,
-  -- and cards 0 and 2 are analysed as the generator says.
-  it("survives mutated window dumps of one card", function()
-    local base_cards, win = cluster(dir, "mc2")
-    local pristine = h.read(win)
-    local start = #pristine - WIN
-    math.randomseed(1414)
-    local mutations = {
-      function(d) -- bytes flipped in the per-core areas
-        for _ = 1, 64 do
-          local at = start + INFO_D + math.random(0, 100 * 1024 - 1)
-          d = d:sub(1, at) .. string.char(math.random(0, 255)) .. d:sub(at + 2)
-        end
-        return d, "flips in the info areas"
-      end,
-      function(d) -- bytes flipped anywhere in the window
-        for _ = 1, 256 do
-          local at = start + math.random(0, WIN - 1)
-          d = d:sub(1, at) .. string.char(math.random(0, 255)) .. d:sub(at + 2)
-        end
-        return d, "flips in the window"
-      end,
-      function(d) -- one field of every core set to an extreme
-        local word = ({ 0, 2, 3, 4, 5, 6 })[math.random(1, 6)]
-        local v = ({ 0, 0x7fffffff, -1, -0x80000000 })[math.random(1, 4)]
-        local side = math.random(0, 1) == 0 and INFO_D or 818 * 1024
-        for c = 0, 23 do d = set_i32(d, start + side + c * BLOCK + word * 4, v) end
-        return d, ("word %d = %d"):format(word, v)
-      end,
-      function(d) return d:sub(1, #d - math.random(1, 4096)), "cut" end,
-      function(d) return d .. string.rep("\0", math.random(1, 3)), "extended" end,
-    }
-    for i = 1, 15 do
-      local m = mutations[(i - 1) % #mutations + 1]
-      local data, what = m(pristine)
-      h.write(win, data)
-      local code, out, err, secs = moe("SOC_VERSION=950", "-q")
-      local label = ("case %d (%s): exit %s, %.1f s\n%s%s"):format(i, what, tostring(code), secs, out:sub(-800), err)
-      assert.truthy(code == 0 or code == 1, label)
-      assert.truthy(secs < 30, label)
-      assert.falsy(err:find("traceback", 1, true), label)
-      assert.falsy((out .. err):find("attempt to", 1, true), label)
-      if code == 1 then assert.truthy(out:find("[ERROR] " .. win, 1, true) or out:find("card 1", 1, true), label) end
-      others_analysed(dir .. "/out", base_cards)
-    end
-  end)
-end)
-
-describe("moe merge of machines (START_A2_CLUSTER=1)", function()
-  local dir
-  before_each(function() dir = h.tmpdir() end)
-  after_each(function() h.cleanup(dir) end)
-
-  local function machines()
-    local cards = mh.cluster({ state = "dispatch_stuck", cards = 4, fault = 3 })
-    for rank, card in pairs(cards) do
-      mh.write_card(("%s/m%d/dumps/%d"):format(dir, rank // 2, rank % 2), card, {}, "mc2")
-    end
-    for m = 0, 1 do
-      assert.equal(0, (h.run("moe", ("TARGET_DIR=%s/m%d/dumps"):format(dir, m), "SOC_VERSION=910B", "-o",
-        ("%s/results/m%d"):format(dir, m), "-q")))
-    end
-  end
-
-  local function merge()
-    return run_bounded("--lang", "en", "moe", "TARGET_DIR=" .. dir .. "/results", "SOC_VERSION=910B",
-      "START_A2_CLUSTER=1", "-o", dir .. "/merged")
-  end
-
-  local function cards_of(path)
-    local s = assert(core.json.load(path))
-    local list = {}
-    for k in pairs(s.cards) do list[#list + 1] = tonumber(k) end
-    table.sort(list)
-    return list, s
-  end
-
-  it("a cut moe_summary.json names that machine; the other machine's cards are merged, exit 1", function()
-    machines()
-    local bad = dir .. "/results/m0/moe_summary.json"
-    local text = h.read(bad)
-    h.write(bad, text:sub(1, #text // 2))
-    local code, out, err = merge()
-    assert.equal(1, code, err)
-    assert.truthy(out:find("[ERROR] " .. bad, 1, true), out)
-    assert.truthy(out:find("merged 1 machine result(s): 2 card(s)", 1, true), out)
-    local list, s = cards_of(dir .. "/merged/moe_summary.json")
-    assert.same({ 2, 3 }, list)
-    assert.equal(bad, s.failed[1].dir)
-  end)
-
-  it("a summary whose card holds an impossible epWorldSize or k is not merged", function()
-    machines()
-    for _, edit in ipairs({ { '"ep_world_size": 4', '"ep_world_size": 2147483647', "ep_world_size = 2147483647" },
-                            { '"k": 4', '"k": 0', "card 0: k is not what a moe_summary.json holds" } }) do
-      local bad = dir .. "/results/m0/moe_summary.json"
-      local pristine = h.read(bad)
-      local edited, n = pristine:gsub(edit[1], edit[2])
-      assert.truthy(n > 0, edit[1])
-      h.write(bad, edited)
-      local code, out = merge()
+    it("a damaged .npy dtype with bytes that are not UTF-8 is quoted as \\xNN: the summary stays valid JSON", function()
+      local cards = cluster(dir, "mc2")
+      local p
+      for _, n in ipairs(core.fs.list(dir .. "/1")) do if n:match("%.input%.3%.0%.npy$") then p = dir .. "/1/" .. n end end
+      local data = h.read(p)
+      local at = data:find("<i4", 1, true)
+      h.write(p, data:sub(1, at + 1) .. "\200" .. data:sub(at + 3))
+      local code, out = moe("SOC_VERSION=950")
       assert.equal(1, code)
-      assert.truthy(out:find(edit[3], 1, true), out:sub(-1500))
-      assert.same({ 2, 3 }, (cards_of(dir .. "/merged/moe_summary.json")))
-      h.write(bad, pristine)
+      assert.truthy(out:find(p .. ": unsupported dtype <i\\xC8", 1, true), out:sub(-1500))
+      local s = others_analysed(dir .. "/out", cards)
+      assert.equal(p .. ": unsupported dtype <i\\xC8", s.failed[1].reason)
+    end)
+
+    it("an operator name with a byte that is not UTF-8 in a raw dump header is kept readable", function()
+      local cards, raw = cluster(dir, "raw")
+      local data = h.read(raw)
+      local at = assert(data:find("MoeDistributeCombineV2", 9, true))
+      h.write(raw, data:sub(1, at + 17) .. "\200" .. data:sub(at + 19)) -- same length: the sizes still add up
+      local code, out, err = moe("SOC_VERSION=910_93")
+      assert.equal(0, code, err)
+      local s = others_analysed(dir .. "/out", cards)
+      assert.equal("MoeDistributeCombi\\xC8eV2", s.cards["1"].op)
+      assert.truthy(out:find("MoeDistributeCombi\\xC8eV2", 1, true))
+    end)
+
+    it("a card numbered 99999999 is analysed like any other, within seconds and the memory cap", function()
+      local cards = mh.cluster({ state = "combine_stuck", fault = 0 })
+      mh.write_card(dir .. "/0", cards[0], {}, "mc2")
+      mh.write_card(dir .. "/99999999", cards[1], {}, "mc2")
+      local code, out, err, secs = moe("SOC_VERSION=950")
+      assert.equal(0, code, err)
+      assert.truthy(secs < 30)
+      assert.truthy(out:find("8. card 99999999 (combine, cores [0,1,2,3,4,5]) waits for card(s) [0]", 1, true), out)
+      local s = core.json.load(dir .. "/out/moe_summary.json")
+      assert.equal("combine", s.cards["99999999"].stuck_in)
+    end)
+
+    -- Mutations of a valid dump (a fixed seed: the same cases every run): bytes flipped in the
+    -- per-core info areas and the status buffers, the file cut, or a field set to 0 / 0x7fffffff /
+    -- -1. Each run ends within the timeout and the memory cap with 0 or 1, prints no traceback,
+    -- and cards 0 and 2 are analysed as the generator says.
+    it("survives mutated window dumps of one card", function()
+      local base_cards, win = cluster(dir, "mc2")
+      local pristine = h.read(win)
+      local start = #pristine - WIN
+      math.randomseed(1414)
+      local mutations = {
+        function(d) -- bytes flipped in the per-core areas
+          for _ = 1, 64 do
+            local at = start + INFO_D + math.random(0, 100 * 1024 - 1)
+            d = d:sub(1, at) .. string.char(math.random(0, 255)) .. d:sub(at + 2)
+          end
+          return d, "flips in the info areas"
+        end,
+        function(d) -- bytes flipped anywhere in the window
+          for _ = 1, 256 do
+            local at = start + math.random(0, WIN - 1)
+            d = d:sub(1, at) .. string.char(math.random(0, 255)) .. d:sub(at + 2)
+          end
+          return d, "flips in the window"
+        end,
+        function(d) -- one field of every core set to an extreme
+          local word = ({ 0, 2, 3, 4, 5, 6 })[math.random(1, 6)]
+          local v = ({ 0, 0x7fffffff, -1, -0x80000000 })[math.random(1, 4)]
+          local side = math.random(0, 1) == 0 and INFO_D or 818 * 1024
+          for c = 0, 23 do d = set_i32(d, start + side + c * BLOCK + word * 4, v) end
+          return d, ("word %d = %d"):format(word, v)
+        end,
+        function(d) return d:sub(1, #d - math.random(1, 4096)), "cut" end,
+        function(d) return d .. string.rep("\0", math.random(1, 3)), "extended" end,
+      }
+      for i = 1, 15 do
+        local m = mutations[(i - 1) % #mutations + 1]
+        local data, what = m(pristine)
+        h.write(win, data)
+        local code, out, err, secs = moe("SOC_VERSION=950", "-q")
+        local label = ("case %d (%s): exit %s, %.1f s\n%s%s"):format(i, what, tostring(code), secs, out:sub(-800), err)
+        assert.truthy(code == 0 or code == 1, label)
+        assert.truthy(secs < 30, label)
+        assert.falsy(err:find("traceback", 1, true), label)
+        assert.falsy((out .. err):find("attempt to", 1, true), label)
+        if code == 1 then assert.truthy(out:find("[ERROR] " .. win, 1, true) or out:find("card 1", 1, true), label) end
+        others_analysed(dir .. "/out", base_cards)
+      end
+    end)
+  end)
+
+  describe("moe merge of machines (START_A2_CLUSTER=1)", function()
+    local function machines()
+      assert.same({ 0, 0 }, mh.machine_results(dir, mh.cluster({ state = "dispatch_stuck", cards = 4, fault = 3 })))
     end
-  end)
-end)
 
-describe("moe --encoding gbk", function()
-  local dir
-  before_each(function() dir = h.tmpdir() end)
-  after_each(function() h.cleanup(dir) end)
-
-  it("converts in memory: quotes and apostrophes in -o are only a folder name", function()
-    local cards = mh.cluster({ state = "combine_stuck", fault = 0 })
-    mh.write_cluster(dir .. "/in", cards, "mc2")
-    local out = dir .. [[/it's "out" $(touch pwned) `touch pwned2`]]
-    local code, stdout, err = h.run("--lang", "zh", "moe", "TARGET_DIR=" .. dir .. "/in", "SOC_VERSION=950", "-o", out,
-      "--encoding", "gbk")
-    assert.equal(0, code, stdout:sub(-800) .. err)
-    assert.falsy(core.fs.stat("pwned"))
-    assert.falsy(core.fs.stat("pwned2"))
-    assert.falsy(core.fs.stat(dir .. "/pwned"))
-    local text = h.read(out .. "/win_analysis_error.csv")
-    assert.not_equal("\239\187\191", text:sub(1, 3)) -- no UTF-8 BOM
-    -- "卡1" in GBK: 卡 = BF A8 (GB 2312 row 31, cell 8)
-    assert.truthy(text:find("\191\168" .. "1", 1, true))
-    assert.equal(text, core.iconv.convert(assert(core.iconv.convert(text, "GBK", "UTF-8")), "UTF-8", "GBK"))
-    local utf8 = assert(core.iconv.convert(text, "GBK", "UTF-8"))
-    assert.truthy(utf8:find("卡1", 1, true))
-  end)
-end)
-
-describe("iconv.convert", function()
-  local iconv = core.iconv
-
-  it("gives the GBK bytes of known Chinese text", function()
-    -- GB 2312 code points of 中 (D6D0), 文 (CEC4), 卡 (BFA8), 死 (CBC0), 区 (C7F8); ASCII unchanged
-    assert.equal("\214\208\206\196 \191\168\203\192 win\199\248", iconv.convert("中文 卡死 win区", "UTF-8", "GBK"))
-    assert.equal("中文", iconv.convert("\214\208\206\196", "GBK", "UTF-8"))
-    assert.equal("", iconv.convert("", "UTF-8", "GBK"))
-    local long = ("中"):rep(50000)
-    assert.equal(("\214\208"):rep(50000), iconv.convert(long, "UTF-8", "GBK"))
-  end)
-
-  it("names the byte where the text cannot be converted", function()
-    local s, err = iconv.convert("ab\255cd", "UTF-8", "GBK", "x.csv")
-    assert.is_nil(s)
-    assert.equal("x.csv (byte 2): a character with no GBK form (or not valid UTF-8)", err)
-    s, err = iconv.convert("a\228\184", "UTF-8", "GBK", "x.csv")
-    assert.is_nil(s)
-    assert.equal("x.csv (byte 1): the text ends inside a UTF-8 character", err)
-    s, err = iconv.convert("a", "UTF-8", "NO-SUCH-ENCODING")
-    assert.is_nil(s)
-    assert.truthy(err:find("cannot convert from UTF-8 to NO-SUCH-ENCODING", 1, true))
-  end)
-end)
-
-describe("moe and graph messages", function()
-  local dir
-  before_each(function() dir = h.tmpdir() end)
-  after_each(function() h.cleanup(dir) end)
-
-  it("a window layout rule that does not hold is one usage error naming the file and key", function()
-    mh.write_cluster(dir .. "/in", mh.cluster({ state = "healthy" }), "mc2")
-    h.write(dir .. "/r.lua", "return { layouts = { v2 = { slot_bytes = -32 } } }")
-    local code, out, err = h.run("--lang", "en", "moe", "TARGET_DIR=" .. dir .. "/in", "SOC_VERSION=950", "-o",
-      dir .. "/out", "--rules", dir .. "/r.lua")
-    assert.equal(2, code)
-    assert.equal("", out)
-    local _, n = err:gsub("win_layout%.layouts%.v2%.slot_bytes must be 4 %.%. window_bytes", "")
-    assert.equal(1, n, err)
-    assert.truthy(err:find(dir .. "/r.lua", 1, true))
-    h.write(dir .. "/r.lua", "return { layouts = { v2 = { slot_byts = 32 } } }")
-    code, _, err = h.run("moe", "TARGET_DIR=" .. dir .. "/in", "SOC_VERSION=950", "-o", dir .. "/out", "--rules",
-      dir .. "/r.lua")
-    assert.equal(2, code)
-    assert.truthy(err:find("win_layout.layouts.v2.slot_byts is not a layout key", 1, true), err)
-  end)
-
-  it("each finding is printed once; the root card once, in the verdict", function()
-    mh.write_cluster(dir .. "/in", (mh.cluster({ state = "combine_stuck", fault = 0 })), "mc2")
-    local code, out = h.run("--lang", "en", "moe", "TARGET_DIR=" .. dir .. "/in", "SOC_VERSION=950", "-o", dir .. "/out")
-    assert.equal(0, code)
-    for _, line in ipairs({ "4.2 card 1: 6 waiting combine core(s) did not receive all their status slots",
-                            "2. card 1: stuck in combine: 6 core(s) waiting", "8. card 0 started the hang" }) do
-      local _, n = out:gsub(line:gsub("%p", "%%%0"), "")
-      assert.equal(1, n, line)
+    local function merge()
+      return run_bounded("--lang", "en", "moe", "TARGET_DIR=" .. dir .. "/results", "SOC_VERSION=910B",
+        "START_A2_CLUSTER=1", "-o", dir .. "/merged")
     end
+
+    local function cards_of(path)
+      local s = assert(core.json.load(path))
+      local list = {}
+      for k in pairs(s.cards) do list[#list + 1] = tonumber(k) end
+      table.sort(list)
+      return list, s
+    end
+
+    it("a cut moe_summary.json names that machine; the other machine's cards are merged, exit 1", function()
+      machines()
+      local bad = dir .. "/results/m0/moe_summary.json"
+      local text = h.read(bad)
+      h.write(bad, text:sub(1, #text // 2))
+      local code, out, err = merge()
+      assert.equal(1, code, err)
+      assert.truthy(out:find("[ERROR] " .. bad, 1, true), out)
+      assert.truthy(out:find("merged 1 machine result(s): 2 card(s)", 1, true), out)
+      local list, s = cards_of(dir .. "/merged/moe_summary.json")
+      assert.same({ 2, 3 }, list)
+      assert.equal(bad, s.failed[1].dir)
+    end)
+
+    it("a summary whose card holds an impossible epWorldSize or k is not merged", function()
+      machines()
+      for _, edit in ipairs({ { '"ep_world_size": 4', '"ep_world_size": 2147483647', "ep_world_size = 2147483647" },
+                              { '"k": 4', '"k": 0', "card 0: k is not what a moe_summary.json holds" } }) do
+        local bad = dir .. "/results/m0/moe_summary.json"
+        local pristine = h.read(bad)
+        local edited, n = pristine:gsub(edit[1], edit[2])
+        assert.truthy(n > 0, edit[1])
+        h.write(bad, edited)
+        local code, out = merge()
+        assert.equal(1, code)
+        assert.truthy(out:find(edit[3], 1, true), out:sub(-1500))
+        assert.same({ 2, 3 }, (cards_of(dir .. "/merged/moe_summary.json")))
+        h.write(bad, pristine)
+      end
+    end)
   end)
 
-  it("diagnose names an output folder it cannot make once", function()
-    mh.write_cluster(dir .. "/in", mh.cluster({ state = "healthy" }), "mc2")
-    h.write(dir .. "/file", "")
-    local code, out, err = h.run("--lang", "en", "diagnose", "TARGET_DIR=" .. dir .. "/in", "SOC_VERSION=950",
-      "GRAPH_PATH=" .. dir .. "/in", "-o", dir .. "/file/out")
-    assert.equal(1, code)
-    local _, n = (out .. err):gsub("cannot create folder", "")
-    assert.equal(1, n, out .. err)
+  describe("moe --encoding gbk", function()
+    it("converts in memory: quotes and apostrophes in -o are only a folder name", function()
+      local cards = mh.cluster({ state = "combine_stuck", fault = 0 })
+      mh.write_cluster(dir .. "/in", cards, "mc2")
+      local out = dir .. [[/it's "out" $(touch pwned) `touch pwned2`]]
+      local code, stdout, err = h.run("--lang", "zh", "moe", "TARGET_DIR=" .. dir .. "/in", "SOC_VERSION=950", "-o", out,
+        "--encoding", "gbk")
+      assert.equal(0, code, stdout:sub(-800) .. err)
+      assert.falsy(core.fs.stat("pwned"))
+      assert.falsy(core.fs.stat("pwned2"))
+      assert.falsy(core.fs.stat(dir .. "/pwned"))
+      local text = h.read(out .. "/win_analysis_error.csv")
+      assert.not_equal("\239\187\191", text:sub(1, 3)) -- no UTF-8 BOM
+      -- "卡1" in GBK: 卡 = BF A8 (GB 2312 row 31, cell 8)
+      assert.truthy(text:find("\191\168" .. "1", 1, true))
+      assert.equal(text, core.iconv.convert(assert(core.iconv.convert(text, "GBK", "UTF-8")), "UTF-8", "GBK"))
+      local utf8 = assert(core.iconv.convert(text, "GBK", "UTF-8"))
+      assert.truthy(utf8:find("卡1", 1, true))
+    end)
   end)
 
-  it("graph does not read its own output folder inside GRAPH_PATH, however it is spelled", function()
-    local g = '{"graph": [{"op": [{"name": "MoeDistributeDispatchV2_1"}, {"name": "MoeDistributeCombineV2_1"}]}]}'
-    h.write(dir .. "/graph_1_device0.json", g)
-    h.write(dir .. "/graph_1_device1.json", g)
-    assert.equal(0, (h.run("graph", dir, "-o", dir .. "/out", "-q")))
-    -- an earlier output named like a card's graph file, too
-    h.write(dir .. "/out/graph_2_device7.json", g)
-    assert(core.fs.mkdirs(dir .. "/sub"))
-    local code, out = h.run("--lang", "en", "graph", dir, "-o", dir .. "/sub/../out")
-    assert.equal(0, code, out)
-    assert.truthy(out:find("2 file(s) inside the output folder " .. dir .. "/sub/../out are not read as graphs", 1, true),
-      out)
-    local s = core.json.load(dir .. "/out/graph_summary.json")
-    assert.same({ "0", "1" }, (function()
-      local k = {}
-      for c in pairs(s.cards) do k[#k + 1] = c end
-      table.sort(k)
-      return k
-    end)())
-    assert.equal(0, #s.failed)
+  describe("moe and graph messages", function()
+    it("a window layout rule that does not hold is one usage error naming the file and key", function()
+      mh.write_cluster(dir .. "/in", mh.cluster({ state = "healthy" }), "mc2")
+      h.write(dir .. "/r.lua", "return { layouts = { v2 = { slot_bytes = -32 } } }")
+      local code, out, err = h.run("--lang", "en", "moe", "TARGET_DIR=" .. dir .. "/in", "SOC_VERSION=950", "-o",
+        dir .. "/out", "--rules", dir .. "/r.lua")
+      assert.equal(2, code)
+      assert.equal("", out)
+      local _, n = err:gsub("win_layout%.layouts%.v2%.slot_bytes must be 4 %.%. window_bytes", "")
+      assert.equal(1, n, err)
+      assert.truthy(err:find(dir .. "/r.lua", 1, true))
+      h.write(dir .. "/r.lua", "return { layouts = { v2 = { slot_byts = 32 } } }")
+      code, _, err = h.run("moe", "TARGET_DIR=" .. dir .. "/in", "SOC_VERSION=950", "-o", dir .. "/out", "--rules",
+        dir .. "/r.lua")
+      assert.equal(2, code)
+      assert.truthy(err:find("win_layout.layouts.v2.slot_byts is not a layout key", 1, true), err)
+    end)
+
+    it("each finding is printed once; the root card once, in the verdict", function()
+      mh.write_cluster(dir .. "/in", (mh.cluster({ state = "combine_stuck", fault = 0 })), "mc2")
+      local code, out = h.run("--lang", "en", "moe", "TARGET_DIR=" .. dir .. "/in", "SOC_VERSION=950", "-o", dir .. "/out")
+      assert.equal(0, code)
+      for _, line in ipairs({ "4.2 card 1: 6 waiting combine core(s) did not receive all their status slots",
+                              "2. card 1: stuck in combine: 6 core(s) waiting", "8. card 0 started the hang" }) do
+        local _, n = out:gsub(line:gsub("%p", "%%%0"), "")
+        assert.equal(1, n, line)
+      end
+    end)
+
+    it("diagnose names an output folder it cannot make once", function()
+      mh.write_cluster(dir .. "/in", mh.cluster({ state = "healthy" }), "mc2")
+      h.write(dir .. "/file", "")
+      local code, out, err = h.run("--lang", "en", "diagnose", "TARGET_DIR=" .. dir .. "/in", "SOC_VERSION=950",
+        "GRAPH_PATH=" .. dir .. "/in", "-o", dir .. "/file/out")
+      assert.equal(1, code)
+      local _, n = (out .. err):gsub("cannot create folder", "")
+      assert.equal(1, n, out .. err)
+    end)
+
+    it("graph does not read its own output folder inside GRAPH_PATH, however it is spelled", function()
+      local g = '{"graph": [{"op": [{"name": "MoeDistributeDispatchV2_1"}, {"name": "MoeDistributeCombineV2_1"}]}]}'
+      h.write(dir .. "/graph_1_device0.json", g)
+      h.write(dir .. "/graph_1_device1.json", g)
+      assert.equal(0, (h.run("graph", dir, "-o", dir .. "/out", "-q")))
+      -- an earlier output named like a card's graph file, too
+      h.write(dir .. "/out/graph_2_device7.json", g)
+      assert(core.fs.mkdirs(dir .. "/sub"))
+      local code, out = h.run("--lang", "en", "graph", dir, "-o", dir .. "/sub/../out")
+      assert.equal(0, code, out)
+      assert.truthy(out:find("2 file(s) inside the output folder " .. dir .. "/sub/../out are not read as graphs", 1, true),
+        out)
+      local s = core.json.load(dir .. "/out/graph_summary.json")
+      assert.same({ "0", "1" }, (function()
+        local k = {}
+        for c in pairs(s.cards) do k[#k + 1] = c end
+        table.sort(k)
+        return k
+      end)())
+      assert.equal(0, #s.failed)
+    end)
   end)
 end)

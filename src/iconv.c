@@ -37,11 +37,11 @@ int asc_iconv(const char *name, const char *from, const char *to, const char *in
   int flushed = 0;
   while (!flushed) {
     char *dst = buf + used;
-    size_t room = cap - used - 1; /* one byte kept for the NUL */
+    size_t room0 = cap - used - 1, room = room0; /* one byte kept for the NUL */
     /* the input first, then (input == NULL) the shift state back to its initial one */
     size_t r = left > 0 ? iconv(cd, &src, &left, &dst, &room) : iconv(cd, NULL, NULL, &dst, &room);
     int e = errno;
-    used = (size_t)(dst - buf);
+    used += room0 - room;
     if (r != (size_t)-1) {
       flushed = left == 0;
       continue;

@@ -78,21 +78,7 @@ function M.card_dirs(target)
   return out
 end
 
--- A reader's message with the bytes of a damaged file it quotes (a dtype, a name) that are not
--- UTF-8 shown as \xNN: the message goes into JSON, CSV and HTML that must stay valid.
-local function readable(msg)
-  local out, i = {}, 1
-  while i <= #msg do
-    local n, bad = utf8.len(msg, i)
-    if n then
-      out[#out + 1] = msg:sub(i)
-      break
-    end
-    out[#out + 1] = msg:sub(i, bad - 1) .. ("\\x%02X"):format(msg:byte(bad))
-    i = bad + 1
-  end
-  return table.concat(out)
-end
+local readable = dump.readable
 
 local function list_text(t, max)
   local parts = {}

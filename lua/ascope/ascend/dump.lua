@@ -12,6 +12,23 @@ local bin, fs = core.bin, core.fs
 
 local M = {}
 
+--- Text from a damaged file (an operator name, a message quoting a dtype) with the bytes that
+-- are not UTF-8 shown as \xNN: it goes into JSON, CSV and HTML that must stay valid.
+--   dump.readable("op\xC8") --> "op\\xC8"
+function M.readable(msg)
+  local out, i = {}, 1
+  while i <= #msg do
+    local n, bad = utf8.len(msg, i)
+    if n then
+      out[#out + 1] = msg:sub(i)
+      break
+    end
+    out[#out + 1] = msg:sub(i, bad - 1) .. ("\\x%02X"):format(msg:byte(bad))
+    i = bad + 1
+  end
+  return table.concat(out)
+end
+
 local SHAPE = { [1] = { "dim", "int", repeated = true } }
 --- DumpData (field numbers of Ascend's dump_data.proto)
 M.SCHEMA = {
@@ -142,7 +159,9 @@ function M.read_card(dir, soc, want)
     if not r then return nil, err end
     raw = r
     out.sources[#out.sources + 1] = raw_path
-    if r.header.op_name and r.header.op_name ~= "" then out.op, out.op_source, out.op_from = r.header.op_name, raw_path, "header" end
+    if r.header.op_name and r.header.op_name ~= "" then
+      out.op, out.op_source, out.op_from = M.readable(r.header.op_name), raw_path, "header"
+    end
     if (r.header.dump_time or 0) > 0 then out.time = r.header.dump_time end
     for i, inp in pairs(r.inputs) do
       out.inputs[i] = { int32_input(r.view, inp.offset, inp.size, inp.shape) }
