@@ -328,6 +328,17 @@ describe("ascope moe and graph on hostile input", function()
       end
     end)
 
+    it("a graph rule file that does not hold is one usage error naming the file", function()
+      h.write(dir .. "/graph_1_device0.json", '{"graph": [{"op": [{"name": "MoeDistributeDispatchV2_1"}]}]}')
+      h.write(dir .. "/r.lua", "return { files = 3 }")
+      local code, out, err = h.run("graph", dir, "-o", dir .. "/out", "--rules", dir .. "/r.lua")
+      assert.equal(2, code)
+      assert.equal("", out)
+      assert.truthy(err:find(dir .. "/r.lua: rules: graph.files and graph.card must be lists", 1, true), err)
+      local _, n = err:gsub("must be lists", "")
+      assert.equal(1, n)
+    end)
+
     it("diagnose names an output folder it cannot make once", function()
       mh.write_cluster(dir .. "/in", mh.cluster({ state = "healthy" }), "mc2")
       h.write(dir .. "/file", "")

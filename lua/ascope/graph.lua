@@ -17,10 +17,12 @@ local M = {}
 function M.rules(user_file)
   local r, err = rules_mod.load("graph", user_file)
   if not r then return nil, err end
-  if type(r.files) ~= "table" or type(r.card) ~= "table" then return nil, "rules: graph.files and graph.card must be lists" end
+  local from = user_file and user_file .. ": " or ""
+  if type(r.files) ~= "table" or type(r.card) ~= "table" then return nil, from .. "rules: graph.files and graph.card must be lists" end
   for i, f in ipairs(r.files) do
-    if type(f.name) ~= "string" or type(f.node) ~= "string" then
-      return nil, ("rules: graph.files[%d] (id %s) needs name and node patterns"):format(i, tostring(f.id))
+    if type(f) ~= "table" or type(f.name) ~= "string" or type(f.node) ~= "string" then
+      return nil, from .. ("rules: graph.files[%d] (id %s) needs name and node patterns"):format(i,
+        tostring(type(f) == "table" and f.id))
     end
   end
   return r

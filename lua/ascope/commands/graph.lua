@@ -56,6 +56,9 @@ function M.main(opts, words)
   for f in (opts.format or "json"):gmatch("[^,%s]+") do
     if f ~= "json" then errors.usage("--format: unknown output %q (graph writes json)", f) end
   end
+  -- a rule file that does not hold is the command line's mistake (exit 2), told once
+  local rules_ok, rules_err = graph.rules(opts.rules)
+  if not rules_ok then errors.usage("%s", rules_err) end
   local res, err = graph.run(input, { rules = opts.rules, filter = opts.filter, output = opts.output })
   if not res then error(err, 0) end
   if #res.cards == 0 and #res.failed == 0 then error(input .. ": no graph files found (see 'ascope help graph')", 0) end
