@@ -263,7 +263,10 @@ describe("ascope moe and graph on hostile input", function()
     it("a summary whose card holds an impossible epWorldSize or k is not merged", function()
       machines()
       for _, edit in ipairs({ { '"ep_world_size": 4', '"ep_world_size": 2147483647', "ep_world_size = 2147483647" },
-                              { '"k": 4', '"k": 0', "card 0: k is not what a moe_summary.json holds" } }) do
+                              { '"k": 4', '"k": 0', "card 0: k is not what a moe_summary.json holds" },
+                              { '"slots_per_core": %[', '"slots_per_core": ["x", ',
+                                "card 0: dispatch.slots_per_core is not what a moe_summary.json holds" },
+                              { '"global_bs": 24', '"global_bs": "24"', "global_bs is not what a moe_summary.json holds" } }) do
         local bad = dir .. "/results/m0/moe_summary.json"
         local pristine = h.read(bad)
         local edited, n = pristine:gsub(edit[1], edit[2])

@@ -497,6 +497,44 @@ function M.card_of_summary(c, rank, path)
   return card
 end
 
+-- What each field of a card in a moe_summary.json must be: "int" (an integer), "ints" (a list of
+-- integers), "by_core" (core -> list of integers), "table", "string" or "boolean"; absent or null
+-- is allowed for all of them. A field of another type would fail a check far from the file.
+local SUMMARY_SIDE = { cores = "int", flag = "int", run_count = "int", rank_id = "int", hccl_rank_id = "int",
+                       ep_world_size = "int", hccl_ep_world_size = "int", moe_expert_num = "int", global_bs = "int",
+                       total_status_slots = "int", live_status_buffer = "int", idle_unarrived = "int",
+                       slots_per_core = "ints", waiting_cores = "ints", positions = "ints", missing_slots = "by_core",
+                       deviations = "table", status_error = "string", ran = "boolean" }
+local SUMMARY_CARD = { k = "int", local_experts = "int", time = "int", expert_ids = "ints", ep_send_counts = "ints",
+                       expand_idx = "ints", assist_info = "ints", op = "string", stuck_in = "string", stuck_by = "string",
+                       op_from = "string", shared_expert_card = "boolean", machine = "string" }
+
+local function ints(v)
+  if type(v) ~= "table" then return false end
+  for _, x in pairs(v) do if math.type(x) ~= "integer" then return false end end
+  return true
+end
+
+local function has_type(v, want)
+  if v == nil or v == core.json.null then return true end
+  if want == "int" then return math.type(v) == "integer" end
+  if want == "ints" then return ints(v) end
+  if want == "by_core" then
+    if type(v) ~= "table" then return false end
+    for core_i, list in pairs(v) do if not (math.tointeger(tonumber(core_i)) and ints(list)) then return false end end
+    return true
+  end
+  return type(v) == want
+end
+
+-- The first field of a summary card that is not of its type: "side.field" or "field"; nil when all are.
+local function summary_field_error(c)
+  for _, side in ipairs({ "dispatch", "combine" }) do
+    for f, want in pairs(SUMMARY_SIDE) do if not has_type(c[side][f], want) then return side .. "." .. f end end
+  end
+  for f, want in pairs(SUMMARY_CARD) do if not has_type(c[f], want) then return f end end
+end
+
 --- The cards of one machine's moe_summary.json: {list = cards, anomalies = its per-card findings}
 -- or nil, message naming the file, the card and the field that is not what a summary holds.
 function M.summary_cards(path, layout)
@@ -512,6 +550,8 @@ function M.summary_cards(path, layout)
     if type(c) ~= "table" or type(c.dispatch) ~= "table" or type(c.combine) ~= "table" then
       return nil, T("summary_bad", path, key, "dispatch/combine")
     end
+    local bad_field = summary_field_error(c)
+    if bad_field then return nil, T("summary_bad", path, key, bad_field) end
     for _, side in ipairs({ "dispatch", "combine" }) do
       local s = c[side]
       if math.type(s.cores) ~= "integer" or s.cores < 0 then return nil, T("summary_bad", path, key, side .. ".cores") end
@@ -524,13 +564,7 @@ function M.summary_cards(path, layout)
     end
     local rank = c.dispatch.rank_id
     if math.type(rank) ~= "integer" then return nil, T("summary_bad", path, key, "dispatch.rank_id") end
-    local k, ids = c.k, c.expert_ids
-    if k ~= nil and k ~= core.json.null and not (math.type(k) == "integer" and k > 0) then
-      return nil, T("summary_bad", path, key, "k")
-    end
-    if type(ids) == "table" then
-      for _, e in ipairs(ids) do if math.type(e) ~= "integer" then return nil, T("summary_bad", path, key, "expert_ids") end end
-    end
+    if math.type(c.k) == "integer" and c.k <= 0 then return nil, T("summary_bad", path, key, "k") end
     out.list[#out.list + 1] = M.card_of_summary(c, rank, path)
   end
   -- the cross-card findings of one machine are redone over all machines' cards
