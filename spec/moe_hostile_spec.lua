@@ -97,6 +97,19 @@ describe("ascope moe and graph on hostile input", function()
       end)
     end
 
+    it("an epWorldSize the window can hold but the other cards do not share: no epSendCounts comparison", function()
+      local _, win = cluster(dir, "mc2")
+      h.write(win, set_dispatch_ep(h.read(win), 4))
+      local code, out = moe("SOC_VERSION=950")
+      assert.equal(0, code)
+      assert.truthy(out:find("7. the cards disagree on epWorldSize (3; 1=4)", 1, true), out:sub(-3000))
+      assert.truthy(out:find("[ERROR] 1.1 card 1: dispatch epWorldSize 4 in the window differs from the HCCL link's 3", 1, true),
+        out:sub(-3000))
+      local s = core.json.load(dir .. "/out/moe_summary.json")
+      for _, a in ipairs(s.anomalies) do assert.not_equal("7", a.analysis, a.message) end
+      assert.same({}, s.cross_card.ep_send_counts_checked)
+    end)
+
     it("one core's epWorldSize flipped is a WARNING on that core, the card is still analysed", function()
       local cards, win = cluster(dir, "mc2")
       local data = h.read(win)

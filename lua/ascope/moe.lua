@@ -418,9 +418,13 @@ function M.cross(cards, params, log)
   for _, c in ipairs(cards) do if not c.expert_ids then without[#without + 1] = c.card end end
   -- a rank of the cluster with no analysed card (a dump that could not be read, a missing folder)
   -- has no expertIds either
-  local absent = {}
+  local absent, eps = {}, {}
   for r = 0, (ctx.ep or 0) - 1 do if not ctx.by_rank[r] and #without == 0 then absent[#absent + 1] = r end end
-  if #absent > 0 then
+  -- cards that disagree on epWorldSize give no one expected layout (and no bound on its size)
+  for _, c in ipairs(cards) do if c.ep ~= ctx.ep then eps[#eps + 1] = ("%d=%s"):format(c.card, tostring(c.ep)) end end
+  if #eps > 0 then
+    log("INFO", T("seven_ep", tostring(ctx.ep), table.concat(eps, ", ")))
+  elseif #absent > 0 then
     log("INFO", T("seven_absent", list_text(absent, 32)))
   elseif #without > 0 then
     -- the expected values need the expertIds of every card

@@ -113,6 +113,7 @@ return {
   ["plog.files"] = "%d log file(s) under %s",
   ["plog.results"] = "plog: results in %s (%s)",
   ["moe.seven_absent"] = "7. ranks %s have no analysed card: epSendCounts and assistInfoForCombine, which need every card's expertIds, are not compared",
+  ["moe.seven_ep"] = "7. the cards disagree on epWorldSize (%s; %s): epSendCounts and assistInfoForCombine are not compared",
   ["moe.seven_skipped"] = "7. cards %s have no expertIds input: epSendCounts and assistInfoForCombine, which need every card's, are not compared",
   ["moe.waits_group"] = "8. cards %s (%d, %s) wait for card(s) %s (%d slot(s) in all)",
 }

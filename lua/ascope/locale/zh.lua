@@ -113,6 +113,7 @@ return {
   ["plog.files"] = "%d 个日志文件，位于 %s",
   ["plog.results"] = "plog：结果位于 %s（%s）",
   ["moe.seven_absent"] = "7. rank %s 没有可分析的卡：epSendCounts 与 assistInfoForCombine 需要所有卡的 expertIds，不做校验",
+  ["moe.seven_ep"] = "7. 各卡 epWorldSize 不一致（%s；%s）：不校验 epSendCounts 与 assistInfoForCombine",
   ["moe.seven_skipped"] = "7. 卡 %s 没有expertids输入：epSendCounts 与 assistInfoForCombine 需要所有卡的expertids，不进行对比",
   ["moe.waits_group"] = "8. 卡 %s（共 %d 张，%s）在等待卡 %s（共 %d 个状态位）",
 }
