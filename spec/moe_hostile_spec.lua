@@ -355,6 +355,18 @@ describe("ascope moe and graph on hostile input", function()
       assert.equal(1, n)
     end)
 
+    it("diagnose prints each moe finding once, in its summary", function()
+      mh.write_cluster(dir .. "/in", (mh.cluster({ state = "combine_stuck", fault = 0 })), "mc2")
+      local code, out = h.run("--lang", "en", "diagnose", "TARGET_DIR=" .. dir .. "/in", "SOC_VERSION=950", "-o",
+        dir .. "/out")
+      assert.equal(0, code)
+      for _, line in ipairs({ "4.2 card 1: 6 waiting combine core(s) did not receive all their status slots",
+                              "2. card 1: stuck in combine: 6 core(s) waiting", "8. card 0 started the hang" }) do
+        local _, n = out:gsub(line:gsub("%p", "%%%0"), "")
+        assert.equal(1, n, line)
+      end
+    end)
+
     it("diagnose names an output folder it cannot make once", function()
       mh.write_cluster(dir .. "/in", mh.cluster({ state = "healthy" }), "mc2")
       h.write(dir .. "/file", "")

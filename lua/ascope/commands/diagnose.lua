@@ -185,7 +185,9 @@ function M.main(opts, words, ctx)
   local unreadable, anomalies, results = 0, {}, {}
   for _, step in ipairs(plan) do
     print(("[INFO] ======== %s ========"):format(step[1]))
-    local ok, code, found, res = pcall(require(step[2]).main, step[3], {}, ctx)
+    -- composed: a command leaves its list of findings and its verdict to the summary below
+    local sub = setmetatable({ composed = true }, { __index = ctx or {} })
+    local ok, code, found, res = pcall(require(step[2]).main, step[3], {}, sub)
     if not ok then
       unreadable = unreadable + 1
       local msg = errors.is_usage(code) and code.msg or tostring(code)

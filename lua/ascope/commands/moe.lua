@@ -114,8 +114,10 @@ function M.main(opts, words, ctx)
     if a.severity ~= "DETAIL" and a.analysis ~= "8" then shown[#shown + 1] = a end
   end
   print("[INFO] " .. i18n.t("moe.summary", #res.cards, #res.failed, #shown))
-  for _, a in ipairs(shown) do print(("  %s %s"):format(TAG[a.severity] or a.severity, a.message)) end
-  for _, l in ipairs(report.verdict(res)) do print(("%s %s"):format(TAG[l[1]] or l[1], l[2])) end
+  if not (ctx and ctx.composed) then -- diagnose lists the findings and the verdict once, for all analyses
+    for _, a in ipairs(shown) do print(("  %s %s"):format(TAG[a.severity] or a.severity, a.message)) end
+    for _, l in ipairs(report.verdict(res)) do print(("%s %s"):format(TAG[l[1]] or l[1], l[2])) end
+  end
   return (#res.failed > 0 or #(res.damaged or {}) > 0) and 1 or 0, moe.anomalies(res), res
 end
 
