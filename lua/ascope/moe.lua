@@ -531,12 +531,21 @@ local function has_type(v, want)
   return type(v) == want
 end
 
--- The first field of a summary card that is not of its type: "side.field" or "field"; nil when all are.
+local function sorted_keys(t)
+  local list = {}
+  for k in pairs(t) do list[#list + 1] = k end
+  table.sort(list)
+  return list
+end
+local SIDE_FIELDS, CARD_FIELDS = sorted_keys(SUMMARY_SIDE), sorted_keys(SUMMARY_CARD)
+
+-- The first field of a summary card (in name order) that is not of its type: "side.field" or
+-- "field"; nil when all are.
 local function summary_field_error(c)
   for _, side in ipairs({ "dispatch", "combine" }) do
-    for f, want in pairs(SUMMARY_SIDE) do if not has_type(c[side][f], want) then return side .. "." .. f end end
+    for _, f in ipairs(SIDE_FIELDS) do if not has_type(c[side][f], SUMMARY_SIDE[f]) then return side .. "." .. f end end
   end
-  for f, want in pairs(SUMMARY_CARD) do if not has_type(c[f], want) then return f end end
+  for _, f in ipairs(CARD_FIELDS) do if not has_type(c[f], SUMMARY_CARD[f]) then return f end end
 end
 
 --- The cards of one machine's moe_summary.json: {list = cards, anomalies = its per-card findings}
