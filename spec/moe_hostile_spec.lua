@@ -333,16 +333,21 @@ describe("ascope moe and graph on hostile input", function()
       assert.truthy(err:find("win_layout.layouts.v2.slot_byts is not a layout key", 1, true), err)
     end)
 
-    it("each finding is printed once; the root card once, in the verdict", function()
-      mh.write_cluster(dir .. "/in", (mh.cluster({ state = "combine_stuck", fault = 0 })), "mc2")
-      local code, out = h.run("--lang", "en", "moe", "TARGET_DIR=" .. dir .. "/in", "SOC_VERSION=950", "-o", dir .. "/out")
-      assert.equal(0, code)
-      for _, line in ipairs({ "4.2 card 1: 6 waiting combine core(s) did not receive all their status slots",
-                              "2. card 1: stuck in combine: 6 core(s) waiting", "8. card 0 started the hang" }) do
-        local _, n = out:gsub(line:gsub("%p", "%%%0"), "")
-        assert.equal(1, n, line)
-      end
-    end)
+    -- moe: the steps, then the findings once and the verdict with the root card; diagnose: moe
+    -- leaves its findings and verdict to the one summary of all analyses
+    for _, command in ipairs({ "moe", "diagnose" }) do
+      it(command .. " prints each moe finding once", function()
+        mh.write_cluster(dir .. "/in", (mh.cluster({ state = "combine_stuck", fault = 0 })), "mc2")
+        local code, out = h.run("--lang", "en", command, "TARGET_DIR=" .. dir .. "/in", "SOC_VERSION=950", "-o",
+          dir .. "/out")
+        assert.equal(0, code)
+        for _, line in ipairs({ "4.2 card 1: 6 waiting combine core(s) did not receive all their status slots",
+                                "2. card 1: stuck in combine: 6 core(s) waiting", "8. card 0 started the hang" }) do
+          local _, n = out:gsub(line:gsub("%p", "%%%0"), "")
+          assert.equal(1, n, line)
+        end
+      end)
+    end
 
     it("a graph rule file that does not hold is one usage error naming the file", function()
       h.write(dir .. "/graph_1_device0.json", '{"graph": [{"op": [{"name": "MoeDistributeDispatchV2_1"}]}]}')
@@ -353,18 +358,6 @@ describe("ascope moe and graph on hostile input", function()
       assert.truthy(err:find(dir .. "/r.lua: rules: graph.files and graph.card must be lists", 1, true), err)
       local _, n = err:gsub("must be lists", "")
       assert.equal(1, n)
-    end)
-
-    it("diagnose prints each moe finding once, in its summary", function()
-      mh.write_cluster(dir .. "/in", (mh.cluster({ state = "combine_stuck", fault = 0 })), "mc2")
-      local code, out = h.run("--lang", "en", "diagnose", "TARGET_DIR=" .. dir .. "/in", "SOC_VERSION=950", "-o",
-        dir .. "/out")
-      assert.equal(0, code)
-      for _, line in ipairs({ "4.2 card 1: 6 waiting combine core(s) did not receive all their status slots",
-                              "2. card 1: stuck in combine: 6 core(s) waiting", "8. card 0 started the hang" }) do
-        local _, n = out:gsub(line:gsub("%p", "%%%0"), "")
-        assert.equal(1, n, line)
-      end
     end)
 
     it("diagnose names an output folder it cannot make once", function()
