@@ -7,7 +7,8 @@ local M = {}
 M.root = (os.getenv("PWD") or ".")
 M.fixtures = "spec/fixtures"
 M.real = "spec/fixtures/real"
-M.bin = os.getenv("ASCOPE_BIN") or "build/ascope"
+-- absolute: some specs run the executable from inside a scratch folder
+M.bin = os.getenv("ASCOPE_BIN") or core.fs.realpath("build/ascope") or "build/ascope"
 
 --- The header line of operator_memory.csv as the profiler writes it.
 M.MEMORY_CSV_HEADER = "Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),"
