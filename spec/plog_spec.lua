@@ -56,8 +56,8 @@ describe("plog", function()
 
   it("extracts fields and finds each card's failing kernel; names the card that failed elsewhere", function()
     tree(dir)
-    local r = assert(plog.run(dir))
-    assert(plog.write_records(r, dir .. "/records.csv"))
+    local r = assert(plog.run(dir, { records = dir .. "/records.csv" }))
+    assert(plog.write_records(r))
     local records = h.csv_rows(dir .. "/records.csv")
     local bus
     for _, rec in ipairs(records) do
@@ -131,11 +131,11 @@ describe("plog", function()
   it("counts one line in every category it matches", function()
     h.write(dir .. "/device-2/plog-1.log", line("ERROR", "GE", "00:01",
       "Error happened, origin_op_name [MoeDistributeCombineV2], op_name [layer_3_combine]") .. "\n")
-    local r = assert(plog.run(dir))
+    local r = assert(plog.run(dir, { records = dir .. "/records.csv" }))
     assert.equal(1, r.categories.error_happened_origin_op.count)
     assert.equal(1, r.categories.ge_error.count)
     assert.equal(2, r.record_count)
-    assert(plog.write_records(r, dir .. "/records.csv"))
+    assert(plog.write_records(r))
     local records = h.csv_rows(dir .. "/records.csv")
     assert.equal(2, #records)
     assert.same({ "Error happened, origin_op_name", "GE error (module GE, or an E1xxxx code)" },

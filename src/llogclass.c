@@ -1,8 +1,8 @@
 /* Lua binding of the log-line classifier: logclass.new(spec) -> classifier;
  * logclass.tally(opts) -> a tally that streams what scans find: counts per rule, a capped list
- * of examples per rule, the earliest error time per group, and every (line, rule) record spooled
- * to an anonymous temporary file that tally:write_csv turns into a CSV. Memory does not grow
- * with the number of lines found. */
+ * of examples per rule, the earliest error time per group, and, when asked, every (line, rule)
+ * record as a CSV row written as it is found to the temporary file of an atomic output that
+ * tally:commit puts in place. Memory does not grow with the number of lines found. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,9 +49,14 @@ typedef struct tally {
   size_t nrecord_fields;
   int *key_fields; /* a matched line with one of these goes to the key callback */
   size_t nkey_fields;
-  FILE *spool;
+  asc_csv_writer *csv; /* NULL: records are counted, not written */
+  char **titles;       /* per slot, the record's first cell */
+  size_t *title_n;
+  char **files; /* per file number (1-based), its name */
+  size_t *file_n, nfiles;
+  char *csv_path;
   int64_t records, cut;
-  int spool_failed;
+  int csv_failed;
 } tally;
 
 /* ---------- classifier ---------- */
@@ -212,7 +217,14 @@ static void tally_release(tally *t) {
   free(t->groups);
   free(t->record_fields);
   free(t->key_fields);
-  if (t->spool) fclose(t->spool);
+  if (t->csv) asc_csv_writer_abort(t->csv); /* never committed: the temporary file goes */
+  for (size_t i = 0; t->titles && i < t->nslots; i++) free(t->titles[i]);
+  free(t->titles);
+  free(t->title_n);
+  for (size_t i = 0; t->files && i <= t->nfiles; i++) free(t->files[i]);
+  free(t->files);
+  free(t->file_n);
+  free(t->csv_path);
   memset(t, 0, sizeof *t);
 }
 
@@ -234,8 +246,71 @@ static int *indexes(lua_State *L, int t, const char *key, size_t *n) {
   return out;
 }
 
+/* Copies of the strings of list t[key] (n of them, from index `from`): 0, or -1 out of memory. */
+static int copy_strings(lua_State *L, int t, const char *key, size_t from, size_t n, char ***out,
+                        size_t **len) {
+  *out = calloc(n + from + 1, sizeof **out);
+  *len = calloc(n + from + 1, sizeof **len);
+  if (!*out || !*len) return -1;
+  lua_getfield(L, t, key);
+  for (size_t i = 0; i < n; i++) {
+    lua_rawgeti(L, -1, (lua_Integer)i + 1);
+    size_t k;
+    const char *s = lua_tolstring(L, -1, &k);
+    if (!s) s = "", k = 0;
+    if (!((*out)[from + i] = malloc(k + 1))) return -1;
+    memcpy((*out)[from + i], s, k + 1);
+    (*len)[from + i] = k;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return 0;
+}
+
+/* Open the records' CSV: BOM, header row. 0, or -1 with a message pushed. */
+static int open_csv(lua_State *L, tally *t, int spec) {
+  const char *path = lua_tostring(L, -1);
+  if (!(t->csv_path = malloc(strlen(path) + 1))) return luaL_error(L, "out of memory");
+  memcpy(t->csv_path, path, strlen(path) + 1);
+  lua_getfield(L, spec, "titles");
+  luaL_argcheck(L, lua_istable(L, -1) && lua_rawlen(L, -1) == t->nslots, 1,
+                "csv.titles: one title per rule and one more");
+  lua_pop(L, 1);
+  lua_getfield(L, spec, "files");
+  luaL_argcheck(L, lua_istable(L, -1), 1, "csv.files must be a list");
+  t->nfiles = lua_rawlen(L, -1);
+  lua_pop(L, 1);
+  lua_getfield(L, spec, "header");
+  luaL_argcheck(L, lua_istable(L, -1), 1, "csv.header must be a list");
+  size_t nh = lua_rawlen(L, -1);
+  lua_pop(L, 1);
+  if (copy_strings(L, spec, "titles", 0, t->nslots, &t->titles, &t->title_n) ||
+      copy_strings(L, spec, "files", 1, t->nfiles, &t->files, &t->file_n))
+    return luaL_error(L, "out of memory");
+  asc_error err;
+  if (asc_csv_writer_open(path, 1, &t->csv, &err)) {
+    t->csv = NULL;
+    lasc_pusherror(L, &err);
+    return -1;
+  }
+  lua_getfield(L, spec, "header");
+  for (size_t i = 0; i < nh; i++) {
+    size_t n;
+    lua_rawgeti(L, -1, (lua_Integer)i + 1);
+    const char *h = lua_tolstring(L, -1, &n);
+    t->csv_failed |= asc_csv_write_field(t->csv, h ? h : "", h ? n : 0) != 0;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  t->csv_failed |= asc_csv_end_row(t->csv) != 0;
+  return 0;
+}
+
 /* logclass.tally{rules = N, examples = 10, group_field = k, record_fields = {k, ...},
- *   key_fields = {k, ...}} -> tally (field numbers 1-based, as in the classifier's fields) */
+ *   key_fields = {k, ...}, csv = {path = p, header = {...}, titles = {one per rule, then the
+ *   title of error lines no rule matched}, files = {name per file number}}} -> tally, or nil,
+ *   message (field numbers 1-based, as in the classifier's fields). With csv, every record is a
+ *   row: title, line text, group, file, line number, time, record fields. */
 static int l_tally(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_Integer rules = intfield(L, 1, "rules");
@@ -255,16 +330,20 @@ static int l_tally(lua_State *L) {
   t->examples = calloc(t->nslots * (t->max_examples ? t->max_examples : 1), sizeof *t->examples);
   t->record_fields = indexes(L, 1, "record_fields", &t->nrecord_fields);
   t->key_fields = indexes(L, 1, "key_fields", &t->nkey_fields);
-  t->spool = tmpfile();
   if (!t->counts || !t->nexamples || !t->examples || !t->record_fields || !t->key_fields) {
     tally_release(t);
     return luaL_error(L, "out of memory");
   }
-  if (!t->spool) {
-    tally_release(t);
-    lua_pushnil(L);
-    lua_pushstring(L, "cannot create a temporary file for the records");
-    return 2;
+  lua_getfield(L, 1, "csv");
+  if (!lua_isnil(L, -1)) {
+    luaL_argcheck(L, lua_istable(L, -1), 1, "csv must be a table");
+    int spec = lua_gettop(L);
+    lua_getfield(L, spec, "path");
+    luaL_argcheck(L, lua_isstring(L, -1), 1, "csv.path must be a string");
+    if (open_csv(L, t, spec)) return 2;
+    lua_settop(L, spec - 1);
+  } else {
+    lua_pop(L, 1);
   }
   return 1;
 }
@@ -333,28 +412,26 @@ static int add_example(tally *t, size_t slot, uint32_t file, int64_t line, const
   return 0;
 }
 
-static void spool_u32(tally *t, uint32_t v) {
-  if (fwrite(&v, sizeof v, 1, t->spool) != 1) t->spool_failed = 1;
+static void cell(tally *t, const char *p, size_t n) {
+  t->csv_failed |= asc_csv_write_field(t->csv, p ? p : "", p ? n : 0) != 0;
 }
 
-static void spool_bytes(tally *t, const char *p, size_t n, int present) {
-  spool_u32(t, present ? (uint32_t)n : UINT32_MAX);
-  if (present && n && fwrite(p, 1, n, t->spool) != n) t->spool_failed = 1;
-}
-
-static void spool_record(tally *t, uint32_t slot, uint32_t file, int64_t group, const asc_logclass_line *ln) {
-  int64_t head[2] = {group, ln->number};
-  spool_u32(t, slot);
-  spool_u32(t, file);
-  if (fwrite(head, sizeof head, 1, t->spool) != 1) t->spool_failed = 1;
-  spool_bytes(t, ln->text, ln->len, 1);
-  spool_bytes(t, ln->time.p, ln->time.n, ln->time.p != NULL);
+/* One record: a CSV row, when the tally writes them. */
+static void record(tally *t, uint32_t slot, uint32_t file, int64_t group, const asc_logclass_line *ln) {
+  t->records++;
+  if (!t->csv || t->csv_failed) return;
+  char num[32];
+  cell(t, t->titles[slot], t->title_n[slot]);
+  cell(t, ln->text, ln->len);
+  cell(t, num, group == NONE ? 0 : (size_t)snprintf(num, sizeof num, "%lld", (long long)group));
+  cell(t, file <= t->nfiles ? t->files[file] : NULL, file <= t->nfiles ? t->file_n[file] : 0);
+  cell(t, num, (size_t)snprintf(num, sizeof num, "%lld", (long long)ln->number));
+  cell(t, ln->time.p, ln->time.n);
   for (size_t i = 0; i < t->nrecord_fields; i++) {
     int k = t->record_fields[i];
-    const asc_logclass_span *v = k >= 0 ? &ln->fields[k] : NULL;
-    spool_bytes(t, v ? v->p : NULL, v ? v->n : 0, v && v->p);
+    cell(t, k >= 0 ? ln->fields[k].p : NULL, k >= 0 ? ln->fields[k].n : 0);
   }
-  t->records++;
+  t->csv_failed |= asc_csv_end_row(t->csv) != 0;
 }
 
 typedef struct scan_ctx {
@@ -398,13 +475,13 @@ static int on_line(void *ud, const asc_logclass_line *ln) {
     uint32_t slot = ln->matched[i];
     t->counts[slot]++;
     if (add_example(t, slot, c->file, ln->number, ln->text, ln->len)) return c->oom = 1;
-    spool_record(t, slot, c->file, group, ln);
+    record(t, slot, c->file, group, ln);
   }
   if (ln->nmatched == 0 && ln->is_error) {
     uint32_t slot = (uint32_t)(t->nslots - 1);
     t->counts[slot]++;
     if (add_example(t, slot, c->file, ln->number, ln->text, ln->len)) return c->oom = 1;
-    spool_record(t, slot, c->file, group, ln);
+    record(t, slot, c->file, group, ln);
   }
   if (!c->on_key || ln->nmatched == 0 || group == NONE) return 0;
   int any = 0;
@@ -562,97 +639,17 @@ static int tally_stats(lua_State *L) {
   return 1;
 }
 
-static int read_exact(FILE *f, void *p, size_t n) { return n == 0 || fread(p, 1, n, f) == n ? 0 : -1; }
-
-/* One spooled field: into *buf (grown), *present 0 for none. */
-static int read_field(FILE *f, char **buf, size_t *cap, size_t *n, int *present) {
-  uint32_t len;
-  if (read_exact(f, &len, sizeof len)) return -1;
-  *present = len != UINT32_MAX;
-  *n = *present ? len : 0;
-  if (*n + 1 > *cap) {
-    char *b = realloc(*buf, *n + 1);
-    if (!b) return -1;
-    *buf = b;
-    *cap = *n + 1;
-  }
-  return read_exact(f, *buf, *n);
-}
-
-/* tally:write_csv(path, header, titles, files) -> true or nil, message: a UTF-8 CSV with a BOM,
- * the header row, then one row per record: title of its slot, text, group, file, line, time and
- * the record fields. */
-static int tally_write_csv(lua_State *L) {
+/* tally:commit() -> true, or nil, message: the records' CSV put in place under its name. */
+static int tally_commit(lua_State *L) {
   tally *t = check_tally(L, 1);
-  const char *path = luaL_checkstring(L, 2);
-  luaL_checktype(L, 3, LUA_TTABLE);
-  luaL_checktype(L, 4, LUA_TTABLE);
-  luaL_checktype(L, 5, LUA_TTABLE);
-  if (t->spool_failed || fflush(t->spool) != 0) {
-    lua_pushnil(L);
-    lua_pushfstring(L, "%s: the temporary record file could not be written (disk full?)", path);
-    return 2;
-  }
-  asc_csv_writer *w;
+  luaL_argcheck(L, t->csv != NULL, 1, "no records CSV (tally made without csv, or committed)");
+  asc_csv_writer *w = t->csv;
+  t->csv = NULL;
   asc_error err;
-  if (asc_csv_writer_open(path, 1, &w, &err)) return lasc_pusherror(L, &err);
-  int bad = 0;
-  lua_Integer nh = (lua_Integer)lua_rawlen(L, 3);
-  for (lua_Integer i = 1; i <= nh; i++) {
-    size_t n;
-    lua_rawgeti(L, 3, i);
-    const char *s = luaL_tolstring(L, -1, &n);
-    bad |= asc_csv_write_field(w, s, n);
-    lua_pop(L, 2);
-  }
-  bad |= asc_csv_end_row(w);
-  rewind(t->spool);
-  char *text = NULL;
-  size_t cap = 0;
-  for (int64_t r = 0; r < t->records && !bad; r++) {
-    uint32_t slot, file;
-    int64_t head[2];
-    size_t n;
-    int present;
-    if (read_exact(t->spool, &slot, sizeof slot) || read_exact(t->spool, &file, sizeof file) ||
-        read_exact(t->spool, head, sizeof head)) {
-      bad = 2;
-      break;
-    }
-    size_t tn;
-    lua_rawgeti(L, 4, (lua_Integer)slot + 1);
-    const char *title = lua_tolstring(L, -1, &tn);
-    bad |= asc_csv_write_field(w, title ? title : "", title ? tn : 0);
-    lua_pop(L, 1);
-    if (read_field(t->spool, &text, &cap, &n, &present)) {
-      bad = 2;
-      break;
-    }
-    bad |= asc_csv_write_field(w, text, n);
-    char num[32];
-    int k = head[0] == NONE ? 0 : snprintf(num, sizeof num, "%lld", (long long)head[0]);
-    bad |= asc_csv_write_field(w, num, (size_t)k);
-    lua_rawgeti(L, 5, (lua_Integer)file);
-    const char *fname = lua_tolstring(L, -1, &tn);
-    bad |= asc_csv_write_field(w, fname ? fname : "", fname ? tn : 0);
-    lua_pop(L, 1);
-    k = snprintf(num, sizeof num, "%lld", (long long)head[1]);
-    bad |= asc_csv_write_field(w, num, (size_t)k);
-    for (size_t i = 0; i < 1 + t->nrecord_fields && bad != 2; i++) {
-      if (read_field(t->spool, &text, &cap, &n, &present))
-        bad = 2;
-      else
-        bad |= asc_csv_write_field(w, text, n);
-    }
-    bad |= asc_csv_end_row(w);
-  }
-  free(text);
-  fseek(t->spool, 0, SEEK_END);
-  if (bad) {
+  if (t->csv_failed) {
     asc_csv_writer_abort(w);
     lua_pushnil(L);
-    lua_pushfstring(L, "%s: %s", path,
-                    bad == 2 ? "the temporary record file could not be read" : "write failed");
+    lua_pushfstring(L, "%s: write failed (disk full?)", t->csv_path);
     return 2;
   }
   if (asc_csv_writer_close(w, &err)) return lasc_pusherror(L, &err);
@@ -662,9 +659,9 @@ static int tally_write_csv(lua_State *L) {
 
 int lasc_open_logclass(lua_State *L) {
   static const luaL_Reg classifier_m[] = {{"scan", classifier_scan}, {"slow", classifier_slow}, {NULL, NULL}};
-  static const luaL_Reg tally_m[] = {{"counts", tally_counts},       {"examples", tally_examples},
-                                     {"first", tally_first},         {"stats", tally_stats},
-                                     {"write_csv", tally_write_csv}, {NULL, NULL}};
+  static const luaL_Reg tally_m[] = {{"counts", tally_counts}, {"examples", tally_examples},
+                                     {"first", tally_first},   {"stats", tally_stats},
+                                     {"commit", tally_commit}, {NULL, NULL}};
   static const luaL_Reg fns[] = {{"new", l_new}, {"tally", l_tally}, {NULL, NULL}};
   if (luaL_newmetatable(L, CLASSIFIER_MT)) {
     lua_pushcfunction(L, classifier_gc);

@@ -120,45 +120,51 @@ M.MAX_FAILURES = 10000
 -- entry; a kernel or op name on a line without a task id goes to the card's latest entry that
 -- lacks it, else waits for the card's next entry (or makes one of its own at the end).
 local function failure_tracker(max)
-  local by_key, list, pending, latest = {}, {}, {}, {}
+  local by_task, list, pending, latest = {}, {}, {}, {}
   local t = { dropped = 0 }
   local held = 0 -- entries and waiting lines
-  local function fill(fl, f, file, line)
-    for _, key in ipairs(KEYS) do
-      if fl[key] == nil and f[key] then
-        fl[key] = f[key]
-        if key == "kernel_name" then fl.file, fl.line = file, line end
-      end
-    end
+  local function fill(fl, kernel, op, stream, task, file, line)
+    if kernel and not fl.kernel_name then fl.kernel_name, fl.file, fl.line = kernel, file, line end
+    if op and not fl.origin_op_name then fl.origin_op_name = op end
+    if stream and not fl.stream_id then fl.stream_id = stream end
+    if task and not fl.task_id then fl.task_id = task end
   end
-  function t.add(card, f, file, line, time)
-    if f.task_id then
-      local key = card .. ":" .. (f.stream_id or "") .. ":" .. f.task_id
-      local fl = by_key[key]
+  -- called for every classified line that names a kernel, op, stream or task: keep it cheap
+  function t.add(card, kernel, op, stream, task, file, line, time)
+    if task then
+      local tasks = by_task[card]
+      if not tasks then
+        tasks = {}
+        by_task[card] = tasks
+      end
+      local key = (stream or "") .. ":" .. task
+      local fl = tasks[key]
       if not fl then
         if held >= max then
           t.dropped = t.dropped + 1
           return
         end
         fl = { card = card, file = file, line = line, time = time }
-        by_key[key], list[#list + 1] = fl, fl
+        tasks[key], list[#list + 1] = fl, fl
         held = held + 1
-        for _, p in ipairs(pending[card] or {}) do fill(fl, p, file, line) end
-        held = held - #(pending[card] or {})
-        pending[card] = nil
+        local ps = pending[card]
+        if ps then
+          for _, p in ipairs(ps) do fill(fl, p.kernel_name, p.origin_op_name, nil, nil, file, line) end
+          held = held - #ps
+          pending[card] = nil
+        end
       end
-      fill(fl, f, file, line)
+      fill(fl, kernel, op, stream, task, file, line)
       latest[card] = fl
-    elseif f.kernel_name or f.origin_op_name then
+    elseif kernel or op then
       local fl = latest[card]
-      if fl and ((f.kernel_name and not fl.kernel_name) or (f.origin_op_name and not fl.origin_op_name)) then
-        fill(fl, f, file, line)
+      if fl and ((kernel and not fl.kernel_name) or (op and not fl.origin_op_name)) then
+        fill(fl, kernel, op, stream, nil, file, line)
       elseif held >= max then
         t.dropped = t.dropped + 1
       else
         pending[card] = pending[card] or {}
-        table.insert(pending[card], { kernel_name = f.kernel_name, origin_op_name = f.origin_op_name, file = file, line = line,
-                                      time = time })
+        table.insert(pending[card], { kernel_name = kernel, origin_op_name = op, file = file, line = line, time = time })
         held = held + 1
       end
     end
@@ -166,7 +172,7 @@ local function failure_tracker(max)
   function t.result()
     for card, ps in pairs(pending) do
       local fl = { card = card, file = ps[1].file, line = ps[1].line, time = ps[1].time }
-      for _, p in ipairs(ps) do fill(fl, p, p.file, p.line) end
+      for _, p in ipairs(ps) do fill(fl, p.kernel_name, p.origin_op_name, nil, nil, p.file, p.line) end
       list[#list + 1] = fl
     end
     table.sort(list, function(a, b)
@@ -181,11 +187,20 @@ end
 
 local function title_of(c) return i18n.pick(c.title) end
 
---- opts: rules (file). Returns {categories = {id -> {count, classifier, examples}}, records (the
--- tally: one record per line and category, written by write_records), record_count,
--- unclassified = {count, examples}, failures (one per failing card and task), failures_dropped,
--- cut_lines, non_moe_failures, first_error (card -> time of its first [ERROR] line), files,
--- failed} or nil, message. Memory does not grow with the number of lines found.
+-- The header of error_plog.csv: the type, the line, where it is, and the fields.
+local function records_header()
+  local header = { "错误类型", "错误信息", "card", "file", "line", "time" }
+  for _, f in ipairs(FIELD_NAMES) do header[#header + 1] = f end
+  return header
+end
+
+--- opts: rules (file), records (the path of error_plog.csv: one row per line and category, the
+-- unclassified [ERROR] lines under their own type, in file and line order; written as the
+-- lines are found to a temporary file that write_records puts in place). Returns
+-- {categories = {id -> {count, classifier, examples}}, record_count, unclassified = {count,
+-- examples}, failures (one per failing card and task), failures_dropped, cut_lines,
+-- non_moe_failures, first_error (card -> time of its first [ERROR] line), files, failed} or nil,
+-- message. Memory does not grow with the number of lines found.
 function M.run(path, opts)
   opts = opts or {}
   local rules, rerr = M.rules(opts.rules)
@@ -199,16 +214,24 @@ function M.run(path, opts)
   local key_fields = {}
   for i, n in ipairs(KEYS) do key_fields[i] = number[n] or 0 end
   local ncl = #rules.classifiers
+  local csv
+  if opts.records and #files > 0 then
+    local titles = {}
+    for i, c in ipairs(rules.classifiers) do titles[i] = title_of(c) end
+    titles[ncl + 1] = title_of(UNCLASSIFIED)
+    csv = { path = opts.records, header = records_header(), titles = titles, files = files }
+  end
   local tally, terr = core.logclass.tally({ rules = ncl, examples = math.min(math.max(rules.examples or 10, 0), 1000),
                                             group_field = number.device_id or 0, record_fields = record_fields,
-                                            key_fields = key_fields })
+                                            key_fields = key_fields, csv = csv })
   if not tally then return nil, terr end
   local res = { categories = {}, records = tally, files = files, failed = {}, input = path, rules = rules,
                 unclassified = { count = 0, examples = {} }, first_error = {} }
   local failures = failure_tracker(M.MAX_FAILURES)
   for k, file in ipairs(files) do
+    local add = failures.add
     local ok, err = classifier:scan(file, tally, k, card_of_path(file), function(card, line, time, kernel, op, stream, task)
-      failures.add(card, { kernel_name = kernel, origin_op_name = op, stream_id = stream, task_id = task }, file, line, time)
+      add(card, kernel, op, stream, task, file, line, time)
     end)
     if not ok then res.failed[#res.failed + 1] = { path = file, reason = err } end
   end
@@ -241,15 +264,9 @@ function M.run(path, opts)
   return res
 end
 
---- Write error_plog.csv: one row per line and category (the unclassified [ERROR] lines under
--- their own type), in file and line order. Returns true or nil, message.
-function M.write_records(res, path)
-  local header = { "错误类型", "错误信息", "card", "file", "line", "time" }
-  for _, f in ipairs(FIELD_NAMES) do header[#header + 1] = f end
-  local titles = {}
-  for i, c in ipairs(res.rules.classifiers) do titles[i] = title_of(c) end
-  titles[#titles + 1] = title_of(UNCLASSIFIED)
-  return res.records:write_csv(path, header, titles, res.files)
+--- Put error_plog.csv (opts.records of run) in place. Returns true or nil, message.
+function M.write_records(res)
+  return res.records:commit()
 end
 
 --- Findings: {severity, card, analysis, message}: a WARNING per category found (with its count)

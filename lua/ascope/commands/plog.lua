@@ -66,17 +66,17 @@ end
 function M.main(opts, words)
   local input = opts.input or words[1]
   if not input then errors.usage("ascope plog needs PLOG_PATH; see 'ascope help plog'") end
-  local res, err = plog.run(input, { rules = opts.rules })
-  if not res then error(err, 0) end
-  if #res.files == 0 then error(input .. ": no log files found", 0) end
   local out = opts.output
   local formats = {}
   for f in (opts.format or "csv,json"):gmatch("[^,%s]+") do
     if f ~= "csv" and f ~= "json" then errors.usage("--format: unknown output %q (csv, json)", f) end
     formats[f] = true
   end
+  local res, err = plog.run(input, { rules = opts.rules, records = formats.csv and (out .. "/error_plog.csv") or nil })
+  if not res then error(err, 0) end
+  if #res.files == 0 then error(input .. ": no log files found", 0) end
   if formats.csv then
-    local ok, werr = plog.write_records(res, out .. "/error_plog.csv")
+    local ok, werr = plog.write_records(res)
     if not ok then error(werr, 0) end
   end
   if formats.json then
