@@ -182,5 +182,60 @@ describe("plog", function()
     local _, zh = h.run("plog", dir, "-o", dir .. "/out", "--lang", "zh")
     assert.truthy(zh:find("检测到 GE 错误（GE 模块，或 E1xxxx 错误码）：4 个，请前往该网址，搜索GE Errors查询对应报错信息及解决方法：", 1, true))
   end)
-end)
 
+  it("matches the shipped classifiers and fields in linear time, a user's .- pattern through Lua", function()
+    local rules = assert(plog.rules())
+    assert.same({}, (plog.classifier(rules)):slow())
+    h.write(dir .. "/device-0/plog-1.log", table.concat({
+      -- thousands of repeats of the classifiers' and fields' words, none complete: Lua's
+      -- patterns took quadratic time here
+      line("ERROR", "HCCL", "00:01", ("topo exchange EZ9999x task_id= E1 kernel_name= retCode=0x device_id=a "):rep(40000)),
+      line("ERROR", "APP", "00:02", "NPU out of memory. Tried to allocate 2.00 GiB"),
+    }, "\n") .. "\n")
+    h.write(dir .. "/r.lua", [[return { classifiers = {
+      { id = "lazy", category = "app", pattern = "Tried.-GiB", title = { en = "l", zh = "l" } } } }]])
+    local r = assert(plog.run(dir, { rules = dir .. "/r.lua" }))
+    assert.equal(1, r.unclassified.count)
+    assert.equal(1, r.unclassified.examples[1].line)
+    assert.equal(1, r.categories.lazy.count)
+    assert.equal(1, r.categories.oom_npu.count)
+    assert.same({ "Tried.-GiB" }, (plog.classifier(r.rules)):slow())
+  end)
+
+  it("follows at most MAX_FAILURES failing tasks and says how many lines it did not follow", function()
+    local lines = {}
+    for k = 1, 5 do
+      lines[k] = line("ERROR", "RUNTIME", "00:0" .. k, ("Aicore kernel execute failed, device_id=0, stream_id=5, task_id=%d"):format(k))
+    end
+    h.write(dir .. "/device-0/plog-1.log", table.concat(lines, "\n") .. "\n")
+    local max = plog.MAX_FAILURES
+    plog.MAX_FAILURES = 3
+    local r = assert(plog.run(dir))
+    plog.MAX_FAILURES = max
+    assert.same({ "1", "2", "3" }, { r.failures[1].task_id, r.failures[2].task_id, r.failures[3].task_id })
+    assert.equal(3, #r.failures)
+    assert.equal(2, r.failures_dropped)
+    assert.equal(5, r.categories.aicore_kernel_failed.count) -- counting is not capped
+    local found
+    for _, a in ipairs(plog.anomalies(r)) do
+      if a.analysis == "plog failures" then found = a.message end
+    end
+    assert.truthy(found:find("2", 1, true))
+  end)
+
+  it("classifies a line of 5 MB without an end of line by its first 64 KiB and says so", function()
+    assert(core.fs.mkdirs(dir .. "/device-3"))
+    local f = assert(io.open(dir .. "/device-3/plog-1.log", "wb"))
+    f:write(line("ERROR", "RUNTIME", "00:01", "EZ9999 then " .. ("z"):rep(5 * 1024 * 1024)))
+    f:close()
+    local r = assert(plog.run(dir))
+    assert.equal(1, r.categories.ez9999.count)
+    assert.equal(1, r.cut_lines)
+    assert.equal(4096 + 3, #r.categories.ez9999.examples[1].text)
+    local code, out = h.run("--lang", "en", "plog", dir, "-o", dir .. "/out")
+    assert.equal(0, code)
+    assert.truthy(out:find("[WARNING] 1 line(s) longer than 64 KiB were classified by their first 64 KiB", 1, true))
+    local rows = h.csv_rows(dir .. "/out/error_plog.csv")
+    assert.equal(65536, #rows[1]["错误信息"])
+  end)
+end)

@@ -10,6 +10,7 @@
 
 #include "ascope/csv.h"
 #include "ascope/logclass.h"
+#include "ascope/lpat.h"
 #include "lbind.h"
 
 #define CLASSIFIER_MT "ascope.logclass"
@@ -657,12 +658,43 @@ static int tally_commit(lua_State *L) {
   return 1;
 }
 
+/* logclass.find(s, pattern [, init [, word]]) -> start, end, first capture (as string.find,
+ * in linear time), nil when there is no match, or false, reason when the pattern is outside the
+ * linear subset. word: the match must not touch a letter or digit. */
+static int l_find(lua_State *L) {
+  size_t n, pn;
+  const char *s = luaL_checklstring(L, 1, &n);
+  const char *pat = luaL_checklstring(L, 2, &pn);
+  lua_Integer init = luaL_optinteger(L, 3, 1);
+  int word = lua_toboolean(L, 4);
+  if (init < 0) init = (lua_Integer)n + init + 1 < 1 ? 1 : (lua_Integer)n + init + 1;
+  if (init == 0) init = 1;
+  const char *why;
+  asc_lpat *p = asc_lpat_compile(pat, pn, word ? ASC_LPAT_WORD : 0, &why);
+  if (!p) {
+    lua_pushboolean(L, 0);
+    lua_pushstring(L, why);
+    return 2;
+  }
+  asc_lpat_match m;
+  int found = (size_t)init - 1 <= n && asc_lpat_find(p, s, n, (size_t)init - 1, &m);
+  asc_lpat_free(p);
+  if (!found) {
+    lua_pushnil(L);
+    return 1;
+  }
+  lua_pushinteger(L, (lua_Integer)m.start + 1);
+  lua_pushinteger(L, (lua_Integer)m.end);
+  lua_pushlstring(L, s + m.cap_start, m.cap_end - m.cap_start);
+  return 3;
+}
+
 int lasc_open_logclass(lua_State *L) {
   static const luaL_Reg classifier_m[] = {{"scan", classifier_scan}, {"slow", classifier_slow}, {NULL, NULL}};
   static const luaL_Reg tally_m[] = {{"counts", tally_counts}, {"examples", tally_examples},
                                      {"first", tally_first},   {"stats", tally_stats},
                                      {"commit", tally_commit}, {NULL, NULL}};
-  static const luaL_Reg fns[] = {{"new", l_new}, {"tally", l_tally}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"new", l_new}, {"tally", l_tally}, {"find", l_find}, {NULL, NULL}};
   if (luaL_newmetatable(L, CLASSIFIER_MT)) {
     lua_pushcfunction(L, classifier_gc);
     lua_setfield(L, -2, "__gc");

@@ -20,6 +20,7 @@ typedef struct item {
   uint8_t kind;
   char q;        /* '1' (once), '?', '*', '+', '-' */
   uint8_t lazy0; /* a '-' whose rest always succeeds: it takes nothing, as Lua's does */
+  uint8_t all;   /* the class is every byte (`.`): a run goes to the end */
   int capno;     /* K_OPEN, K_CLOSE: the capture's number (1 = the first opened) */
   uint8_t set[32];
 } item;
@@ -110,13 +111,24 @@ static int disjoint(const uint8_t *a, const uint8_t *b) {
   return 1;
 }
 
-/* From item k on: `.*` or `.-` followed only by closing captures and `$` always succeeds. */
+/* From item k on, the rest matches wherever it starts: only captures and optional items (`?`,
+ * `*`, `-`), and a `$` only after a `.*` or `.-` that can reach the end. */
 static int tail_always(const item *it, size_t n, size_t k) {
-  while (k < n && it[k].kind == K_CLOSE) k++;
-  if (k == n) return 1;
-  if (it[k].kind != K_CLASS || (it[k].q != '*' && it[k].q != '-') || !full(it[k].set)) return 0;
-  for (k++; k < n; k++)
-    if (it[k].kind != K_CLOSE && it[k].kind != K_END) return 0;
+  int reaches_end = 0;
+  for (; k < n; k++) {
+    switch (it[k].kind) {
+    case K_OPEN:
+    case K_CLOSE: continue;
+    case K_END:
+      if (!reaches_end) return 0;
+      continue;
+    case K_CLASS:
+      if (it[k].q == '1' || it[k].q == '+') return 0;
+      if (it[k].q != '?' && full(it[k].set)) reaches_end = 1;
+      continue;
+    default: return 0;
+    }
+  }
   return 1;
 }
 
@@ -228,6 +240,7 @@ asc_lpat *asc_lpat_compile(const char *pat, size_t len, int flags, const char **
     s = next;
   }
   if (depth != 0) return refuse(p, why, "unfinished capture");
+  for (size_t i = 0; i < n; i++) it[i].all = it[i].kind == K_CLASS && full(it[i].set);
   for (size_t i = 0; i < n; i++)
     if (it[i].kind == K_CLASS && it[i].q != '1' && !deterministic(it, n, i))
       return refuse(p, why, "a quantified item that needs backtracking");
@@ -335,7 +348,10 @@ static int attempt(asc_lpat *p, const char *s, size_t n, size_t st, asc_lpat_mat
     if (it->lazy0) continue;
     if (p->memo_epoch[i] == p->epoch && p->memo[i].lo <= pos && pos < p->memo[i].hi) goto fail;
     size_t e = pos;
-    while (e < n && IN(it->set, s[e])) e++;
+    if (it->all)
+      e = n;
+    else
+      while (e < n && IN(it->set, s[e])) e++;
     if (it->q == '+' && e == pos) goto fail;
     p->run[i].lo = pos;
     p->run[i].hi = e;
@@ -380,8 +396,14 @@ const char *asc_find_literal(const char *s, size_t n, const char *lit, size_t k)
     }
   }
 #endif
-  const char *h = memmem(s + i, n - i, lit, k);
-  return h;
+  /* the last places (or all, without SSE2): a literal is short, so is this */
+  for (; i + k <= n; i++) {
+    const char *c = memchr(s + i, lit[0], n - k + 1 - i);
+    if (!c) return NULL;
+    i = (size_t)(c - s);
+    if (memcmp(c + 1, lit + 1, k - 1) == 0) return c;
+  }
+  return NULL;
 }
 
 size_t asc_count_byte(const char *s, size_t n, char c) {

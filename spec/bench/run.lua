@@ -201,7 +201,7 @@ local function gen_plog(dir_, target_bytes, every)
       n = n + 1
       local l
       if n % every == 0 and every < 100 then
-        l = ERROR_FORMS[(n // every) % #ERROR_FORMS + 1]:format(n % 60, n % 1000, k - 1, n % 4096)
+        l = ERROR_FORMS[(n // every) % #ERROR_FORMS + 1]:format(n % 60, n % 1000, k - 1, n % 512)
       elseif n % every == 0 then
         l = ("[ERROR] RUNTIME(4000,python):2024-06-01-10:00:%02d.%03d.000 [device_error_proc.cc:816]4001 "
           .. "errcode:(0x800000, 0, 0) device_id=%d, stream_id=5, task_id=%d, fault kernel_name=MoeDistributeDispatchV2_x_mix_aiv")
@@ -263,7 +263,7 @@ end
 -- ascope plog on opts.plog_mb of logs with one [ERROR] line in `every`: MB/s (10^6 bytes) and RSS
 local function bench_plog(every)
   local pdir = ("%s/plog-%d"):format(dir, every)
-  local pstamp = ("%s/generated-v2-%d"):format(pdir, opts.plog_mb)
+  local pstamp = ("%s/generated-v3-%d"):format(pdir, opts.plog_mb)
   if not core.fs.stat(pstamp) then
     local clock = os.clock()
     for k = 0, 3 do assert(core.fs.mkdirs(("%s/device-%d"):format(pdir, k))) end
