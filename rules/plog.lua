@@ -78,7 +78,7 @@ return {
   },
   -- kernels of the MoE dispatch/combine family (case-insensitive Lua patterns)
   moe_kernels = { "moedistributedispatch", "moedistributecombine" },
-  examples = 10, -- lines shown per category
+  examples = 10, -- lines shown per category (at most 100)
   -- files read: every file under the path whose name matches one of these
   files = { "%.log$", "%.txt$", "^plog", "^device" },
   -- literals a line must hold to be looked at (searched in C at memory speed): the error

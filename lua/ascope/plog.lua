@@ -112,17 +112,20 @@ end
 local UNCLASSIFIED = { id = "unclassified", category = "unclassified",
                        title = { en = "unclassified [ERROR] line", zh = "未分类的 ERROR 日志" } }
 
--- At most this many failures (distinct failing card and task) and kernel or op lines waiting
--- for their task are kept; the lines beyond are counted (failures_dropped) and reported.
+-- At most this many failures (distinct failing card and task, and cards with kernel or op lines
+-- waiting for a task) are followed; the lines naming one more are counted (failures_dropped) and
+-- reported.
 M.MAX_FAILURES = 10000
 
 -- Failures, one per failing (card, task): a line with a task id opens or completes its task's
 -- entry; a kernel or op name on a line without a task id goes to the card's latest entry that
--- lacks it, else waits for the card's next entry (or makes one of its own at the end).
+-- lacks it, else waits for the card's next entry (or makes one of its own at the end). Of the
+-- lines waiting on a card only the first, the first kernel and the first op can ever be used,
+-- so that is all that is kept: memory is bounded by the number of tasks, not of lines.
 local function failure_tracker(max)
-  local by_task, list, pending, latest = {}, {}, {}, {}
+  local by_task, list, waiting, latest = {}, {}, {}, {}
   local t = { dropped = 0 }
-  local held = 0 -- entries and waiting lines
+  local held = 0 -- entries and waiting cards
   local function fill(fl, kernel, op, stream, task, file, line)
     if kernel and not fl.kernel_name then fl.kernel_name, fl.file, fl.line = kernel, file, line end
     if op and not fl.origin_op_name then fl.origin_op_name = op end
@@ -147,11 +150,10 @@ local function failure_tracker(max)
         fl = { card = card, file = file, line = line, time = time }
         tasks[key], list[#list + 1] = fl, fl
         held = held + 1
-        local ps = pending[card]
-        if ps then
-          for _, p in ipairs(ps) do fill(fl, p.kernel_name, p.origin_op_name, nil, nil, file, line) end
-          held = held - #ps
-          pending[card] = nil
+        local w = waiting[card]
+        if w then
+          fill(fl, w.kernel_name, w.origin_op_name, nil, nil, file, line)
+          waiting[card], held = nil, held - 1
         end
       end
       fill(fl, kernel, op, stream, task, file, line)
@@ -160,19 +162,25 @@ local function failure_tracker(max)
       local fl = latest[card]
       if fl and ((kernel and not fl.kernel_name) or (op and not fl.origin_op_name)) then
         fill(fl, kernel, op, stream, nil, file, line)
-      elseif held >= max then
-        t.dropped = t.dropped + 1
-      else
-        pending[card] = pending[card] or {}
-        table.insert(pending[card], { kernel_name = kernel, origin_op_name = op, file = file, line = line, time = time })
-        held = held + 1
+        return
       end
+      local w = waiting[card]
+      if not w then
+        if held >= max then
+          t.dropped = t.dropped + 1
+          return
+        end
+        w = { file = file, line = line, time = time }
+        waiting[card], held = w, held + 1
+      end
+      if kernel and not w.kernel_name then w.kernel_name, w.kernel_file, w.kernel_line = kernel, file, line end
+      if op and not w.origin_op_name then w.origin_op_name = op end
     end
   end
   function t.result()
-    for card, ps in pairs(pending) do
-      local fl = { card = card, file = ps[1].file, line = ps[1].line, time = ps[1].time }
-      for _, p in ipairs(ps) do fill(fl, p.kernel_name, p.origin_op_name, nil, nil, p.file, p.line) end
+    for card, w in pairs(waiting) do
+      local fl = { card = card, file = w.file, line = w.line, time = w.time }
+      fill(fl, w.kernel_name, w.origin_op_name, nil, nil, w.kernel_file, w.kernel_line)
       list[#list + 1] = fl
     end
     table.sort(list, function(a, b)
@@ -221,7 +229,7 @@ function M.run(path, opts)
     titles[ncl + 1] = title_of(UNCLASSIFIED)
     csv = { path = opts.records, header = records_header(), titles = titles, files = files }
   end
-  local tally, terr = core.logclass.tally({ rules = ncl, examples = math.min(math.max(rules.examples or 10, 0), 1000),
+  local tally, terr = core.logclass.tally({ rules = ncl, examples = math.min(math.max(rules.examples or 10, 0), 100),
                                             group_field = number.device_id or 0, record_fields = record_fields,
                                             key_fields = key_fields, csv = csv })
   if not tally then return nil, terr end
