@@ -221,6 +221,18 @@ describe("plog", function()
       if a.analysis == "plog failures" then found = a.message end
     end
     assert.truthy(found:find("2", 1, true))
+    -- lines that wait for a task keep only what can be used: many of them drop nothing
+    local ops = {}
+    for k = 1, 50 do
+      ops[k] = line("ERROR", "GE", "00:01", ("Error happened, origin_op_name [Op_%d], op_name [x]"):format(k))
+    end
+    h.write(dir .. "/device-0/plog-1.log", table.concat(ops, "\n") .. "\n")
+    plog.MAX_FAILURES = 3
+    local w = assert(plog.run(dir))
+    plog.MAX_FAILURES = max
+    assert.equal(0, w.failures_dropped)
+    assert.same({ { card = 0, origin_op_name = "Op_1", file = dir .. "/device-0/plog-1.log", line = 1,
+                    time = "2024-06-01-10:00:01.123.456" } }, w.failures)
   end)
 
   it("classifies a line of 5 MB without an end of line by its first 64 KiB and says so", function()
