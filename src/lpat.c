@@ -381,28 +381,26 @@ const char *asc_find_literal(const char *s, size_t n, const char *lit, size_t k)
   if (k > n) return NULL;
   if (k == 1) return memchr(s, lit[0], n);
   size_t i = 0;
+  /* two bytes of the literal tested first: its second (its first is often the same as every
+   * line's, such as the '[' of "[ERROR]") and its last */
+  size_t o1 = k > 2 ? 1 : 0, o2 = k - 1;
 #ifdef __SSE2__
-  /* 16 places at a time: those where the literal's first and last bytes both are */
-  const __m128i first = _mm_set1_epi8(lit[0]), last = _mm_set1_epi8(lit[k - 1]);
-  for (; i + k - 1 + 16 <= n; i += 16) {
-    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + i + k - 1));
+  const __m128i first = _mm_set1_epi8(lit[o1]), last = _mm_set1_epi8(lit[o2]);
+  for (; i + o2 + 16 <= n; i += 16) {
+    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + i + o1));
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + i + o2));
     unsigned mask =
         (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, first), _mm_cmpeq_epi8(b, last)));
     while (mask) {
       unsigned bit = (unsigned)__builtin_ctz(mask);
-      if (memcmp(s + i + bit + 1, lit + 1, k - 2) == 0) return s + i + bit;
+      if (memcmp(s + i + bit, lit, k) == 0) return s + i + bit;
       mask &= mask - 1;
     }
   }
 #endif
-  /* the last places (or all, without SSE2): a literal is short, so is this */
-  for (; i + k <= n; i++) {
-    const char *c = memchr(s + i, lit[0], n - k + 1 - i);
-    if (!c) return NULL;
-    i = (size_t)(c - s);
-    if (memcmp(c + 1, lit + 1, k - 1) == 0) return c;
-  }
+  /* the last places (or all, without SSE2) */
+  for (; i + k <= n; i++)
+    if (s[i + o1] == lit[o1] && s[i + o2] == lit[o2] && memcmp(s + i, lit, k) == 0) return s + i;
   return NULL;
 }
 

@@ -61,6 +61,31 @@ int main(void) {
   EQ(find("[unclosed", 0, "x"), "refused");
   EQ(find("(open", 0, "x"), "refused");
 
+  /* the literal search agrees with memmem at every place, across the 16-byte steps */
+  {
+    char hay[80], lit[9];
+    int same = 1;
+    for (size_t k = 1; k <= 8; k++) {
+      for (size_t n = 0; n < sizeof hay; n++) {
+        for (size_t at = 0; at + k <= n + 1; at++) {
+          memset(hay, 'a', sizeof hay);
+          for (size_t j = 0; j < k; j++) lit[j] = (char)('b' + (j % 3));
+          if (at + k <= n) memcpy(hay + at, lit, k);
+          hay[n / 2] = lit[0]; /* a false start */
+          const char *want = memmem(hay, n, lit, k), *got = asc_find_literal(hay, n, lit, k);
+          same &= want == got;
+        }
+      }
+    }
+    CHECK(same);
+    size_t nl = asc_count_byte("a\nb\n\n0123456789abcdef\n0123456789abcdef\n", 39, '\n');
+    CHECK(nl == 5);
+    static char big[10007]; /* more than 255 steps of 16 bytes: the lane sums are added up */
+    size_t want_nl = 0;
+    for (size_t i = 0; i < sizeof big; i++) want_nl += (big[i] = (i % 7 == 3) ? '\n' : 'x') == '\n';
+    CHECK(asc_count_byte(big, sizeof big, '\n') == want_nl);
+  }
+
   /* linear: 4 MB of a classifier's words, no match; Lua's backtracking would take hours */
   size_t n = 4u << 20;
   char *s = malloc(n + 1);
