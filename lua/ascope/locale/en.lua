@@ -101,6 +101,8 @@ return {
   ["plog.all_moe"] = "every failing card failed on a dispatch/combine kernel",
   ["plog.category"] = "%s: %d line(s)",
   ["plog.doc_hint"] = "%s; look the codes up under \"GE Errors\" at %s for the cause and the fix",
+  ["plog.failures_capped"] = "more than %d failing tasks: %d later line(s) naming another task, kernel or op were not followed",
+  ["plog.cut_lines"] = "%d line(s) longer than 64 KiB were classified by their first 64 KiB",
   ["plog.failure"] = "card %d failed on kernel %s, op %s (stream %s, task %s) at %s:%d",
   ["plog.non_moe"] = "card %d did not fail on a dispatch/combine kernel but on %s",
   ["plog.unclassified"] = "%d [ERROR] line(s) that no classifier knows (unclassified)",

@@ -101,6 +101,8 @@ return {
   ["plog.all_moe"] = "所有失败的卡都在 dispatch 或 combine 算子上执行失败",
   ["plog.category"] = "检测到 %s：%d 个",
   ["plog.doc_hint"] = "%s，请前往该网址，搜索GE Errors查询对应报错信息及解决方法：%s",
+  ["plog.failures_capped"] = "失败任务超过 %d 个：其后 %d 行涉及其他任务、kernel 或算子的日志未再跟踪",
+  ["plog.cut_lines"] = "%d 行日志超过 64 KiB，仅按其前 64 KiB 分类",
   ["plog.failure"] = "卡%d在 kernel %s、算子 %s 上执行失败（stream %s，task %s），位于 %s:%d",
   ["plog.non_moe"] = "卡%d没有在dispatch or combine 算子上执行失败，在了%s算子上执行失败",
   ["plog.unclassified"] = "检测到 %d 条未被任何规则分类的 ERROR 日志（未分类）",
