@@ -98,6 +98,62 @@ describe("HTML reports", function()
   end)
 end)
 
+describe("svg charts", function()
+  local function ticks_of(chart, anchor)
+    local out = {}
+    for v in chart:gmatch('class="tick" text%-anchor="' .. anchor .. '">([^<]*)</text>') do out[#out + 1] = v end
+    return out
+  end
+
+  it("starts and ends every axis on a tick; index axes have whole-number ticks", function()
+    assert.same({ lo = 110, hi = 180, step = 10, ticks = { 110, 120, 130, 140, 150, 160, 170, 180 } }, svg.scale(115, 171, 6))
+    local s = svg.scale(0, 2, 6, true)
+    assert.same({ 0, 1, 2 }, s.ticks)
+    local chart = svg.lines({ title = "t", x_label = "call", y_label = "us", x_integer = true,
+                              series = { { name = "a", x = { 0, 1, 2 }, y = { 3.2, 7.9, 5 } } } })
+    assert.same({ "0", "1", "2" }, ticks_of(chart, "middle"))
+    assert.same({ "3", "4", "5", "6", "7", "8" }, ticks_of(chart, "end"))
+    -- the title is drawn, not only a tooltip
+    assert.truthy(chart:find('<text x="4" y="16" class="ctitle">t</text>', 1, true))
+  end)
+
+  it("leaves a warm-up point out of the y range and a warm-up cell out of the colour scale", function()
+    local chart = svg.lines({ title = "t", x_label = "call", y_label = "us", x_integer = true, range_from_x = 1,
+                              series = { { name = "a", x = { 0, 1, 2, 3 }, y = { 1000, 10, 12, 11 } } } })
+    local y = ticks_of(chart, "end")
+    assert.equal("10", y[1])
+    assert.equal("12", y[#y])
+    local heat = svg.heatmap({ title = "h", rows = { "op" }, cols = { "0", "1", "2" }, unit = "us", col_name = "call",
+                               value = function(_, c) return ({ 100, 5, 2 })[c] end,
+                               in_scale = function(_, c) return c > 1 end })
+    assert.truthy(heat:find('class="legend">≥ 5 us</text>', 1, true))
+    -- call 0 takes the top colour, as call 1 (the largest in the scale) does
+    local c0 = heat:match('fill="([^"]+)"><title>op, call 0: 100 us</title>')
+    local c1 = heat:match('fill="([^"]+)"><title>op, call 1: 5 us</title>')
+    assert.equal(c1, c0)
+    assert.equal("hsl(0,80%,45%)", c0)
+    local healthy = svg.heatmap({ title = "h", rows = { "op" }, cols = { "0", "1" }, unit = "us",
+                                  value = function(_, c) return ({ 1, 5 })[c] end, in_scale = function(_, c) return c > 1 end })
+    assert.truthy(healthy:find('class="legend">5 us</text>', 1, true))
+    assert.falsy(healthy:find("≥", 1, true))
+  end)
+
+  it("fits lane labels into the margin and lists the legend in name order", function()
+    local long = ("Ascend Hardware/Stream "):rep(6) .. "7"
+    local chart = svg.swimlanes({ title = "lanes", x0 = 0, x1 = 10, kinds = { host = "#0a0", comm = "#d00", device = "#00d" },
+                                  lanes = { { name = long, intervals = { { 0, 5, "host" } } },
+                                            { name = "short", intervals = { { 5, 10, "comm" } } } } })
+    local legend = {}
+    for name in chart:gmatch('class="legend">([^<]*)</text>') do legend[#legend + 1] = name end
+    assert.same({ "comm", "device", "host" }, legend)
+    local shown = chart:match('class="label" text%-anchor="end">([^<]*)<title>' .. long:gsub("%p", "%%%0") .. "</title>")
+    assert.truthy(shown and shown:find("^…"), shown)
+    local left = tonumber(chart:match('<text x="(%d+)" y="%d+" class="label"'))
+    assert.truthy(svg.text_width(shown, 11) <= left - 4)
+    assert.truthy(chart:find('<text x="%d+" y="%d+" class="label" text%-anchor="end">short<title>short</title>'))
+  end)
+end)
+
 describe("HTML reports of the field diagnostics", function()
   local field_html = require "ascope.report.field_html"
   local html = require "ascope.report.html"
@@ -107,7 +163,10 @@ describe("HTML reports of the field diagnostics", function()
     local page = html.page("t", field_html.opjitter_sections(res))
     no_network(page)
     assert.equal(1 + 3, count(page, "<svg "))
-    assert.truthy(page:find("call index (0 = first call); colour: jitter = max - min over cards (us), max 6.6", 1, true))
+    -- the colour legend: from 0 to the largest jitter of calls 1.. (call 0 is the warm-up), the axes named
+    assert.truthy(page:find('class="legend">6.6 us</text>', 1, true))
+    assert.truthy(page:find("call index (call 0, the warm-up, does not set the colour scale)", 1, true))
+    assert.truthy(page:find('transform="rotate%(%-90 12 [%d.]+%)">operator</text>'))
     -- the worst operator's first call, card 0, as a tooltip of its cell
     local worst
     for _, a in ipairs(res.avg) do if not worst or (a.avg_jitter or -1) > (worst.avg_jitter or -1) then worst = a end end
@@ -138,8 +197,8 @@ describe("HTML reports of the field diagnostics", function()
     assert.truthy(page:find("<title>card 1 (combine) waits for card 0</title>", 1, true))
     assert.truthy(page:find("root cards, first to fail first: 0", 1, true))
     -- card 1 core 0 misses the slots the generator left empty; card 0 is not waiting: nothing missing
-    assert.truthy(page:find(("<title>card 1, core 0: %d slots</title>"):format(#cards[1].missing.combine[0]), 1, true))
-    assert.truthy(page:find("<title>card 0, core 0: 0 slots</title>", 1, true))
+    assert.truthy(page:find(("<title>card 1, core 0: %d</title>"):format(#cards[1].missing.combine[0]), 1, true))
+    assert.truthy(page:find("<title>card 0, core 0: 0</title>", 1, true))
     assert.equal(6, #truth.waits[1].cores)
     assert.truthy(page:find("did not receive all their status slots: [0,1,2,3,4,5]", 1, true))
     assert.falsy(require("ascope_core").fs.stat(dir .. "/out/win_data.csv")) -- only the html was asked for

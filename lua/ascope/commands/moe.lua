@@ -3,6 +3,7 @@ local moe = require "ascope.moe"
 local report = require "ascope.report.moe"
 local field_html = require "ascope.report.field_html"
 local errors = require "ascope.errors"
+local log = require "ascope.log"
 local i18n = require "ascope.i18n"
 
 local M = {}
@@ -24,7 +25,8 @@ and 4 combine status bits, 5 CSV archive; across cards: 6 run counts, expert cou
 whom and the root cards (the run ends with this verdict). Writes OUT/win_data.csv,
 win_data_list.csv, win_status_list.csv, win_analysis_error.csv, win_all_card_data.csv,
 win_all_card_expandidx.csv (UTF-8 with BOM, --encoding gbk for the old consumers),
-moe_summary.json and moe_report.html. Messages are Chinese unless --lang en. Exit code 1 when a card's dump could not
+moe_summary.json and moe_report.html. The step-by-step lines of each card go to stderr, the
+summary, the anomalies and the verdict to stdout. Exit code 1 when a card's dump could not
 be read (the other cards are still analysed).]],
     zh = [[按数字顺序读取 TARGET_DIR/<n>/ 各卡目录中的原始 dump、msaicerr 拆分文件或 mc2_exception_info 窗口 dump，
 解析 win 区（布局见 rules/win_layout.lua），依次进行 1 输入异常分析、2 执行序分析、3 dispatch 与 4 combine 状态位
@@ -70,17 +72,16 @@ be read (the other cards are still analysed).]],
 
 local TAG = { INFO = "[INFO]", WARNING = "[WARNING]", ERROR = "[ERROR]" }
 
-function M.main(opts, words, ctx)
+function M.main(opts, words)
   if #words > 0 then errors.usage("unexpected argument %q (parameters are KEY=VALUE)", words[1]) end
   if not opts.target_dir then errors.usage("ascope moe needs TARGET_DIR=...; see 'ascope help moe'") end
   if not opts.soc_version then errors.usage("ascope moe needs SOC_VERSION=910_93|950|910B") end
-  if not (ctx and ctx.lang) then i18n.set("zh") end -- the field engineers' language unless asked
   local run = opts.start_a2_cluster == "1" and moe.merge or moe.run
   local res, err = run({
     target_dir = opts.target_dir, soc_version = opts.soc_version, rules = opts.rules,
     share_expert_card_count = opts.share_expert_card_count, sp_moe_num = opts.sp_moe_num,
     tp_worldsize = opts.tp_worldsize, share_expert_num = opts.share_expert_num, k = opts.k,
-    log = function(level, text) if TAG[level] then print(TAG[level] .. " " .. text) end end,
+    log = function(level, text) if TAG[level] then log.line(level, text) end end,
   })
   if not res then error(err, 0) end
   if #res.cards == 0 and #res.failed == 0 then error(opts.target_dir .. ": no card folders <n>/", 0) end
@@ -97,7 +98,7 @@ function M.main(opts, words, ctx)
   if formats.html then
     local parts = field_html.moe_sections(res)
     table.insert(parts, 1, field_html.anomalies_section(report.sorted_anomalies(res)))
-    local ok, werr = field_html.write(out .. "/moe_report.html", "ascope moe report", parts)
+    local ok, werr = field_html.write(out .. "/moe_report.html", i18n.t("report.title.moe"), parts)
     if not ok then error(werr, 0) end
   end
   if opts.encoding == "gbk" then
@@ -114,7 +115,7 @@ function M.main(opts, words, ctx)
   print("[INFO] " .. i18n.t("moe.summary", #res.cards, #res.failed, #shown))
   for _, a in ipairs(shown) do print(("  %s %s"):format(TAG[a.severity] or a.severity, a.message)) end
   for _, l in ipairs(report.verdict(res)) do print(("%s %s"):format(TAG[l[1]] or l[1], l[2])) end
-  return #res.failed > 0 and 1 or 0, moe.anomalies(res), res
+  return #res.failed > 0 and 1 or 0, moe.anomalies(res), res, report.summary_data(res)
 end
 
 return M

@@ -17,6 +17,7 @@ svg.chart{display:block;margin:8px 0;max-width:100%;height:auto}
 svg .plot{fill:#fcfcfc;stroke:#999}svg .grid{stroke:#e5e5e5}svg .tick{font-size:11px;fill:#555}
 svg .axis{font-size:12px;fill:#222}svg .legend,svg .label,svg .value{font-size:11px;fill:#333}
 svg .series{fill:none;stroke-width:1.3}svg .bar{fill:#3366cc}svg .bar.hot{fill:#dc3912}
+svg .ctitle{font-size:13px;font-weight:600;fill:#222}svg .tickmark{stroke:#999}
 svg .mark{stroke:#dc3912;stroke-dasharray:4 3}svg .marklabel{font-size:11px;fill:#dc3912}
 ]]
 
