@@ -206,4 +206,12 @@ return {
   ["report.contents"] = "Contents",
   ["timeline.results"] = "timeline: %d rank(s); results in %s: %s",
   ["report.opjitter.call"] = "call",
+  ["timeline.bad_regex"] = "%s: invalid regular expression %q: %s",
+  ["timeline.evidence_lane"] = "lane %s",
+  ["timeline.evidence_open"] = "open the %s",
+  ["timeline.evidence_operator"] = "operator %s",
+  ["timeline.evidence_step"] = "step %s",
+  ["timeline.view_Communication"] = "Communication view",
+  ["timeline.view_Operator"] = "Operator view",
+  ["timeline.view_Timeline"] = "Timeline view",
 }

@@ -206,4 +206,12 @@ return {
   ["report.contents"] = "目录",
   ["timeline.results"] = "timeline：%d 个 rank；结果位于 %s：%s",
   ["report.opjitter.call"] = "调用",
+  ["timeline.bad_regex"] = "%s：无效的正则表达式 %q：%s",
+  ["timeline.evidence_lane"] = "泳道 %s",
+  ["timeline.evidence_open"] = "打开%s",
+  ["timeline.evidence_operator"] = "算子 %s",
+  ["timeline.evidence_step"] = "step %s",
+  ["timeline.view_Communication"] = "通信视图",
+  ["timeline.view_Operator"] = "算子视图",
+  ["timeline.view_Timeline"] = "Timeline 视图（系统调优）",
 }
