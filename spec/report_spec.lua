@@ -100,6 +100,39 @@ describe("HTML reports", function()
   end)
 end)
 
+describe("timeline steps", function()
+  local LAYOUT = { title = "t", sections = { { id = "steps", kind = "steps", title = "Step times" } } }
+  local function rank(n, long)
+    local ids, times, comm = {}, {}, {}
+    for i = 1, n do ids[i], times[i], comm[i] = 100 + i, 10 + (i % 7), 2 + (i % 3) end
+    local tail = {}
+    for i, s in ipairs(long) do tail[i] = { step = s } end
+    return { role = "", rank = 0, findings = {}, comm_jitter = { column = "Communication" },
+             jitter = { series = { ids = ids, times = times, comm = comm }, long_tail = tail, cv = 0.2, mean = 13, p95 = 16 } }
+  end
+
+  it("draws a bar per step while they fit, the long-tail steps in red", function()
+    local page = timeline_html.render({ input = "x", ranks = { rank(40, { 107 }) }, failed = {} }, LAYOUT)
+    local _, bars = page:gsub('class="bar"', "")
+    local _, hot = page:gsub('class="bar hot"', "")
+    assert.equal(2 * 40 - 1, bars) -- 40 step times and 40 communication times, one step hot
+    assert.equal(1, hot)
+    assert.truthy(page:find(">step 107<title>", 1, true))
+  end)
+
+  it("draws 1,000 steps as a line over the step ids, with the long-tail steps named", function()
+    local page = timeline_html.render({ input = "x", ranks = { rank(1000, { 150, 900 }) }, failed = {} }, LAYOUT)
+    assert.falsy(page:find('class="bar', 1, true))
+    local _, lines = page:gsub("<polyline", "")
+    assert.equal(2, lines) -- step time and communication
+    assert.truthy(page:find("1000 steps drawn as a line; long-tail steps: 150, 900.", 1, true))
+    local x = {}
+    for v in page:gmatch('class="tick" text%-anchor="middle">([^<]*)</text>') do x[#x + 1] = v end
+    assert.same({ "0", "200", "400", "600", "800", "1000", "1200" }, { table.unpack(x, 1, #x / 2) }) -- ids 101 .. 1100
+    for _, v in ipairs(x) do assert.truthy(math.tointeger(tonumber(v)), v) end
+  end)
+end)
+
 describe("svg charts", function()
   local function ticks_of(chart, anchor)
     local out = {}

@@ -10,13 +10,7 @@ local column = require("ascope_core").column
 local M = {}
 local esc = html.escape
 local t = i18n.t
-
--- a table header from a locale entry "a|b|c"
-local function header(key)
-  local out = {}
-  for h in t(key):gmatch("[^|]+") do out[#out + 1] = h end
-  return out
-end
+local header = html.header
 
 local function section(id, title, body)
   return ('<section id="%s"><h2>%s</h2>%s</section>'):format(esc(id), esc(title), body)

@@ -10,13 +10,7 @@ local column = require("ascope_core").column
 local M = {}
 local esc = html.escape
 local t = i18n.t
-
--- a table header from a locale entry "a|b|c"
-local function header(key)
-  local out = {}
-  for h in t(key):gmatch("[^|]+") do out[#out + 1] = h end
-  return out
-end
+local header = html.header
 
 local function rank_name(r) return ("%s rank %s"):format(r.role, r.rank) end
 
@@ -59,7 +53,7 @@ function KINDS.rank_table(res, sec)
   end
   local failed = {}
   for _, f in ipairs(res.failed) do
-    failed[#failed + 1] = ('<p class="warn">%s</p>'):format(esc(t("report.memory.failed", tostring(f.rank or "?"), f.role,
+    failed[#failed + 1] = ('<p class="warn">%s</p>'):format(esc(t("report.failed_rank", tostring(f.rank or "?"), f.role,
       f.reason)))
   end
   return html.table(head, rows) .. table.concat(failed)
