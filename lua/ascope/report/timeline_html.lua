@@ -49,7 +49,12 @@ end
 -- Every rule that fired, once, with the ranks it fired on (and each rank's value); the finding,
 -- action and evidence are those of the first of them.
 function KINDS.findings(res)
-  local by, order = {}, {}
+  local by, order, roles, nroles = {}, {}, {}, 0
+  for _, r in ipairs(res.ranks) do
+    if not roles[r.role] then roles[r.role], nroles = true, nroles + 1 end
+  end
+  -- the role is worth its room only when the ranks have several
+  local function who(r) return nroles > 1 and name(r) or ("rank " .. r.rank) end
   for _, r in ipairs(res.ranks) do
     for _, f in ipairs(r.findings) do
       local g = by[f.id]
@@ -58,7 +63,7 @@ function KINDS.findings(res)
         by[f.id] = g
         order[#order + 1] = f.id
       end
-      g.ranks[#g.ranks + 1] = t("report.timeline.finding_ranks", name(r), value_text(f.value))
+      g.ranks[#g.ranks + 1] = t("report.timeline.finding_ranks", who(r), value_text(f.value))
     end
   end
   if #order == 0 then return "<p>" .. esc(t("report.timeline.no_rule")) .. "</p>" end
