@@ -133,6 +133,62 @@ describe("timeline steps", function()
   end)
 end)
 
+describe("a report in Chinese", function()
+  -- what may stay as it is in a zh page: metric and column ids, units, pool and component names
+  local KEEP = { rank = true, MB = true, ms = true, Host = true, PTA = true, GE = true, APP = true, ["PTA+GE"] = true,
+                 dispatch = true, combine = true }
+  local function kept(text)
+    return text:find("[\228-\233]") -- a CJK character (UTF-8 lead bytes of U+4E00-U+9FFF)
+      or text:find("^[%l%d]+_[%l%d_]+$") -- a metric or column id: critical_path_ratio
+      or text:find("^[%d%.%s]*%a*$") and not text:find("%a%a%a%a") -- a number with a unit: 6.6 us
+      or KEEP[text]
+  end
+
+  it("is Chinese throughout: headings, table headers, axis titles, chart titles, legends", function()
+    local dir = h.tmpdir()
+    local pages = require("report_pages").write(dir, h.bin, "zh")
+    for name, path in pairs(pages) do
+      local page = h.read(path)
+      local english = {}
+      local function check(text)
+        text = text:gsub("<[^>]+>", ""):gsub("^%s+", ""):gsub("%s+$", "")
+        if text ~= "" and not kept(text) then english[#english + 1] = text end
+      end
+      for _, tag in ipairs({ "h1", "h2", "h3", "h4", "th" }) do
+        for text in page:gmatch("<" .. tag .. "[^>]*>(.-)</" .. tag .. ">") do check(text) end
+      end
+      for text in page:gmatch('class="axis"[^>]*>([^<]*)<') do check(text) end
+      for text in page:gmatch('class="legend"[^>]*>([^<]*)<') do check(text) end
+      assert.same({}, english, name)
+      assert.truthy(page:find('<html lang="zh">', 1, true), name)
+    end
+    h.cleanup(dir)
+  end)
+
+  it("writes the Markdown reports in Chinese too", function()
+    local dir = h.tmpdir()
+    local real = h.real .. "/msinsight_pytorch_text_level0"
+    assert.equal(0, (h.run("--lang", "zh", "timeline", real, "-o", dir .. "/t", "-q", "--format", "md")))
+    assert.equal(0, (h.run("--lang", "zh", "memory", real, "-o", dir .. "/m", "-q", "--format", "md")))
+    local tmd, mmd = h.read(dir .. "/t/timeline_report.md"), h.read(dir .. "/m/memory_report.md")
+    for _, want in ipairs({ "# ascope 时间线分析报告\n", "\n## 各 rank\n", "\n### 诊断结论\n", "\n### 1 关键路径 ⚠\n",
+                            "\n### 指标看板\n", "| 指标 | 值 |  |" }) do
+      assert.truthy(tmd:find(want, 1, true), want)
+    end
+    for _, english in ipairs({ "Findings", "Metrics dashboard", "Critical path", "Input `", "Slowest rank" }) do
+      assert.falsy(tmd:find(english, 1, true), english)
+    end
+    for _, want in ipairs({ "# ascope 内存分析报告\n", "\n### 进程内存（memory_record.csv）\n", "| 角色 | rank | 组件 |",
+                            "\n### 申请内存最多的调用点（共 " }) do
+      assert.truthy(mmd:find(want, 1, true), want)
+    end
+    for _, english in ipairs({ "Process memory", "Top call sites", "Never released", "Input:" }) do
+      assert.falsy(mmd:find(english, 1, true), english)
+    end
+    h.cleanup(dir)
+  end)
+end)
+
 describe("svg charts", function()
   local function ticks_of(chart, anchor)
     local out = {}

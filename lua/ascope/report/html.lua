@@ -23,10 +23,11 @@ svg .ctitle{font-size:13px;font-weight:600;fill:#222}svg .tickmark{stroke:#999}
 svg .mark{stroke:#dc3912;stroke-dasharray:4 3}svg .marklabel{font-size:11px;fill:#dc3912}
 ]]
 
---- A table header from a locale entry "a|b|c": i18n.t(key, ...) split at the bars.
+--- A table header from a locale entry "a|b|c": i18n.t(key, ...) split at the bars ("a|b|" has
+-- an empty third column).
 function M.header(key, ...)
   local out = {}
-  for h in require("ascope.i18n").t(key, ...):gmatch("[^|]+") do out[#out + 1] = h end
+  for h in (require("ascope.i18n").t(key, ...) .. "|"):gmatch("([^|]*)|") do out[#out + 1] = h end
   return out
 end
 

@@ -93,7 +93,9 @@ local function series_of(ts, cols, rows, names, t0, prefix)
     if not col then return nil, name end
     local xs, ys = column.downsample(ts, col, order, 900)
     for k = 1, #xs do xs[k] = (xs[k] - t0) / 1e6 end
-    if #xs > 0 then out[#out + 1] = { name = (prefix or "") .. name, x = xs, y = ys, step = true } end
+    if #xs > 0 then
+      out[#out + 1] = { name = (prefix or "") .. t("report.memory.series." .. name), x = xs, y = ys, step = true }
+    end
   end
   return out
 end

@@ -357,7 +357,7 @@ function M.heatmap(o)
   for i = 0, steps - 1 do
     out[#out + 1] = ('<rect x="%d" y="%d" width="16" height="12" fill="%s"/>'):format(lx + i * 16, ly, heat((i + 0.5) / steps * mx, mx))
   end
-  local top_label = (above and "≥ " or "") .. fmt_tick(mx) .. " " .. (o.unit or "")
+  local top_label = (above and "≥ " or "") .. fmt_tick(mx) .. (o.unit and (" " .. o.unit) or "")
   local tx = lx + steps * 16 + 4
   out[#out + 1] = ('<text x="%d" y="%d" class="legend">%s</text>'):format(tx, ly + 11, esc(top_label))
   tx = tx + math.ceil(width(top_label, 11)) + 16
