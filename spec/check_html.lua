@@ -129,7 +129,29 @@ package.path = "spec/?.lua;" .. package.path
 -- the reports in both languages: the Chinese labels take more room
 local pages = { en = require("report_pages").write(dir .. "/en", bin, "en"),
                 zh = require("report_pages").write(dir .. "/zh", bin, "zh") }
-for _, lang in ipairs({ "en", "zh" }) do for _, report in ipairs(require("report_pages").NAMES) do
+-- a timeline page of 1,000 steps (with the step-time and communication charts), in both languages
+local function steps_page(path, lang)
+  require("ascope.i18n").set(lang)
+  local ids, times, comm = {}, {}, {}
+  for i = 1, 1000 do ids[i], times[i], comm[i] = i, 100 + (i * 37 % 23), 10 + (i * 11 % 7) end
+  local rank = { role = "actor", rank = 0, findings = {}, comm_jitter = { column = "Communication(Not Overlapped)" },
+                 jitter = { series = { ids = ids, times = times, comm = comm }, long_tail = { { step = 17 } }, cv = 0.05,
+                            mean = 111, p95 = 121 } }
+  local layout = assert(require("ascope.report.layout").load("timeline"))
+  local kept = {}
+  for _, sec in ipairs(layout.sections) do if sec.kind == "steps" then kept[#kept + 1] = sec end end
+  layout.sections = kept
+  assert(fs.write(path, require("ascope.report.timeline_html").render({ input = "generated", ranks = { rank }, failed = {} },
+    layout)))
+  return path
+end
+pages.en.steps = steps_page(dir .. "/en/steps_report.html", "en")
+pages.zh.steps = steps_page(dir .. "/zh/steps_report.html", "zh")
+
+local checked = {}
+for _, report in ipairs(require("report_pages").NAMES) do checked[#checked + 1] = report end
+checked[#checked + 1] = "steps"
+for _, lang in ipairs({ "en", "zh" }) do for _, report in ipairs(checked) do
   local page = pages[lang][report]
   local name = lang .. "/" .. page:match("([^/]+)$")
   check(name .. " exists", fs.stat(page) ~= nil)

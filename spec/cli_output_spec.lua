@@ -112,6 +112,11 @@ describe("every command", function()
     local vcode, vout = h.run("--json", "version")
     assert.equal(0, vcode)
     assert.equal(require "ascope.version", core.json.decode(vout).summary.ascope)
+    -- help is for people: the same text with or without --json
+    local _, plain = h.run("help", "memory")
+    local _, with = h.run("--json", "help", "memory")
+    assert.equal(plain, with)
+    assert.truthy(plain:find("memory_summary.json", 1, true))
   end)
 
   it("keeps stdout for summaries and findings, stderr for problems with the input and progress", function()

@@ -83,10 +83,11 @@ end
 -- The commands print their summary and findings with print(); on a terminal, print paints the
 -- severity tags while a command runs (M.main puts the plain one back). With --json the text is
 -- left out and the command's summary data and findings are printed as one JSON document.
--- Scripts keep the plain print. A command returns code, findings, result, summary data.
+-- Scripts keep the plain print, and help stays text. A command returns code, findings, result,
+-- summary data.
 local plain_print = print
 local function call(command, opts, words, ctx)
-  local script = command.spec.script
+  local script = command.spec.script or command.spec.text
   if ctx.json and not script then
     rawset(_G, "print", function() end)
   elseif not script and log.colour(1) then
