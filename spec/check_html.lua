@@ -137,12 +137,12 @@ local function steps_page(path, lang)
   local rank = { role = "actor", rank = 0, findings = {}, comm_jitter = { column = "Communication(Not Overlapped)" },
                  jitter = { series = { ids = ids, times = times, comm = comm }, long_tail = { { step = 17 } }, cv = 0.05,
                             mean = 111, p95 = 121 } }
-  local layout = assert(require("ascope.report.layout").load("timeline"))
+  local tl_layout = assert(require("ascope.report.layout").load("timeline"))
   local kept = {}
-  for _, sec in ipairs(layout.sections) do if sec.kind == "steps" then kept[#kept + 1] = sec end end
-  layout.sections = kept
+  for _, sec in ipairs(tl_layout.sections) do if sec.kind == "steps" then kept[#kept + 1] = sec end end
+  tl_layout.sections = kept
   assert(fs.write(path, require("ascope.report.timeline_html").render({ input = "generated", ranks = { rank }, failed = {} },
-    layout)))
+    tl_layout)))
   return path
 end
 pages.en.steps = steps_page(dir .. "/en/steps_report.html", "en")
