@@ -189,6 +189,25 @@ describe("a report in Chinese", function()
   end)
 end)
 
+describe("the README's pictures", function()
+  it("are the four reports' PNGs that make screenshots writes, small", function()
+    local readme = h.read("README.md")
+    local seen = {}
+    for path in readme:gmatch("%((docs/screenshots/[%w_]+%.png)%)") do seen[#seen + 1] = path end
+    table.sort(seen)
+    assert.same({ "docs/screenshots/memory.png", "docs/screenshots/moe.png", "docs/screenshots/opjitter.png",
+                  "docs/screenshots/timeline.png" }, seen)
+    for _, path in ipairs(seen) do
+      local png = h.read(path)
+      assert.equal("\137PNG\r\n\26\n", png:sub(1, 8), path)
+      -- IHDR: width and height, big-endian, at bytes 17-24: the window make screenshots uses
+      assert.equal(1000, string.unpack(">I4", png, 17), path)
+      assert.equal(640, string.unpack(">I4", png, 21), path)
+      assert.truthy(#png < 150 * 1024, path .. " is " .. #png .. " bytes")
+    end
+  end)
+end)
+
 describe("svg charts", function()
   local function ticks_of(chart, anchor)
     local out = {}
