@@ -1,8 +1,9 @@
 --- `ascope graph`: compare the order of the dispatch/combine nodes in every card's graph.
 local graph = require "ascope.graph"
+local i18n = require "ascope.i18n"
 local errors = require "ascope.errors"
 local log = require "ascope.log"
-local t = require("ascope.i18n").t
+local t = i18n.t
 local writer = require "ascope.report.writer"
 local core = require "ascope_core"
 
@@ -62,9 +63,13 @@ function M.main(opts, words)
   for f in (opts.format or "json"):gmatch("[^,%s]+") do
     if f ~= "json" then errors.usage("--format: unknown output %q (graph writes json)", f) end
   end
-  local res, err = graph.run(input, { rules = opts.rules, filter = opts.filter })
+  -- a rule file that does not hold is the command line's mistake (exit 2), told once
+  local rules_ok, rules_err = graph.rules(opts.rules)
+  if not rules_ok then errors.usage("%s", rules_err) end
+  local res, err = graph.run(input, { rules = opts.rules, filter = opts.filter, output = opts.output })
   if not res then error(err, 0) end
   if #res.cards == 0 and #res.failed == 0 then error(input .. ": no graph files found (see 'ascope help graph')", 0) end
+  if res.skipped_output > 0 then log.line("INFO", t("graph.skipped_output", res.skipped_output, opts.output)) end
   print("[INFO] " .. t("graph.files", #res.cards, table.concat(res.cards, ", ")))
   for _, c in ipairs(res.cards) do
     print("[INFO] " .. t("graph.card_nodes", c, #res.graphs[c].nodes, table.concat(res.graphs[c].files, ", ")))

@@ -4,6 +4,7 @@ local report = require "ascope.report.opjitter"
 local field_html = require "ascope.report.field_html"
 local errors = require "ascope.errors"
 local i18n = require "ascope.i18n"
+local cli = require "ascope.cli"
 local log = require "ascope.log"
 
 local M = {}
@@ -31,8 +32,8 @@ A missing card is reported and shown as NA; exit code 1 when a file could not be
   options = {
     { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
     { "profiling-path", arg = "PATH", alias_of = "input" },
-    { "cards", arg = "N", type = "int", min = 1, help = "cards expected (default: up to the highest found)" },
-    { "jobs", "j", arg = "N", type = "int", min = 1, help = "files read in parallel (default: CPUs)" },
+    { "cards", arg = "N", type = "int", min = 1, max = 1 << 20, help = "cards expected (default: up to the highest found)" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = cli.MAX_JOBS, help = "files read in parallel (default: CPUs)" },
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/opjitter.lua" },
     { "format", arg = "LIST", default = "csv,json,html", help = "outputs to write: csv,json,html" },
   },
@@ -66,16 +67,19 @@ function M.main(opts, words)
     if f ~= "csv" and f ~= "json" and f ~= "html" then errors.usage("--format: unknown output %q (csv, json, html)", f) end
     formats[f] = true
   end
+  for _, w in ipairs(res.warnings) do log.warn("%s", w) end
+  local werrs = {} -- every output is tried: one that cannot be written does not stop the others
   for _, w in ipairs({ { "csv", "profiling_all_data.csv", report.all_csv }, { "csv", "profiling_avg_data.csv", report.avg_csv },
                        { "json", "opjitter_summary.json", report.summary_json },
                        { "html", "opjitter_report.html", function(r, p)
                          return field_html.write(p, i18n.t("report.title.opjitter"), field_html.opjitter_sections(r)) end } }) do
     if formats[w[1]] then
       local ok, werr = w[3](res, out .. "/" .. w[2])
-      if not ok then error(werr, 0) end
+      if not ok then werrs[#werrs + 1] = tostring(werr) end
     end
   end
   for _, f in ipairs(res.failed) do log.error("%s", f.reason) end
+  if #werrs > 0 then error(table.concat(werrs, "; "), 0) end
   for _, l in ipairs(report.lines(res)) do print(l) end
   print(i18n.t("opjitter.results", out, opts.format))
   return #res.failed > 0 and 1 or 0, opjitter.anomalies(res), res, report.data(res)

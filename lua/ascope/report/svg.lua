@@ -65,13 +65,20 @@ local function fmt_tick(v)
 end
 M.fmt_tick = fmt_tick
 
---- The width in pixels of a text at a font size: Latin about 0.62 em, CJK and other wide
--- characters 1 em (the charts lay their margins out with it; check-html measures the result).
+-- The characters of a text, a lead byte with its continuation bytes each: labels come from the
+-- data, and a byte that is not UTF-8 must not stop a report.
+local function characters(s)
+  local out = {}
+  for c in tostring(s):gmatch("[^\128-\191][\128-\191]*") do out[#out + 1] = c end
+  return out
+end
+
+--- The width in pixels of a text at a font size: Latin about 0.62 em, characters of three or
+-- four bytes (CJK, "…") 1 em (the charts lay their margins out with it; check-html measures the
+-- result).
 function M.text_width(s, size)
   local w = 0
-  for _, c in utf8.codes(tostring(s)) do
-    w = w + ((c >= 0x2E80 or (c >= 0x1100 and c <= 0x115F)) and 1.0 or (c == 0x2026 and 1.0 or 0.62))
-  end
+  for _, c in ipairs(characters(s)) do w = w + (c:byte() >= 0xE2 and 1.0 or 0.62) end
   return w * (size or 11)
 end
 local width = M.text_width
@@ -80,10 +87,14 @@ local width = M.text_width
 function M.fit(s, px, size)
   s = tostring(s)
   if width(s, size) <= px then return s end
-  local chars = {}
-  for _, c in utf8.codes(s) do chars[#chars + 1] = utf8.char(c) end
-  local i = 1
-  while i < #chars and width("…" .. table.concat(chars, "", i), size) > px do i = i + 1 end
+  -- the characters from the end that fit beside the ellipsis
+  local chars = characters(s)
+  local budget, used, i = px - width("…", size), 0, #chars + 1
+  while i > 1 do
+    local cw = width(chars[i - 1], size)
+    if used + cw > budget then break end
+    used, i = used + cw, i - 1
+  end
   return "…" .. table.concat(chars, "", i)
 end
 
