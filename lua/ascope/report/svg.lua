@@ -7,7 +7,9 @@
 --                         series = { { name = "allocated", x = xs, y = ys, step = true } } })
 local M = {}
 
-local PALETTE = { "#3366cc", "#dc3912", "#ff9900", "#109618", "#990099", "#0099c6", "#dd4477", "#66aa00" }
+-- twelve colours: memory_record.csv alone gives nine series (four components, three values)
+local PALETTE = { "#3366cc", "#dc3912", "#ff9900", "#109618", "#990099", "#0099c6", "#dd4477", "#66aa00", "#8c564b",
+                  "#316395", "#b8860b", "#22aa99" }
 M.PALETTE = PALETTE
 
 function M.escape(s)
