@@ -96,6 +96,11 @@ $(BUILD)/bench/%: spec/bench/%.c
 check-html: all
 	ASCOPE_BIN=$(BUILD)/ascope $(BUILD)/ascope run spec/check_html.lua
 
+# The README's pictures of the memory, timeline, opjitter and moe reports (docs/screenshots/),
+# taken by headless Chromium; run it after changing a report and commit the PNGs.
+screenshots: all
+	ASCOPE_BIN=$(BUILD)/ascope $(BUILD)/ascope run spec/screenshots.lua docs/screenshots
+
 bench: all $(BUILD)/bench/noop_yajl $(BUILD)/bench/noop_csv $(BUILD)/bench/measure
 	$(BUILD)/ascope run spec/bench/run.lua --build $(BUILD) $(BENCH_ARGS)
 
@@ -190,4 +195,4 @@ dist:
 clean:
 	rm -rf build build-asan build-rock build-fuzz
 
-.PHONY: all binaries doc test sanitize valgrind bench lint install install-lua uninstall rock rock-install dist clean ctests check-html fuzz
+.PHONY: all binaries doc test sanitize valgrind bench lint install install-lua uninstall rock rock-install dist clean ctests check-html screenshots fuzz

@@ -53,12 +53,28 @@ end
 
 local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
---- Run the ascope executable; returns exit code, stdout, stderr.
+--- Run the ascope executable; returns exit code, stdout, stderr. A table as the first argument
+-- sets environment variables for the run ({LANG = "zh_CN.UTF-8"}; false unsets one).
 function M.run(...)
-  local args = {}
-  for i = 1, select("#", ...) do args[i] = quote(select(i, ...)) end
+  local args, env = {}, {}
+  local first = 1
+  if type((...)) == "table" then
+    local names = {}
+    for k in pairs((...)) do names[#names + 1] = k end
+    table.sort(names)
+    for _, k in ipairs(names) do -- env takes its -u options before the assignments
+      if not (...)[k] then env[#env + 1] = "-u " .. k end
+    end
+    for _, k in ipairs(names) do
+      local v = (...)[k]
+      if v then env[#env + 1] = k .. "=" .. quote(v) end
+    end
+    first = 2
+  end
+  for i = first, select("#", ...) do args[#args + 1] = quote(select(i, ...)) end
   local out, err = os.tmpname(), os.tmpname()
-  local cmd = ("%s %s >%s 2>%s"):format(quote(M.bin), table.concat(args, " "), out, err)
+  local cmd = ("%s%s %s >%s 2>%s"):format(#env > 0 and ("env " .. table.concat(env, " ") .. " ") or "", quote(M.bin),
+    table.concat(args, " "), out, err)
   local _, _, code = os.execute(cmd)
   local o, e = M.read(out), M.read(err)
   os.remove(out)

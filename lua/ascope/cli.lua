@@ -26,6 +26,8 @@ M.globals = {
   { "lang", arg = "zh|en", choices = { "zh", "en" },
     help = { en = "language of messages and reports (default from LANG)", zh = "消息与报告的语言（默认取自 LANG）" } },
   { "rules-dir", arg = "DIR", help = { en = "use an edited copy of the rules/ folder", zh = "使用修改过的 rules/ 目录副本" } },
+  { "json", help = { en = "the run's summary and findings as one JSON document on stdout instead of the text summary",
+                     zh = "以一个 JSON 文档在标准输出给出本次运行的摘要与发现（代替文字摘要）" } },
   { "fail-on", arg = "error|warning", choices = { "error", "warning" },
     help = { en = "exit 3 when a finding at or above this severity exists (for CI health checks)",
              zh = "存在该级别及以上的发现时退出码为 3（用于 CI 健康检查）" } },

@@ -1,5 +1,7 @@
 --- Progress and messages on stderr. Stage lines ("[ascope] reading ..."), a progress bar on a
--- terminal, warnings and errors. --quiet silences stages and progress, never warnings or errors.
+-- terminal, the step-by-step lines of an analysis, warnings and errors. --quiet silences stages,
+-- progress and the step-by-step lines, never warnings or errors. Findings and summaries are the commands'
+-- business and go to stdout (see the README, "Output streams").
 local fs = require("ascope_core").fs
 
 local M = { quiet = false }
@@ -59,6 +61,14 @@ end
 function M.error(fmt, ...)
   clear_bar()
   io.stderr:write(M.paint("[ERROR] ", 2) .. (select("#", ...) > 0 and fmt:format(...) or fmt) .. "\n")
+end
+
+--- A line of an analysis' running account, "[LEVEL] text" on stderr (moe's per-card steps).
+-- --quiet silences all of it: the findings among them are in the summary on stdout too.
+function M.line(level, text)
+  if M.quiet then return end
+  clear_bar()
+  io.stderr:write(M.paint("[" .. level .. "] ", 2) .. text .. "\n")
 end
 
 local function human(bytes)

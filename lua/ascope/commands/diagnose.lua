@@ -154,20 +154,23 @@ local function print_verdict(v)
   end
 end
 
-local function write_summary(path, anomalies, v)
+local function summary_data(anomalies, v)
   local list = array()
   for i, a in ipairs(anomalies) do
     list[i] = { source = a.source, severity = a.severity, card = a.card, analysis = a.analysis, message = a.message }
   end
+  return { anomalies = list, verdict = v }
+end
+
+local function write_summary(path, anomalies, v)
   local w, err = writer.open(path)
   if not w then return nil, err end
-  w:write(core.json.encode({ anomalies = list, verdict = v }, { indent = 2 }), "\n")
+  w:write(core.json.encode(summary_data(anomalies, v), { indent = 2 }), "\n")
   return w:close()
 end
 
 function M.main(opts, words, ctx)
   if #words > 0 then errors.usage("unexpected argument %q (parameters are KEY=VALUE)", words[1]) end
-  if not (ctx and ctx.lang) then i18n.set("zh") end
   local out = opts.output
   local plan = {}
   if opts.target_dir and opts.soc_version then
@@ -201,7 +204,7 @@ function M.main(opts, words, ctx)
     if not ok then
       unreadable = unreadable + 1
       local msg = errors.is_usage(code) and code.msg or tostring(code)
-      print("[ERROR] " .. msg)
+      log.error("%s", msg)
       anomalies[#anomalies + 1] = { severity = "ERROR", source = step[1], message = msg }
     else
       if code ~= 0 then unreadable = unreadable + 1 end
@@ -225,13 +228,13 @@ function M.main(opts, words, ctx)
   if results.opjitter then
     for _, p in ipairs(field_html.opjitter_sections(results.opjitter)) do parts[#parts + 1] = p end
   end
-  local hok, herr = field_html.write(out .. "/diagnose_report.html", "ascope diagnose report", parts)
+  local hok, herr = field_html.write(out .. "/diagnose_report.html", i18n.t("report.title.diagnose"), parts)
   if not hok then log.warn("%s", herr) end
   print(("[INFO] ======== %s ========"):format(i18n.t("diagnose.summary", #anomalies)))
   for _, a in ipairs(anomalies) do print(("[%s] (%s) %s"):format(a.severity, a.source, a.message)) end
   print_verdict(v)
   print("[INFO] " .. i18n.t("diagnose.results", out))
-  return unreadable > 0 and 1 or 0, anomalies
+  return unreadable > 0 and 1 or 0, anomalies, results, summary_data(anomalies, v)
 end
 
 return M

@@ -136,11 +136,10 @@ function M.main(opts, words)
     local s = r.summary
     local peaks = {}
     for _, c in ipairs(s.components) do
-      if c.peak then peaks[#peaks + 1] = ("%s %.1f MB at %s ms"):format(c.component, c.peak.allocated_mb, fmt.ms(c.peak.time_ns)) end
+      if c.peak then peaks[#peaks + 1] = t("memory.peak_item", c.component, c.peak.allocated_mb, fmt.ms(c.peak.time_ns)) end
     end
-    print(("rank %s (%s): %d events, %d allocations, match %s (%s)%s"):format(r.rank, r.role, s.events,
-      s.allocations, fmt.pct(s.match_rate), s.match_mode,
-      #peaks > 0 and ", peak " .. table.concat(peaks, ", ") or ""))
+    print(t("memory.rank_line", r.rank, r.role, s.events, s.allocations, fmt.pct(s.match_rate), s.match_mode,
+      #peaks > 0 and t("memory.peak_list", table.concat(peaks, ", ")) or ""))
   end
   print(t("memory.summary", #result.ranks, total, out))
   print(t("memory.outputs", table.concat(written, ", ")))
@@ -166,7 +165,7 @@ function M.main(opts, words)
     end
   end
   if #result.failed > 0 then log.error("%s", t("memory.failed_ranks", #result.failed)) end
-  return failed and 1 or 0, result.problems
+  return failed and 1 or 0, result.problems, result, report.summary_data(result)
 end
 
 return M

@@ -4,6 +4,7 @@ local moe = require "ascope.moe"
 local report = require "ascope.report.moe"
 local field_html = require "ascope.report.field_html"
 local errors = require "ascope.errors"
+local log = require "ascope.log"
 local i18n = require "ascope.i18n"
 
 local M = {}
@@ -25,7 +26,8 @@ and 4 combine status bits, 5 CSV archive; across cards: 6 run counts, expert cou
 whom and the root cards (the run ends with this verdict). Writes OUT/win_data.csv,
 win_data_list.csv, win_status_list.csv, win_analysis_error.csv, win_all_card_data.csv,
 win_all_card_expandidx.csv (UTF-8 with BOM, --encoding gbk for the old consumers),
-moe_summary.json and moe_report.html. Messages are Chinese unless --lang en. Exit code 1 when a card's dump could not
+moe_summary.json and moe_report.html. The step-by-step lines of each card go to stderr, the
+summary, the anomalies and the verdict to stdout. Exit code 1 when a card's dump could not
 be read, holds window fields no window can hold (a shifted or damaged window) or an expertIds
 input that does not fit its shape, or a machine's moe_summary.json cannot be merged: the card or
 machine is named, the others are still analysed and written.]],
@@ -88,7 +90,6 @@ function M.main(opts, words, ctx)
   if #words > 0 then errors.usage("unexpected argument %q (parameters are KEY=VALUE)", words[1]) end
   if not opts.target_dir then errors.usage("ascope moe needs TARGET_DIR=...; see 'ascope help moe'") end
   if not opts.soc_version then errors.usage("ascope moe needs SOC_VERSION=910_93|950|910B") end
-  if not (ctx and ctx.lang) then i18n.set("zh") end -- the field engineers' language unless asked
   -- a rule file that does not hold is the command line's mistake, told once (not once per card)
   local rules_ok, rules_err = moe.rules(opts.rules)
   if not rules_ok then errors.usage("%s", rules_err) end
@@ -97,8 +98,8 @@ function M.main(opts, words, ctx)
     target_dir = opts.target_dir, soc_version = opts.soc_version, rules = opts.rules,
     share_expert_card_count = opts.share_expert_card_count, sp_moe_num = opts.sp_moe_num,
     tp_worldsize = opts.tp_worldsize, share_expert_num = opts.share_expert_num, k = opts.k,
-    -- the steps as they run; the findings are printed once, in the recap at the end
-    log = function(level, text) if level == "INFO" then print(TAG[level] .. " " .. text) end end,
+    -- the steps as they run, on stderr; the findings are printed once, in the recap at the end
+    log = function(level, text) if level == "INFO" then log.line(level, text) end end,
   })
   if not res then error(err, 0) end
   if #res.cards == 0 and #res.failed == 0 then error(opts.target_dir .. ": no card folders <n>/", 0) end
@@ -115,7 +116,7 @@ function M.main(opts, words, ctx)
   if formats.html then
     local parts = field_html.moe_sections(res)
     table.insert(parts, 1, field_html.anomalies_section(report.sorted_anomalies(res)))
-    local ok, werr = field_html.write(out .. "/moe_report.html", "ascope moe report", parts)
+    local ok, werr = field_html.write(out .. "/moe_report.html", i18n.t("report.title.moe"), parts)
     if not ok then error(werr, 0) end
   end
   if opts.encoding == "gbk" then
@@ -134,7 +135,7 @@ function M.main(opts, words, ctx)
     for _, a in ipairs(shown) do print(("  %s %s"):format(TAG[a.severity] or a.severity, a.message)) end
     for _, l in ipairs(report.verdict(res)) do print(("%s %s"):format(TAG[l[1]] or l[1], l[2])) end
   end
-  return (#res.failed > 0 or #(res.damaged or {}) > 0) and 1 or 0, moe.anomalies(res), res
+  return (#res.failed > 0 or #(res.damaged or {}) > 0) and 1 or 0, moe.anomalies(res), res, report.summary_data(res)
 end
 
 return M

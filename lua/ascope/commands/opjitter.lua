@@ -3,6 +3,7 @@ local opjitter = require "ascope.opjitter"
 local report = require "ascope.report.opjitter"
 local field_html = require "ascope.report.field_html"
 local errors = require "ascope.errors"
+local i18n = require "ascope.i18n"
 local cli = require "ascope.cli"
 local log = require "ascope.log"
 
@@ -71,16 +72,17 @@ function M.main(opts, words)
   for _, w in ipairs({ { "csv", "profiling_all_data.csv", report.all_csv }, { "csv", "profiling_avg_data.csv", report.avg_csv },
                        { "json", "opjitter_summary.json", report.summary_json },
                        { "html", "opjitter_report.html", function(r, p)
-                         return field_html.write(p, "ascope opjitter report", field_html.opjitter_sections(r)) end } }) do
+                         return field_html.write(p, i18n.t("report.title.opjitter"), field_html.opjitter_sections(r)) end } }) do
     if formats[w[1]] then
       local ok, werr = w[3](res, out .. "/" .. w[2])
       if not ok then werrs[#werrs + 1] = tostring(werr) end
     end
   end
+  for _, f in ipairs(res.failed) do log.error("%s", f.reason) end
   if #werrs > 0 then error(table.concat(werrs, "; "), 0) end
   for _, l in ipairs(report.lines(res)) do print(l) end
-  print(("opjitter: results in %s (%s)"):format(out, opts.format))
-  return #res.failed > 0 and 1 or 0, opjitter.anomalies(res), res
+  print(i18n.t("opjitter.results", out, opts.format))
+  return #res.failed > 0 and 1 or 0, opjitter.anomalies(res), res, report.data(res)
 end
 
 return M

@@ -1,6 +1,7 @@
 --- `ascope plog`: classify the errors in Ascend plog and device logs.
 local plog = require "ascope.plog"
 local errors = require "ascope.errors"
+local log = require "ascope.log"
 local writer = require "ascope.report.writer"
 local i18n = require "ascope.i18n"
 local core = require "ascope_core"
@@ -128,9 +129,9 @@ function M.main(opts, words)
   end
   if res.failures_dropped > 0 then print("[WARNING] " .. t("plog.failures_capped", plog.MAX_FAILURES, res.failures_dropped)) end
   if res.cut_lines > 0 then print("[WARNING] " .. t("plog.cut_lines", res.cut_lines)) end
-  for _, f in ipairs(res.failed) do print("[ERROR] " .. f.reason) end
+  for _, f in ipairs(res.failed) do log.error("%s", f.reason) end
   print(i18n.t("plog.results", out, opts.format or "csv,json"))
-  return #res.failed > 0 and 1 or 0, plog.anomalies(res), res
+  return #res.failed > 0 and 1 or 0, plog.anomalies(res), res, M.data(res)
 end
 
 return M

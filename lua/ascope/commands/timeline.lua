@@ -6,7 +6,6 @@ local outputs = require "ascope.report.outputs"
 local errors = require "ascope.errors"
 local cli = require "ascope.cli"
 local log = require "ascope.log"
-local core = require "ascope_core"
 
 local M = {}
 
@@ -46,7 +45,6 @@ usage error (an invalid regular expression included).]],
     { "device-regex", arg = "RE", help = "device lanes: a POSIX extended regular expression, case-insensitive (default from rules)" },
     { "comm-regex", arg = "RE", help = "communication lanes: a POSIX extended regular expression (default from rules)" },
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/timeline.lua" },
-    { "json", help = "print timeline_metrics.json to stdout instead of the summary" },
     { "format", arg = "LIST", default = "json,md,html", help = "outputs to write: json,md,html" },
     { "layout", arg = "FILE", help = "a layout file for the HTML report (see rules/layout_timeline.lua)" },
   },
@@ -95,20 +93,22 @@ function M.main(opts, words)
   end
   local wok, werr = outputs.write(todo, opts.jobs)
   if not wok then error(werr, 0) end
-  if opts.json then
-    io.write(core.json.encode(report.data(res), { indent = 2 }), "\n")
-  else
-    print(report.text(res))
-    print(("timeline: %d rank(s); results in %s: %s"):format(#res.ranks, out, table.concat(names, ", ")))
-  end
+  print(report.text(res))
+  print(require("ascope.i18n").t("timeline.results", #res.ranks, out, table.concat(names, ", ")))
   for _, r in ipairs(res.ranks) do
     if r.warning then log.warn("rank %s: %s: %s (left empty)", tostring(r.rank), r.trace, r.warning) end
     for _, w in ipairs(r.warnings or {}) do log.warn("rank %s: %s: %s", tostring(r.rank), r.trace, w) end
   end
   for _, f in ipairs(res.failed) do log.error("rank %s (%s): %s", tostring(f.rank or "?"), f.role or "", f.reason) end
   local found = {}
-  for _, r in ipairs(res.ranks) do for _, f in ipairs(r.findings or {}) do found[#found + 1] = f end end
-  return #res.failed > 0 and 1 or 0, found
+  for _, r in ipairs(res.ranks) do
+    for _, f in ipairs(r.findings or {}) do
+      local copy = { rank = r.rank, role = r.role }
+      for k, v in pairs(f) do copy[k] = v end
+      found[#found + 1] = copy
+    end
+  end
+  return #res.failed > 0 and 1 or 0, found, res, report.data(res)
 end
 
 return M
