@@ -16,6 +16,7 @@ M.commands = {
   plog = "ascope.commands.plog",
   moe = "ascope.commands.moe",
   diagnose = "ascope.commands.diagnose",
+  merge = "ascope.commands.merge",
 }
 
 local GLOBAL_FLAGS = {

@@ -8,6 +8,7 @@ local discover = require "ascope.ascend.discover"
 local kernel_csv = require "ascope.ascend.kernel_csv"
 local analysis = require "ascope.analysis.opjitter"
 local rules_mod = require "ascope.rules"
+local shard = require "ascope.shard"
 local fs = core.fs
 
 local M = {}
@@ -59,26 +60,40 @@ function M.find(path)
   return found, problems
 end
 
---- opts: rules (file), cards (expected count), jobs (files read at once; default: CPUs). Returns {cards, missing, rows, avg, aiv, failed}.
-function M.run(path, opts)
+--- The work of a run as a plan (see ascope.shard): one unit per kernel file. Returns the plan
+-- or nil, message.
+function M.plan(path, opts)
   opts = opts or {}
   local rules, rerr = M.rules(opts.rules)
   if not rules then return nil, rerr end
   local files, ferr = M.find(path)
   if not files then return nil, ferr end
-  -- one file per card, read in parallel worker processes
-  local datas, errs = core.par.map(files, function(p)
-    local data, err = kernel_csv.read(p, rules.aiv_columns)
-    if not data then error(err, 0) end
-    return data
-  end, { jobs = opts.jobs })
+  local units = {}
+  for i, p in ipairs(files) do units[i] = { key = p, files = { p } } end
+  return { units = units, rules = rules, opts = opts,
+           context = { input = path, files = files, cards = opts.cards } }
+end
+
+--- One kernel file: {card, data} or {card, error} (the card read from the folders when the
+-- file cannot be read).
+function M.work(plan, i)
+  local p = plan.context.files[i]
+  local data, err = kernel_csv.read(p, plan.rules.aiv_columns)
+  if not data then return { card = card_of(p), error = err } end
+  return { card = card_of(p, data), data = data }
+end
+
+--- The cross-card step: the context and the files' outcomes -> the result run returns.
+function M.assemble(context, outcomes, rules)
+  local files = context.files
   local by_card, failed = {}, {}
   for i, p in ipairs(files) do
-    local data, err = datas[i], errs[i] and tostring(errs[i])
+    local o = outcomes[i]
+    local got = o.ok or {}
+    local data, card = got.data, got.card
     if not data then
-      failed[#failed + 1] = { path = p, reason = err, card = card_of(p) }
+      failed[#failed + 1] = { path = p, reason = tostring(got.error or o.error), card = card }
     else
-      local card = card_of(p, data)
       if card == nil and #files == 1 then card = 0 end -- a single file is card 0
       if card == nil then
         failed[#failed + 1] = { path = p, reason = p .. ": cannot tell the card (no Device_id, rank or card number)" }
@@ -93,7 +108,7 @@ function M.run(path, opts)
   local max_card = -1
   for c in pairs(by_card) do if c > max_card then max_card = c end end
   for _, f in ipairs(failed) do if f.card and f.card > max_card then max_card = f.card end end
-  if opts.cards and opts.cards - 1 > max_card then max_card = opts.cards - 1 end
+  if context.cards and context.cards - 1 > max_card then max_card = context.cards - 1 end
   local cards, found, missing = {}, {}, {}
   for c = 0, max_card do
     cards[#cards + 1] = { card = c, data = by_card[c] }
@@ -103,8 +118,16 @@ function M.run(path, opts)
   res.cards, res.found, res.missing, res.failed = cards, found, missing, failed
   res.aiv = analysis.aiv_checks(cards, rules)
   res.rules = rules
-  res.input = path
+  res.input = context.input
   return res
+end
+
+--- opts: rules (file), cards (expected count), jobs (files read at once; default: CPUs). Returns {cards, missing, rows, avg, aiv, failed}.
+function M.run(path, opts)
+  local plan, err = M.plan(path, opts)
+  if not plan then return nil, err end
+  -- one file per card, read in parallel worker processes
+  return M.assemble(plan.context, shard.compute(M, plan, shard.select(plan), plan.opts.jobs), plan.rules)
 end
 
 return M

@@ -3,6 +3,8 @@ local opjitter = require "ascope.opjitter"
 local report = require "ascope.report.opjitter"
 local field_html = require "ascope.report.field_html"
 local errors = require "ascope.errors"
+local shard = require "ascope.shard"
+local merge_command = require "ascope.commands.merge"
 
 local M = {}
 
@@ -33,29 +35,55 @@ A missing card is reported and shown as NA; exit code 1 when a file could not be
     { "jobs", "j", arg = "N", type = "int", min = 1, help = "files read in parallel (default: CPUs)" },
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/opjitter.lua" },
     { "format", arg = "LIST", default = "csv,json,html", help = "outputs to write: csv,json,html" },
+    shard.OPTION,
   },
   keys = { PROFILING_PATH = "profiling-path" },
   examples = { "ascope opjitter prof_dir -o out", "ascope opjitter PROFILING_PATH=prof_dir --cards 16" },
 }
 
-function M.main(opts, words)
-  local input = opts.input or words[1]
-  if not input then errors.usage("ascope opjitter needs PROFILING_PATH; see 'ascope help opjitter'") end
-  local res, err = opjitter.run(input, { rules = opts.rules, cards = opts.cards, jobs = opts.jobs })
-  if not res then error(err, 0) end
-  if #res.found == 0 and #res.failed == 0 then
-    error(input .. ": no kernel_details.csv or op_summary_*.csv found", 0)
-  end
-  local out = opts.output
+local OUTPUTS = { { "csv", "profiling_all_data.csv", report.all_csv }, { "csv", "profiling_avg_data.csv", report.avg_csv },
+                  { "json", "opjitter_summary.json", report.summary_json },
+                  { "html", "opjitter_report.html", function(r, p)
+                    return field_html.write(p, "ascope opjitter report", field_html.opjitter_sections(r)) end } }
+
+local function check_formats(text)
   local formats = {}
-  for f in opts.format:gmatch("[^,%s]+") do
+  for f in text:gmatch("[^,%s]+") do
     if f ~= "csv" and f ~= "json" and f ~= "html" then errors.usage("--format: unknown output %q (csv, json, html)", f) end
     formats[f] = true
   end
-  for _, w in ipairs({ { "csv", "profiling_all_data.csv", report.all_csv }, { "csv", "profiling_avg_data.csv", report.avg_csv },
-                       { "json", "opjitter_summary.json", report.summary_json },
-                       { "html", "opjitter_report.html", function(r, p)
-                         return field_html.write(p, "ascope opjitter report", field_html.opjitter_sections(r)) end } }) do
+  return formats
+end
+
+function M.main(opts, words, ctx)
+  local input = opts.input or words[1]
+  if not input then errors.usage("ascope opjitter needs PROFILING_PATH; see 'ascope help opjitter'") end
+  check_formats(opts.format)
+  local part = opts.shard and shard.parse(opts.shard)
+  local plan, err = opjitter.plan(input, { rules = opts.rules, cards = opts.cards, jobs = opts.jobs })
+  if not plan then error(err, 0) end
+  if #plan.units == 0 then error(input .. ": no kernel_details.csv or op_summary_*.csv found", 0) end
+  local picks, described = shard.select(plan, part)
+  local outcomes = shard.compute(opjitter, plan, picks, opts.jobs)
+  if part then
+    return merge_command.write_part(opts, ctx, { command = "opjitter", input = input }, plan, part, picks,
+      described, outcomes)
+  end
+  return M.finish(opjitter.assemble(plan.context, outcomes, plan.rules), opts)
+end
+
+--- Parts of a sharded run (see ascope.shard.load) -> the single run's outputs and exit code.
+function M.merge(loaded, opts)
+  local rules, err = opjitter.rules(opts.rules)
+  if not rules then error(err, 0) end
+  return M.finish(opjitter.assemble(loaded.context, loaded.outcomes, rules), opts)
+end
+
+--- Write the outputs of a result and print its summary; returns the exit code.
+function M.finish(res, opts)
+  local out = opts.output
+  local formats = check_formats(opts.format)
+  for _, w in ipairs(OUTPUTS) do
     if formats[w[1]] then
       local ok, werr = w[3](res, out .. "/" .. w[2])
       if not ok then error(werr, 0) end
