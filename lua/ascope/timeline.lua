@@ -12,9 +12,10 @@ local step_trace = require "ascope.ascend.step_trace"
 local analysis = require "ascope.analysis.timeline"
 local findings = require "ascope.analysis.timeline.findings"
 local rules_mod = require "ascope.rules"
+local shard = require "ascope.shard"
 local cli = require "ascope.cli"
 local log = require "ascope.log"
-local fs, par = core.fs, core.par
+local fs = core.fs
 
 local M = {}
 
@@ -111,28 +112,46 @@ function M.analyse(entry, rules, opts)
   return r
 end
 
---- All ranks under input. opts: rank_list, jobs, rules (file), step, pp, microbatches, top_n,
--- device_regex, comm_regex, step_trace. Returns {ranks, failed, rules} or nil, message.
-function M.run(input, opts)
+--- The work of a run as a plan (see ascope.shard): one unit per rank with its trace and step
+-- trace. opts as for run. Returns the plan or nil, message.
+function M.plan(input, opts)
   opts = opts or {}
   local rules, rerr = M.rules(opts.rules)
   if not rules then return nil, rerr end
   local entries, missing = M.inputs(input, opts)
   if not entries then return nil, missing end
-  local results, errors = par.map(entries, function(e)
-    local r, err = M.analyse(e, rules, opts)
-    if not r then error(err, 0) end
-    return r
-  end, { jobs = opts.jobs })
-  local res = { ranks = {}, failed = missing, rules = rules, input = input }
+  local units = {}
   for i, e in ipairs(entries) do
-    if results[i] then
-      res.ranks[#res.ranks + 1] = results[i]
+    units[i] = { key = ("%s/%s"):format(e.role, tostring(e.rank)), files = { e.trace, e.step_trace } }
+  end
+  return { units = units, rules = rules, opts = opts,
+           context = { input = input, entries = entries, missing = missing } }
+end
+
+--- One unit of a plan: the rank's result, or nil and the reason.
+function M.work(plan, i) return M.analyse(plan.context.entries[i], plan.rules, plan.opts) end
+
+--- The cross-rank step: the context and the ranks' outcomes -> the result run returns.
+function M.assemble(context, outcomes, rules)
+  local res = { ranks = {}, failed = {}, rules = rules, input = context.input }
+  for i, f in ipairs(context.missing) do res.failed[i] = f end
+  for i, e in ipairs(context.entries) do
+    local o = outcomes[i]
+    if o.ok then
+      res.ranks[#res.ranks + 1] = o.ok
     else
-      res.failed[#res.failed + 1] = { role = e.role, rank = e.rank, dirs = { e.dir }, reason = tostring(errors[i]) }
+      res.failed[#res.failed + 1] = { role = e.role, rank = e.rank, dirs = { e.dir }, reason = o.error }
     end
   end
   return res
+end
+
+--- All ranks under input. opts: rank_list, jobs, rules (file), step, pp, microbatches, top_n,
+-- device_regex, comm_regex, step_trace. Returns {ranks, failed, rules} or nil, message.
+function M.run(input, opts)
+  local plan, err = M.plan(input, opts)
+  if not plan then return nil, err end
+  return M.assemble(plan.context, shard.compute(M, plan, shard.select(plan), plan.opts.jobs), plan.rules)
 end
 
 return M

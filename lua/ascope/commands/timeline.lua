@@ -6,6 +6,8 @@ local outputs = require "ascope.report.outputs"
 local errors = require "ascope.errors"
 local log = require "ascope.log"
 local core = require "ascope_core"
+local shard = require "ascope.shard"
+local merge_command = require "ascope.commands.merge"
 
 local M = {}
 
@@ -42,6 +44,7 @@ read, 2 on a usage error.]],
     { "json", help = "print timeline_metrics.json to stdout instead of the summary" },
     { "format", arg = "LIST", default = "json,md,html", help = "outputs to write: json,md,html" },
     { "layout", arg = "FILE", help = "a layout file for the HTML report (see rules/layout_timeline.lua)" },
+    shard.OPTION,
   },
   examples = {
     "ascope timeline rank0/ASCEND_PROFILER_OUTPUT/trace_view.json",
@@ -50,19 +53,38 @@ read, 2 on a usage error.]],
   },
 }
 
-function M.main(opts, words)
+function M.main(opts, words, ctx)
   local input = words[1]
   if not input then errors.usage("ascope timeline needs INPUT (a trace, a .db or a profiling folder)") end
   if #words > 1 then errors.usage("unexpected argument %q", words[2]) end
-  local res, err = timeline.run(input, {
+  local part = opts.shard and shard.parse(opts.shard)
+  local plan, err = timeline.plan(input, {
     rank_list = opts.rank_list, jobs = opts.jobs, rules = opts.rules, step = opts.step, pp = opts.pp,
     microbatches = opts.microbatches, top_n = opts.top, device_regex = opts.device_regex,
     comm_regex = opts.comm_regex, step_trace = opts.step_trace,
   })
-  if not res then error(err, 0) end
-  if #res.ranks == 0 and #res.failed == 0 then
+  if not plan then error(err, 0) end
+  if #plan.units == 0 and #plan.context.missing == 0 then
     error(input .. ": no timeline found (trace_view.json, msprof_*.json or ascend_pytorch_profiler_*.db)", 0)
   end
+  local picks, described = shard.select(plan, part)
+  local outcomes = shard.compute(timeline, plan, picks, opts.jobs)
+  if part then
+    return merge_command.write_part(opts, ctx, { command = "timeline", input = input }, plan, part, picks,
+      described, outcomes)
+  end
+  return M.finish(timeline.assemble(plan.context, outcomes, plan.rules), opts)
+end
+
+--- Parts of a sharded run (see ascope.shard.load) -> the single run's outputs and exit code.
+function M.merge(loaded, opts)
+  local rules, err = timeline.rules(opts.rules)
+  if not rules then error(err, 0) end
+  return M.finish(timeline.assemble(loaded.context, loaded.outcomes, rules), opts)
+end
+
+--- Write the outputs of a result and print its summary; returns the exit code.
+function M.finish(res, opts)
   local out = opts.output
   local writers = {
     json = { "timeline_metrics.json", function(path) return report.metrics_json(res, path) end },

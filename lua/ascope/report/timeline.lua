@@ -105,7 +105,10 @@ local function rank_section(r, top_n)
         cp.longest_path_ms, cp.longest_path_tasks, cp.dag_nodes, cp.flow_edges, cp.free_ms))
       local rows = {}
       for c, t in pairs(cp.composition) do rows[#rows + 1] = { c, num(t), pct(t / cp.longest_path_ms) } end
-      table.sort(rows, function(a, b) return tonumber(a[2]) > tonumber(b[2]) end)
+      table.sort(rows, function(a, b) -- ties by name: pairs() order differs between processes
+        local x, y = tonumber(a[2]), tonumber(b[2])
+        return x > y or (x == y and a[1] < b[1])
+      end)
       add(md.table({ "category on the path", "ms", "share" }, rows))
     end
     add("\n")

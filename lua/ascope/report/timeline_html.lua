@@ -94,7 +94,8 @@ function KINDS.critical_path(_, sec, r)
   end
   local order = {}
   for i = 1, #labels do order[i] = i end
-  table.sort(order, function(a, b) return values[a] > values[b] end)
+  -- ties by name: pairs() order differs between processes
+  table.sort(order, function(a, b) return values[a] > values[b] or (values[a] == values[b] and labels[a] < labels[b]) end)
   local l2, v2 = {}, {}
   for i, k in ipairs(order) do l2[i], v2[i] = labels[k], values[k] end
   l2[#l2 + 1], v2[#v2 + 1] = "free", cp.free_ms
