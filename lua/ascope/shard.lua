@@ -237,7 +237,10 @@ local function differing_option(a, b)
   end
   table.sort(keys)
   for _, k in ipairs(keys) do
-    if canon(a[k]) ~= canon(b[k]) then return k, canon(a[k]), canon(b[k]) end
+    if canon(a[k]) ~= canon(b[k]) then
+      local function shown(v) return v == nil and t("shard.not_given") or canon(v) end
+      return k, shown(a[k]), shown(b[k])
+    end
   end
 end
 

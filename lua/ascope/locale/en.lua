@@ -19,6 +19,7 @@ return {
   ["shard.bad_spec"] = "--shard takes K/N with 1 <= K <= N <= %d, not %q",
   ["shard.written"] = "shard %d/%d: %d of %d unit(s), %s of input; partial result in %s (combine the parts with 'ascope merge')",
   ["shard.failed_units"] = "%d unit(s) of this shard could not be read; 'ascope merge' reports them as the single run does",
+  ["shard.not_given"] = "(not given)",
   ["shard.no_parts"] = "ascope merge needs at least one PART folder",
   ["shard.no_manifest"] = "%s: not a partial result (no manifest.json; was it written by a --shard run that finished?)",
   ["shard.bad_manifest"] = "%s: not a usable partial result: %s",

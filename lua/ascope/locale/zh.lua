@@ -19,6 +19,7 @@ return {
   ["shard.bad_spec"] = "--shard 应为 K/N，且 1 <= K <= N <= %d，而不是 %q",
   ["shard.written"] = "分片 %d/%d：%d/%d 个单元，输入 %s；部分结果在 %s（用 'ascope merge' 合并各部分）",
   ["shard.failed_units"] = "本分片有 %d 个单元无法读取；'ascope merge' 会像单次运行一样报告它们",
+  ["shard.not_given"] = "（未给出）",
   ["shard.no_parts"] = "ascope merge 至少需要一个 PART 目录",
   ["shard.no_manifest"] = "%s：不是部分结果（没有 manifest.json；对应的 --shard 运行是否已完成？）",
   ["shard.bad_manifest"] = "%s：无法使用的部分结果：%s",
