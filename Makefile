@@ -75,6 +75,12 @@ $(BUILD)/bench/%: spec/bench/%.c
 check-html: all
 	ASCOPE_BIN=$(BUILD)/ascope $(BUILD)/ascope run spec/check_html.lua
 
+# A one-node Slurm cluster (munged, slurmctld, slurmd started as root in a temporary folder) runs
+# examples/slurm over a generated tree; the merged outputs must be the single run's, byte for
+# byte. Needs the Debian packages slurmctld slurmd slurm-client munge (.ci/run installs them).
+slurm-check: all
+	ASCOPE_BUILD=$(BUILD) sh spec/slurm_check.sh
+
 bench: all $(BUILD)/bench/noop_yajl $(BUILD)/bench/noop_csv $(BUILD)/bench/measure
 	$(BUILD)/ascope run spec/bench/run.lua --build $(BUILD) $(BENCH_ARGS)
 
@@ -94,4 +100,4 @@ install: all
 clean:
 	rm -rf build build-asan
 
-.PHONY: all test sanitize valgrind bench lint install clean ctests check-html
+.PHONY: all test sanitize valgrind bench lint install clean ctests check-html slurm-check
