@@ -168,7 +168,7 @@ done
 echo
 echo "generated tree: 12 ranks, $TREE_MB MB; node: 1 x $CPUS CPU(s); array: $SHARDS shard(s) x 1 CPU, then one merge"
 echo
-echo "| command | single process, -j $CPUS (s) | array job + merge job, submit to merged outputs (s) | of which the merge alone (s) |"
+echo "| command | single process, -j $CPUS (s) | array job + merge job, submit to merged outputs (s) | merge step alone, re-run on the same parts (s) |"
 echo "|---|---|---|---|"
 echo "$ROWS" | sed '1d'
 [ $ok = 3 ] || fail "$((3 - ok)) command(s) did not merge to the single run"
