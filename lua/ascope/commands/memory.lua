@@ -11,7 +11,7 @@ local fs = require("ascope_core").fs
 local shard = require "ascope.shard"
 local merge_command = require "ascope.commands.merge"
 
-local M = {}
+local M = { recipe = memory }
 
 M.spec = {
   name = "memory",
@@ -87,7 +87,7 @@ function M.main(opts, words, ctx)
   if not input then errors.usage("ascope memory needs INPUT (a profiling folder); see 'ascope help memory'") end
   if #words > (opts.input and 0 or 1) then errors.usage("unexpected argument %q", words[opts.input and 1 or 2]) end
   check_formats(opts.format)
-  local part = opts.shard and shard.parse(opts.shard)
+  if opts.shard then shard.parse(opts.shard) end -- a usage error before any reading
   local st = fs.stat(input)
   if not st then error(input .. ": no such file or folder", 0) end
 
@@ -98,20 +98,7 @@ function M.main(opts, words, ctx)
   if #plan.units == 0 and #plan.context.unknown == 0 then
     error(t("memory.no_ranks", input), 0)
   end
-  local picks, described = shard.select(plan, part)
-  local outcomes = memory.compute(plan, picks)
-  if part then
-    return merge_command.write_part(opts, ctx, { command = "memory", input = input }, plan, part, picks,
-      described, outcomes)
-  end
-  return M.finish(memory.assemble(plan.context, outcomes, plan.rules), opts)
-end
-
---- Parts of a sharded run (see ascope.shard.load) -> the single run's outputs and exit code.
-function M.merge(loaded, opts)
-  local rules, err = memory.rules(opts.rules)
-  if not rules then error(err, 0) end
-  return M.finish(memory.assemble(loaded.context, loaded.outcomes, rules), opts)
+  return merge_command.run(M, plan, opts, ctx)
 end
 
 --- Write the outputs of a result and print its summary; returns the exit code.

@@ -41,10 +41,10 @@ are byte for byte those of the same command run without --shard, with the same e
   },
 }
 
---- After a shard's units are computed: write the part to opts.output and say what it holds.
--- Returns the exit code: 0 once the part is written (a rank that could not be read is part of
--- the result, reported by the merge as the single run reports it).
-function M.write_part(opts, ctx, info, plan, part, picks, described, outcomes)
+-- A shard's part in opts.output, and what it holds on stdout. Returns the exit code: 0 once the
+-- part is written (a rank that could not be read is part of the result, reported by the merge
+-- as the single run reports it).
+local function write_part(opts, ctx, info, plan, part, picks, described, outcomes)
   info.options = shard.options(opts, ctx)
   local ok, err = shard.save(opts.output, info, plan, part, picks, described, outcomes)
   if not ok then error(err, 0) end
@@ -58,7 +58,22 @@ function M.write_part(opts, ctx, info, plan, part, picks, described, outcomes)
   return 0
 end
 
-function M.main(opts, words, ctx)
+--- Run a shardable command once its plan is made: every unit then front.finish(result, opts)
+-- (the single run), or with --shard K/N only the shard's units, saved as a part. front is the
+-- command's module: {name, recipe = {plan, work, assemble, rules[, compute]}, finish}.
+function M.run(front, plan, opts, ctx)
+  local part = opts.shard and shard.parse(opts.shard)
+  local recipe = front.recipe
+  local picks, described = shard.select(plan, part)
+  local outcomes = recipe.compute and recipe.compute(plan, picks) or shard.compute(recipe, plan, picks, opts.jobs)
+  if part then
+    return write_part(opts, ctx, { command = front.spec.name, input = plan.context.input }, plan, part, picks,
+      described, outcomes)
+  end
+  return front.finish(recipe.assemble(plan.context, outcomes, plan.rules), opts)
+end
+
+function M.main(opts, words)
   if #words == 0 then errors.usage("ascope merge needs the PART folders of the --shard runs; see 'ascope help merge'") end
   local loaded, err = shard.load(words)
   if not loaded then error(err, 0) end
@@ -72,7 +87,10 @@ function M.main(opts, words, ctx)
   run_opts.lang, run_opts.rules_dir = nil, nil
   run_opts.output, run_opts.jobs = opts.output, opts.jobs
   log.stage("merging %d part(s) of 'ascope %s %s'", #words, loaded.command, loaded.input)
-  return require(front).merge(loaded, run_opts, ctx)
+  local command = require(front)
+  local rules, rerr = command.recipe.rules(run_opts.rules)
+  if not rules then error(rerr, 0) end
+  return command.finish(command.recipe.assemble(loaded.context, loaded.outcomes, rules), run_opts)
 end
 
 return M

@@ -6,7 +6,7 @@ local errors = require "ascope.errors"
 local shard = require "ascope.shard"
 local merge_command = require "ascope.commands.merge"
 
-local M = {}
+local M = { recipe = opjitter }
 
 M.spec = {
   name = "opjitter",
@@ -59,24 +59,11 @@ function M.main(opts, words, ctx)
   local input = opts.input or words[1]
   if not input then errors.usage("ascope opjitter needs PROFILING_PATH; see 'ascope help opjitter'") end
   check_formats(opts.format)
-  local part = opts.shard and shard.parse(opts.shard)
+  if opts.shard then shard.parse(opts.shard) end -- a usage error before any reading
   local plan, err = opjitter.plan(input, { rules = opts.rules, cards = opts.cards, jobs = opts.jobs })
   if not plan then error(err, 0) end
   if #plan.units == 0 then error(input .. ": no kernel_details.csv or op_summary_*.csv found", 0) end
-  local picks, described = shard.select(plan, part)
-  local outcomes = shard.compute(opjitter, plan, picks, opts.jobs)
-  if part then
-    return merge_command.write_part(opts, ctx, { command = "opjitter", input = input }, plan, part, picks,
-      described, outcomes)
-  end
-  return M.finish(opjitter.assemble(plan.context, outcomes, plan.rules), opts)
-end
-
---- Parts of a sharded run (see ascope.shard.load) -> the single run's outputs and exit code.
-function M.merge(loaded, opts)
-  local rules, err = opjitter.rules(opts.rules)
-  if not rules then error(err, 0) end
-  return M.finish(opjitter.assemble(loaded.context, loaded.outcomes, rules), opts)
+  return merge_command.run(M, plan, opts, ctx)
 end
 
 --- Write the outputs of a result and print its summary; returns the exit code.

@@ -9,7 +9,7 @@ local core = require "ascope_core"
 local shard = require "ascope.shard"
 local merge_command = require "ascope.commands.merge"
 
-local M = {}
+local M = { recipe = timeline }
 
 M.spec = {
   name = "timeline",
@@ -57,7 +57,7 @@ function M.main(opts, words, ctx)
   local input = words[1]
   if not input then errors.usage("ascope timeline needs INPUT (a trace, a .db or a profiling folder)") end
   if #words > 1 then errors.usage("unexpected argument %q", words[2]) end
-  local part = opts.shard and shard.parse(opts.shard)
+  if opts.shard then shard.parse(opts.shard) end -- a usage error before any reading
   local plan, err = timeline.plan(input, {
     rank_list = opts.rank_list, jobs = opts.jobs, rules = opts.rules, step = opts.step, pp = opts.pp,
     microbatches = opts.microbatches, top_n = opts.top, device_regex = opts.device_regex,
@@ -67,20 +67,7 @@ function M.main(opts, words, ctx)
   if #plan.units == 0 and #plan.context.missing == 0 then
     error(input .. ": no timeline found (trace_view.json, msprof_*.json or ascend_pytorch_profiler_*.db)", 0)
   end
-  local picks, described = shard.select(plan, part)
-  local outcomes = shard.compute(timeline, plan, picks, opts.jobs)
-  if part then
-    return merge_command.write_part(opts, ctx, { command = "timeline", input = input }, plan, part, picks,
-      described, outcomes)
-  end
-  return M.finish(timeline.assemble(plan.context, outcomes, plan.rules), opts)
-end
-
---- Parts of a sharded run (see ascope.shard.load) -> the single run's outputs and exit code.
-function M.merge(loaded, opts)
-  local rules, err = timeline.rules(opts.rules)
-  if not rules then error(err, 0) end
-  return M.finish(timeline.assemble(loaded.context, loaded.outcomes, rules), opts)
+  return merge_command.run(M, plan, opts, ctx)
 end
 
 --- Write the outputs of a result and print its summary; returns the exit code.
