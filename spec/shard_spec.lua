@@ -268,3 +268,65 @@ describe("--shard K/N and merge on a generated 12-rank tree", function()
     assert.truthy(err:find("ascope merge needs the PART folders", 1, true), err)
   end)
 end)
+
+describe("examples/slurm", function()
+  local dir, tree
+  setup(function()
+    dir = h.tmpdir()
+    tree = gen.tree(dir .. "/tree", 12, 10)
+  end)
+  teardown(function() h.cleanup(dir) end)
+
+  local function sh(env, script)
+    local words = {}
+    for k, v in pairs(env) do words[#words + 1] = ("%s='%s'"):format(k, v) end
+    local out = os.tmpname()
+    local _, _, code = os.execute(("env %s sh %s >%s 2>&1"):format(table.concat(words, " "), script, out))
+    local text = h.read(out)
+    os.remove(out)
+    return code, text
+  end
+
+  it("array tasks, as Slurm starts them, and the merge job give the single run's outputs", function()
+    local code = h.run("timeline", tree, "-o", dir .. "/single", "-q")
+    assert.equal(0, code)
+    for k = 1, 3 do
+      local c, out = sh({ SLURM_ARRAY_TASK_ID = k, SLURM_ARRAY_TASK_COUNT = 3, SLURM_CPUS_PER_TASK = 1,
+                          ASCOPE = h.bin, ASCOPE_COMMAND = "timeline", ASCOPE_INPUT = tree, ASCOPE_PARTS = dir .. "/parts" },
+        "examples/slurm/ascope-array.sbatch")
+      assert.equal(0, c, out)
+      assert.truthy(out:find(("shard %d/3:"):format(k), 1, true), out)
+    end
+    -- the merge names every part: one that is missing is named
+    os.execute(("mv '%s/parts/part-2' '%s/part-2'"):format(dir, dir))
+    local c, out = sh({ ASCOPE = h.bin, ASCOPE_PARTS = dir .. "/parts", ASCOPE_OUT = dir .. "/merged", ASCOPE_SHARDS = 3 },
+      "examples/slurm/ascope-merge.sbatch")
+    assert.equal(1, c)
+    assert.truthy(out:find(dir .. "/parts/part-2: not a partial result", 1, true), out)
+    os.execute(("mv '%s/part-2' '%s/parts/part-2'"):format(dir, dir))
+    c, out = sh({ ASCOPE = h.bin, ASCOPE_PARTS = dir .. "/parts", ASCOPE_OUT = dir .. "/merged", ASCOPE_SHARDS = 3 },
+      "examples/slurm/ascope-merge.sbatch")
+    assert.equal(0, c, out)
+    assert.same(files(dir .. "/single"), files(dir .. "/merged"))
+  end)
+
+  it("submit.sh submits an array of N and a merge after it, and prints both job ids", function()
+    -- a stand-in sbatch on PATH: records its arguments, answers job ids 41 and 42
+    local bin = dir .. "/bin"
+    h.write(bin .. "/sbatch", "#!/bin/sh\necho \"$*\" >> '" .. dir .. "/sbatch.log'\n"
+      .. "n=$(wc -l < '" .. dir .. "/sbatch.log')\necho $((40 + n))\n")
+    os.execute(("chmod +x '%s/sbatch'"):format(bin))
+    local c, out = sh({ PATH = bin .. ":" .. os.getenv("PATH"), ASCOPE_CPUS = 3 },
+      ("examples/slurm/submit.sh '%s' '%s' 5"):format(tree, dir .. "/report"))
+    assert.equal(0, c, out)
+    assert.truthy(out:find("array job 41: 5 shard(s)", 1, true), out)
+    assert.truthy(out:find("merge job 42: runs after every shard succeeded", 1, true), out)
+    assert.truthy(out:find("\n41 42\n$"), out)
+    local log = h.read(dir .. "/sbatch.log")
+    assert.truthy(log:find("--array=1-5 --cpus-per-task=3", 1, true), log)
+    assert.truthy(log:find("--dependency=afterok:41", 1, true), log)
+    c, out = sh({ PATH = bin .. ":" .. os.getenv("PATH") }, ("examples/slurm/submit.sh '%s' '%s' 0"):format(tree, dir .. "/r"))
+    assert.equal(2, c)
+    assert.truthy(out:find("N must be a whole number >= 1", 1, true), out)
+  end)
+end)
