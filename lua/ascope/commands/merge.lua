@@ -1,5 +1,5 @@
 --- `ascope merge PART... -o OUT`: the partial results of `--shard K/N` runs -> the single run's
--- outputs. Also writes a shard's part for the sharded commands.
+-- outputs; and run(), the driver every shardable command ends in (a single run or one shard).
 local shard = require "ascope.shard"
 local errors = require "ascope.errors"
 local i18n = require "ascope.i18n"
