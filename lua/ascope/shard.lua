@@ -281,19 +281,19 @@ end
 -- context, outcomes, units, n} or nil, message.
 function M.load(parts)
   if #parts == 0 then return nil, t("shard.no_parts") end
-  local manifests = {}
+  local first, p1, first_units
+  -- one manifest at a time beside the first: each lists every unit of the run, and a run of
+  -- thousands of ranks in hundreds of shards must not hold them all
+  local kept, by_k = {}, {}
   for i, part in ipairs(parts) do
     local m, err = read_manifest(part)
     if not m then return nil, err end
-    manifests[i] = m
-  end
-  local first, p1 = manifests[1], parts[1]
-  if first.ascope_version ~= version() then
-    return nil, t("shard.version", p1, tostring(first.ascope_version), version())
-  end
-  local by_k = {}
-  for i, m in ipairs(manifests) do
-    local part = parts[i]
+    if not first then
+      first, p1, first_units = m, part, canon(m.units)
+      if first.ascope_version ~= version() then
+        return nil, t("shard.version", p1, tostring(first.ascope_version), version())
+      end
+    end
     if m.ascope_version ~= first.ascope_version then
       return nil, t("shard.version", part, tostring(m.ascope_version), tostring(first.ascope_version))
     end
@@ -308,11 +308,13 @@ function M.load(parts)
     if m.shard.n ~= first.shard.n then
       return nil, t("shard.differ", p1, part, "N of --shard K/N", tostring(first.shard.n), tostring(m.shard.n))
     end
-    local du = differing_unit(first.units, m.units)
-    if du then return nil, t("shard.inputs_differ", p1, part, du) end
+    if i > 1 and canon(m.units) ~= first_units then
+      return nil, t("shard.inputs_differ", p1, part, differing_unit(first.units, m.units) or "units")
+    end
     local k_ = m.shard.k
     if by_k[k_] then return nil, t("shard.duplicate", k_, m.shard.n, by_k[k_], part) end
     by_k[k_] = part
+    kept[i] = { shard = m.shard, data = m.data }
   end
   local n = first.shard.n
   local missing = {}
@@ -322,7 +324,7 @@ function M.load(parts)
   if #missing > 0 then return nil, t("shard.missing", table.concat(missing, ", ")) end
 
   local outcomes, context, context_text, from = {}, nil, nil, {}
-  for i, m in ipairs(manifests) do
+  for i, m in ipairs(kept) do
     local part = parts[i]
     local path = part .. "/" .. (m.data.file or M.DATA)
     local f, ferr = io.open(path, "rb")
