@@ -5,7 +5,10 @@ LUA     ?= lua5.4
 PREFIX  ?= /usr/local
 BUILD   ?= build
 LUAINC  ?= /usr/include/lua5.4
-LIBDIR  ?= /usr/lib/x86_64-linux-gnu
+# the static libraries of Debian's packages live in /usr/lib/<multiarch triplet>
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+LIBDIR  ?= $(if $(MULTIARCH),/usr/lib/$(MULTIARCH),/usr/lib)
+VERSION := $(shell sed -n 's/^return "\(.*\)"$$/\1/p' lua/ascope/version.lua)
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -Iinclude -I$(LUAINC) $(CFLAGS) $(EXTRA_CFLAGS)
@@ -22,9 +25,19 @@ BIND_OBJS := $(BIND_SRCS:src/%.c=$(BUILD)/obj/%.o)
 HOST_OBJS := $(BUILD)/obj/main.o $(BUILD)/obj/embedded.o
 STATIC_LIBS := $(LIBDIR)/liblua5.4.a $(LIBDIR)/liblua5.4-lpeg.a $(LIBDIR)/libyajl_s.a \
                $(LIBDIR)/libcsv.a $(LIBDIR)/libsqlite3.a
-SHARED_LIBS := -lyajl -lcsv -lsqlite3
+SHARED_LIBS := $(SO_LDFLAGS) -lyajl -lcsv -lsqlite3
+# where `make install` puts things (the rockspec's build passes LuaRocks' folders instead)
+INST_BINDIR ?= $(PREFIX)/bin
+INST_LIBDIR ?= $(PREFIX)/lib/lua/5.4
+INST_LUADIR ?= $(PREFIX)/share/lua/5.4
+INST_MANDIR ?= $(PREFIX)/share/man/man1
+INST_COMPDIR ?= $(PREFIX)/share/bash-completion/completions
+INST_TYPESDIR ?= $(PREFIX)/share/ascope/types
+# the Lua modules of the source tree and the ascope executable's generators
+SRC_LUA := LUA_PATH='lua/?.lua;lua/?/init.lua' LUA_CPATH='$(BUILD)/?.so'
 
-all: $(BUILD)/ascope $(BUILD)/ascope_core.so
+all: binaries $(BUILD)/ascope.1 $(BUILD)/ascope.bash
+binaries: $(BUILD)/ascope $(BUILD)/ascope_core.so
 
 $(BUILD)/obj/%.o: src/%.c $(wildcard include/ascope/*.h) src/lbind.h
 	@mkdir -p $(dir $@)
@@ -46,6 +59,14 @@ $(BUILD)/ascope: $(HOST_OBJS) $(BIND_OBJS) $(PRIM_OBJS)
 $(BUILD)/ascope_core.so: $(BIND_OBJS) $(PRIM_OBJS)
 	$(CC) $(CFLAGS) $(EXTRA_CFLAGS) -shared -o $@ $^ $(SHARED_LIBS) -lm
 
+# The man page and the bash completion are written from the commands' option specs, so they
+# say what `ascope help` says.
+$(BUILD)/ascope.1: $(BUILD)/ascope_core.so $(LUA_FILES)
+	$(SRC_LUA) $(LUA) -e 'io.write(require("ascope.manpage").render())' > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/ascope.bash: $(BUILD)/ascope_core.so $(LUA_FILES)
+	$(SRC_LUA) $(LUA) -e 'io.write(require("ascope.completion").bash())' > $@.tmp && mv $@.tmp $@
+
 # C unit tests of the primitives (no Lua)
 C_TESTS := $(patsubst spec/c/%.c,$(BUILD)/ctest/%,$(wildcard spec/c/test_*.c))
 $(BUILD)/ctest/%: spec/c/%.c spec/c/ctest.h $(PRIM_OBJS)
@@ -59,7 +80,7 @@ test: all ctests
 
 # The same suite built with AddressSanitizer and UBSan (separate build folder).
 sanitize:
-	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" all ctests
+	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" binaries ctests
 	ASAN_OPTIONS=detect_leaks=1 ASCOPE_BUILD=build-asan ASCOPE_RUNNER=host sh spec/run.sh
 
 # The primitives' specs under valgrind (leaks and invalid accesses are errors).
@@ -85,19 +106,58 @@ bench: all $(BUILD)/bench/noop_yajl $(BUILD)/bench/noop_csv $(BUILD)/bench/measu
 	$(BUILD)/ascope run spec/bench/run.lua --build $(BUILD) $(BENCH_ARGS)
 
 lint:
-	luacheck lua rules spec examples
+	luacheck lua rules spec examples types
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 -Iinclude src
 	clang-format --dry-run --Werror src/*.c src/*.h include/ascope/*.h
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/lua/5.4 \
-	  $(DESTDIR)$(PREFIX)/share/lua/5.4 $(DESTDIR)$(PREFIX)/share/ascope
-	install -m 755 $(BUILD)/ascope $(DESTDIR)$(PREFIX)/bin/ascope
-	install -m 644 $(BUILD)/ascope_core.so $(DESTDIR)$(PREFIX)/lib/lua/5.4/ascope_core.so
-	cd lua && find ascope -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/share/lua/5.4/{} \;
-	cp -r rules $(DESTDIR)$(PREFIX)/share/ascope/
+# The module for a stock lua5.4, the Lua modules and the rules beside them (LUADIR/ascope/rules/,
+# where ascope.rules looks once installed).
+install-lua: $(BUILD)/ascope_core.so
+	install -d $(DESTDIR)$(INST_LIBDIR) $(DESTDIR)$(INST_LUADIR)/ascope/rules
+	install -m 755 $(BUILD)/ascope_core.so $(DESTDIR)$(INST_LIBDIR)/ascope_core.so
+	cd lua && find ascope -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(INST_LUADIR)/{} \;
+	install -m 644 rules/*.lua $(DESTDIR)$(INST_LUADIR)/ascope/rules/
+
+install: all install-lua
+	install -d $(DESTDIR)$(INST_BINDIR) $(DESTDIR)$(INST_MANDIR) $(DESTDIR)$(INST_COMPDIR) $(DESTDIR)$(INST_TYPESDIR)
+	install -m 755 $(BUILD)/ascope $(DESTDIR)$(INST_BINDIR)/ascope
+	install -m 644 $(BUILD)/ascope.1 $(DESTDIR)$(INST_MANDIR)/ascope.1
+	install -m 644 $(BUILD)/ascope.bash $(DESTDIR)$(INST_COMPDIR)/ascope
+	install -m 644 types/*.lua $(DESTDIR)$(INST_TYPESDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(INST_BINDIR)/ascope $(DESTDIR)$(INST_LIBDIR)/ascope_core.so \
+	  $(DESTDIR)$(INST_MANDIR)/ascope.1 $(DESTDIR)$(INST_COMPDIR)/ascope
+	rm -rf $(DESTDIR)$(INST_LUADIR)/ascope $(DESTDIR)$(INST_TYPESDIR)
+	-rmdir $(DESTDIR)$(PREFIX)/share/ascope 2>/dev/null
+
+# `luarocks make` (the rockspec's make build): ascope_core.so built against the yajl, libcsv and
+# SQLite LuaRocks found, in its own build folder, then installed where LuaRocks says.
+rock:
+	$(MAKE) BUILD=build-rock build-rock/ascope_core.so
+
+rock-install:
+	$(MAKE) BUILD=build-rock install-lua
+
+# The API reference (LDoc, from Debian's lua-ldoc and lua-discount) in build/doc/, from the doc
+# comments of the modules config.ld lists; any warning fails. The lua-language-server
+# definitions of the same API are types/ (see .luarc.json).
+doc:
+	ldoc --fatalwarnings .
+
+# The source tarball the rockspec's source.url names, with the rockspec beside it:
+# `cd build/dist && luarocks build ascope-$(VERSION)-1.rockspec` (LuaRocks unpacks next to it).
+# GNU tar format: LuaRocks' own tar reader knows GNU long names, not the pax headers git archive
+# writes for paths over 100 characters.
+dist:
+	rm -rf $(BUILD)/dist && mkdir -p $(BUILD)/dist
+	git archive --prefix=ascope-$(VERSION)/ HEAD | tar -x -C $(BUILD)/dist
+	tar --format=gnu --sort=name --owner=0 --group=0 --numeric-owner -C $(BUILD)/dist \
+	  -czf $(BUILD)/dist/ascope-$(VERSION).tar.gz ascope-$(VERSION)
+	rm -rf $(BUILD)/dist/ascope-$(VERSION)
+	cp ascope-$(VERSION)-1.rockspec $(BUILD)/dist/
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-rock
 
-.PHONY: all test sanitize valgrind bench lint install clean ctests check-html slurm-check
+.PHONY: all binaries doc test sanitize valgrind bench lint install install-lua uninstall rock rock-install dist clean ctests check-html slurm-check

@@ -4,8 +4,11 @@
 --
 -- A classifier: id (stable, used in plog_summary.json), category, title {en, zh}, pattern (a Lua
 -- pattern on the message, or a list of them), code = true to match the pattern as a whole word (so "GE" inside
--- "PAGE_SIZE" is not a GE error), any_level = true to match lines of every level (default: only
--- [ERROR] lines), advice and doc. The first classifier that matches a line wins.
+-- "PAGE_SIZE" is not a GE error), sequence = true to need every pattern of the list, in order
+-- (searched one after the other: linear in the line, unlike ".-"), modules = a list of log
+-- modules whose lines match whatever the message (the GE module), any_level = true to match
+-- lines of every level (default: only [ERROR] lines), advice and doc. Categories are independent:
+-- a line counts in every category it matches; an [ERROR] line none matches is "unclassified".
 return {
   classifiers = {
     { id = "bus_error_0x800000", category = "hardware", pattern = "errcode:%(0x800000",
@@ -28,7 +31,8 @@ return {
       title = { en = "vector core exception (retCode 0x31)", zh = "Vector Core 异常（retCode 0x31）" } },
     { id = "aicpu_exception_0x2a", category = "aicpu", pattern = "retCode=0x2a",
       title = { en = "AI CPU exception (retCode 0x2a)", zh = "AI CPU 异常（retCode 0x2a）" } },
-    { id = "stream_sync_0x222", category = "runtime", pattern = "Stream Synchronize failed.-retCode=0x222",
+    { id = "stream_sync_0x222", category = "runtime", pattern = { "Stream Synchronize failed", "retCode=0x222" },
+      sequence = true,
       title = { en = "stream synchronize failed (retCode 0x222)", zh = "Stream 同步失败（retCode 0x222）" } },
     { id = "aicore_kernel_failed", category = "aicore", pattern = "[Aa]icore kernel execute failed",
       title = { en = "Aicore kernel execute failed", zh = "Aicore kernel 执行失败" } },
@@ -45,7 +49,7 @@ return {
       advice = { en = "a peer did not arrive: look for the card that failed first", zh = "对端未到达：查找最先失败的卡" } },
     { id = "ei0006", category = "hccl", pattern = "EI0006", code = true,
       title = { en = "EI0006 socket establish timeout", zh = "EI0006 建链超时" } },
-    { id = "topo_exchange_timeout", category = "hccl", pattern = "topo exchange.-timeout",
+    { id = "topo_exchange_timeout", category = "hccl", pattern = { "topo exchange", "timeout" }, sequence = true,
       title = { en = "topo exchange timeout", zh = "topo exchange 超时" } },
     { id = "oom", category = "memory", pattern = "EL0004", code = true,
       title = { en = "out of device memory", zh = "内存不足" } },
@@ -57,9 +61,9 @@ return {
                 zh = "torch_npu 错误（507014/507015/507018/507033/507034/507035/507048）" } },
     { id = "error_cqe", category = "hccl", pattern = "error cqe",
       title = { en = "error cqe (RDMA completion error)", zh = "error cqe（RDMA 完成错误）" } },
-    { id = "ge_error", category = "ge", pattern = "E1%d%d%d%d", code = true,
-      title = { en = "GE error (E1xxxx, E19999 inner error)", zh = "GE 错误（E1xxxx、E19999 内部错误）" },
-      doc = "https://www.hiascend.com (search GE Errors for the code)" },
+    { id = "ge_error", category = "ge", modules = { "GE" }, pattern = "E1%d%d%d%d", code = true,
+      title = { en = "GE error (module GE, or an E1xxxx code)", zh = "GE 错误（GE 模块，或 E1xxxx 错误码）" },
+      doc = "https://www.hiascend.com/document/detail/zh/CANNCommunityEdition/900beta2/index/index.html" },
   },
   -- fields extracted from every classified line (Lua patterns with one capture, case-insensitive
   -- on the key)

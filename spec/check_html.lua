@@ -46,8 +46,13 @@ check("chromium takes a screenshot", blank_size > 0, "is chromium installed? (ap
 sh(("%s memory %s/msinsight_pytorch_text_level0 -o %s/memory -q --format html > /dev/null 2>&1"):format(bin, real, dir))
 sh(("%s timeline %s/msinsight_pytorch_text_level0 -o %s/timeline -q --format html > /dev/null 2>&1"):format(bin, real, dir))
 sh(("%s opjitter %s/msinsight_pytorch_text_level0 -o %s/opjitter -q --format html > /dev/null 2>&1"):format(bin, real, dir))
+-- a dispatch hang on 4 generated cards: the moe page with its wait-for graph
+package.path = "spec/?.lua;" .. package.path
+local mh = require "moe_helper"
+mh.write_cluster(dir .. "/dumps", (mh.cluster({ state = "dispatch_stuck", cards = 4, fault = 2 })), "mc2")
+sh(("%s moe TARGET_DIR=%s/dumps SOC_VERSION=950 -o %s/moe -q --format html > /dev/null 2>&1"):format(bin, dir, dir))
 for _, page in ipairs({ dir .. "/memory/memory_report.html", dir .. "/timeline/timeline_report.html",
-                        dir .. "/opjitter/opjitter_report.html" }) do
+                        dir .. "/opjitter/opjitter_report.html", dir .. "/moe/moe_report.html" }) do
   local name = page:match("([^/]+)$")
   check(name .. " exists", fs.stat(page) ~= nil)
   local size, log = chromium(page, page .. ".png")

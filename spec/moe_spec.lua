@@ -2,6 +2,7 @@ local core = require "ascope_core"
 local h = require "helper"
 local mh = require "moe_helper"
 local moe = require "ascope.moe"
+local i18n = require "ascope.i18n"
 
 local function run(dir, soc, params)
   params = params or {}
@@ -22,19 +23,48 @@ local function errors_of(r, analysis)
   return out
 end
 
+-- Every ERROR and WARNING as "SEVERITY message", sorted: what a field engineer would be told.
+local function findings(r)
+  local out = {}
+  for _, a in ipairs(r.anomalies) do
+    if a.severity == "ERROR" or a.severity == "WARNING" then out[#out + 1] = a.severity .. " " .. a.message end
+  end
+  table.sort(out)
+  return out
+end
+
+-- The wait-for graph as the generator's truth states it: card -> {side, cores, waits_for, slots}.
+local function graph_of(r)
+  local out = {}
+  for _, e in ipairs(r.cross.wait_for) do
+    out[e.card] = { side = e.side, cores = e.cores, waits_for = e.waits_for, slots = e.slots }
+  end
+  return out
+end
+
+local function no_nil(lines)
+  for _, l in ipairs(lines) do assert.falsy(l:find("nil", 1, true), l) end
+end
+
 describe("moe window analysis", function()
   local dir
-  before_each(function() dir = h.tmpdir() end)
+  before_each(function()
+    dir = h.tmpdir()
+    i18n.set("en")
+  end)
   after_each(function() h.cleanup(dir) end)
 
   for _, form in ipairs({ { "raw", "910_93" }, { "msaicerr", "910_93" }, { "mc2", "950" } }) do
-    it("a healthy 2-card run reads the same from " .. form[1] .. " dumps", function()
-      for rank = 0, 1 do mh.write_card(dir .. "/" .. rank, mh.card(rank), {}, form[1]) end
-      local r, by = run(dir, form[2])
+    it("a healthy 2-card cluster gives no ERROR or WARNING from " .. form[1] .. " dumps", function()
+      local cards = mh.cluster({ state = "healthy" })
+      mh.write_cluster(dir, cards, form[1])
+      local r, by, lines = run(dir, form[2])
       assert.equal(2, #r.cards)
-      assert.same({}, errors_of(r))
+      assert.same({}, findings(r))
+      no_nil(lines)
       local c0 = by[0]
       assert.equal("combine", c0.stuck_in)
+      assert.equal("run_count", c0.stuck_by)
       assert.equal("MoeDistributeCombineV2", c0.op)
       assert.equal(24, c0.dispatch.cores)
       assert.equal(4, c0.k)
@@ -43,37 +73,225 @@ describe("moe window analysis", function()
       assert.same({ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, c0.dispatch.slots_per_core)
       -- combine: bs 6 tokens over 24 cores, k 4: 4 slots on cores 0-5
       assert.same({ 4, 4, 4, 4, 4, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, c0.combine.slots_per_core)
-      assert.equal(1, c0.combine.live_status_buffer)
+      assert.equal(1, c0.combine.live_status_buffer) -- flag 0 (6 runs): the live buffer is 1
       assert.same({}, c0.combine.missing_slots)
+      assert.same({}, c0.combine.waiting_cores)
+      assert.same({ 0, 1 }, r.cross.checked)      -- epSendCounts and assistInfoForCombine compared, equal
+      assert.same(cards[1].ep_send_counts, by[1].ep_send_counts)
+      assert.same({}, r.cross.wait_for)
+      assert.same({}, r.cross.root_cards)
     end)
   end
 
-  it("stuck in dispatch: names the cores and the local slots that did not arrive", function()
-    mh.write_card(dir .. "/0", mh.card(0, { dispatch = { run = 8 }, op = "MoeDistributeDispatchV2",
-      missing = { dispatch = { [3] = { 0 }, [10] = { 0 } } } }), {}, "mc2")
-    mh.write_card(dir .. "/1", mh.card(1, { dispatch = { run = 8 }, op = "MoeDistributeDispatchV2" }), {}, "mc2")
-    local r, by = run(dir, "950")
-    assert.equal("dispatch", by[0].stuck_in)
-    assert.equal("dispatch", by[1].stuck_in)
-    assert.same({ [3] = { 0 }, [10] = { 0 } }, by[0].dispatch.missing_slots)
-    assert.same({}, by[1].dispatch.missing_slots)
-    local e = errors_of(r, "3")
-    assert.equal(1, #e)
-    assert.truthy(e[1].message:find("card 0: 2 dispatch core(s) did not receive all their status slots: [3,10]", 1, true))
-    -- the command speaks Chinese unless asked otherwise
-    local code, out = h.run("moe", "TARGET_DIR=" .. dir, "SOC_VERSION=950", "-o", dir .. "/out")
-    assert.equal(0, code)
-    assert.truthy(out:find("[WARNING] 2. 卡0：dispatch执行次数:8，combine执行次数:7，该卡算子执行流程卡死在dispatch上", 1, true))
-    assert.truthy(out:find("[ERROR] 3.2 卡0：2 个dispatch核未等到状态：[3,10]", 1, true))
+  it("a healthy cluster: the command exits 0 even with --fail-on warning, and says no card waits", function()
+    mh.write_cluster(dir, mh.cluster({ state = "healthy" }), "mc2")
+    local code, out = h.run("--lang", "en", "--fail-on", "warning", "moe", "TARGET_DIR=" .. dir, "SOC_VERSION=950", "-o",
+      dir .. "/out")
+    assert.equal(0, code, out)
+    assert.falsy(out:find("[WARNING]", 1, true))
+    assert.falsy(out:find("[ERROR]", 1, true))
+    assert.truthy(out:find("[INFO] verdict: no card is waiting for another", 1, true))
+    local s = core.json.load(dir .. "/out/moe_summary.json")
+    assert.equal(0, #s.wait_for)
+    assert.equal(0, #s.root_cards)
+    assert.equal(0, #s.anomalies)
+    local rows = h.csv_rows(dir .. "/out/win_analysis_error.csv")
+    assert.equal(0, #rows)
   end)
 
-  it("stuck in combine: the missing combine slots of each core", function()
-    mh.write_card(dir .. "/0", mh.card(0, { missing = { combine = { [0] = { 1, 3 }, [5] = { 2 } } } }), {}, "raw")
-    mh.write_card(dir .. "/1", mh.card(1), {}, "raw")
-    local r, by = run(dir, "910_93")
+  it("dispatch stuck: the waiting cards name the card that did not send; that card is not waiting", function()
+    local cards, truth = mh.cluster({ state = "dispatch_stuck", cards = 4, moe = 16, fault = 1 })
+    mh.write_cluster(dir, cards, "mc2")
+    local r, by, lines = run(dir, "950")
+    no_nil(lines)
+    for card = 0, 3 do assert.equal(truth.stuck_in[card], by[card].stuck_in) end
+    -- 4 local experts x 4 ranks = 16 slots, one per core on cores 0-15; slot = expert x 4 + rank:
+    -- the slots from rank 1 sit on cores 1, 5, 9, 13
+    assert.same({ 1, 5, 9, 13 }, truth.waits[0].cores)
+    assert.same(truth.waits, graph_of(r))
+    assert.same({ 1 }, r.cross.root_cards)
+    assert.same({ [1] = { 0 }, [5] = { 0 }, [9] = { 0 }, [13] = { 0 } }, by[2].dispatch.missing_slots)
+    assert.same({}, by[1].dispatch.missing_slots)       -- card 1 is still sending: nothing is missing there
+    assert.same({}, by[1].dispatch.waiting_cores)
+    assert.equal(4, by[1].dispatch.idle_unarrived)    -- the 4 slots that it did not send itself are empty, not waited for
+    local expected = {}
+    for _, card in ipairs({ 0, 2, 3 }) do
+      expected[#expected + 1] = ("ERROR 3.2 card %d: 4 waiting dispatch core(s) did not receive all their status slots: "
+        .. "[1,5,9,13]"):format(card)
+      expected[#expected + 1] = ("WARNING 2. card %d: stuck in dispatch: 4 core(s) waiting"):format(card)
+    end
+    expected[#expected + 1] = "ERROR 8. card 1 started the hang: other cards wait for it and it waits for nobody; "
+      .. "first to fail (1717000000, dump time)"
+    table.sort(expected)
+    assert.same(expected, findings(r))
+    local positions
+    for _, l in ipairs(lines) do
+      if l:find("3.1 dispatch run position per core", 1, true) then positions = positions or {} positions[#positions + 1] = l end
+    end
+    assert.equal("INFO 3.1 dispatch run position per core (0 sending, 1 waiting, 2 status received): "
+      .. "[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]", positions[2])
+    assert.equal("INFO 3.1 dispatch run position per core (0 sending, 1 waiting, 2 status received): "
+      .. "[2,1,2,2,2,1,2,2,2,1,2,2,2,1,2,2,2,2,2,2,2,2,2,2]", positions[1])
+    -- the command speaks Chinese unless asked otherwise; --fail-on error exits 3 on these findings
+    local code, out = h.run("moe", "TARGET_DIR=" .. dir, "SOC_VERSION=950", "-o", dir .. "/out")
+    assert.equal(0, code)
+    assert.truthy(out:find("[WARNING] 2. 卡0：该卡算子执行流程卡死在dispatch上：4 个核处于等待", 1, true))
+    assert.truthy(out:find("[ERROR] 3.2 卡0：4 个处于等待的dispatch核未等到状态：[1,5,9,13]", 1, true))
+    assert.truthy(out:find("[INFO] 3.1 dispatch各核执行位置情况（0 发送中，1 等待中，2 已收到状态）：[0,0,0", 1, true))
+    assert.truthy(out:find("[ERROR] 8. 卡1是卡住的起点", 1, true))
+    -- the verdict that ends the run says the waiting cards in one line
+    local _, en = h.run("--lang", "en", "moe", "TARGET_DIR=" .. dir, "SOC_VERSION=950", "-o", dir .. "/out")
+    local verdict = en:match("\n(%[INFO%] verdict:\n.*)$")
+    assert.equal("[INFO] verdict:\n[INFO] 8. cards [0,2,3] (3, dispatch) wait for card(s) [1] (12 slot(s) in all)\n"
+      .. "[ERROR] 8. card 1 started the hang: other cards wait for it and it waits for nobody; first to fail (1717000000, "
+      .. "dump time)\n", verdict)
+    local s = core.json.load(dir .. "/out/moe_summary.json")
+    assert.same({ 1 }, s.root_cards)
+    assert.equal(3, #s.wait_for)
+    assert.same({ card = 0, side = "dispatch", cores = { 1, 5, 9, 13 }, waits_for = { 1 }, slots = 4, unresolved_slots = 0 },
+      s.wait_for[1])
+    assert.same({ 2, 1, 2, 2 }, { table.unpack(s.cards["0"].dispatch.positions, 1, 4) })
+    assert.equal(3, (h.run("--fail-on", "error", "moe", "TARGET_DIR=" .. dir, "SOC_VERSION=950", "-o", dir .. "/out", "-q")))
+    local _, _, err = h.run("--fail-on", "sometimes", "moe", "TARGET_DIR=" .. dir, "SOC_VERSION=950", "-o", dir .. "/out")
+    assert.truthy(err:find("--fail-on takes one of error, warning, not \"sometimes\"", 1, true))
+  end)
+
+  it("combine stuck: the card that raised the exception has empty slots and is not waiting; it is the root", function()
+    local cards, truth = mh.cluster({ state = "combine_stuck", fault = 0 })
+    mh.write_cluster(dir, cards, "raw")
+    local r, by, lines = run(dir, "910_93")
+    no_nil(lines)
     assert.equal("combine", by[0].stuck_in)
-    assert.same({ [0] = { 1, 3 }, [5] = { 2 } }, by[0].combine.missing_slots)
-    assert.equal(1, #errors_of(r, "4"))
+    assert.equal("combine", by[1].stuck_in)
+    assert.same({}, by[0].combine.waiting_cores)
+    assert.same({}, by[0].combine.missing_slots)
+    assert.is_true(by[0].combine.idle_unarrived > 0)  -- its own experts' slots: it never sent them
+    assert.same(cards[1].missing.combine, by[1].combine.missing_slots)
+    assert.same(truth.waits, graph_of(r))
+    assert.same({ 0 }, r.cross.root_cards)
+    local cores = truth.waits[1].cores
+    assert.same({
+      ("ERROR 4.2 card 1: %d waiting combine core(s) did not receive all their status slots: [%s]"):format(#cores,
+        table.concat(cores, ",")),
+      "ERROR 8. card 0 started the hang: other cards wait for it and it waits for nobody; first to fail (1717000000, dump time)",
+      ("WARNING 2. card 1: stuck in combine: %d core(s) waiting"):format(#cores),
+    }, findings(r))
+    assert.same({ 0, 1 }, r.cross.checked) -- the inputs of both cards are right: no finding from 7
+  end)
+
+  it("only dispatch ran: the side comes from the *_host.o name, and an empty combine is no cross-card difference",
+    function()
+      local cards, truth = mh.cluster({ state = "only_dispatch", fault = 1 })
+      for _, c in pairs(cards) do c.op_in_header = false end
+      mh.write_cluster(dir, cards, "raw")
+      local r, by, lines = run(dir, "910_93")
+      no_nil(lines)
+      for card = 0, 1 do
+        assert.equal("dispatch", by[card].stuck_in)
+        assert.equal("host_o", by[card].stuck_by)
+        assert.equal(0, by[card].combine.cores)
+        assert.is_false(by[card].combine.ran)
+      end
+      assert.same(truth.waits, graph_of(r))
+      assert.same({ 1 }, r.cross.root_cards)
+      assert.same({}, r.cross.combine_run_count.odd)
+      assert.same({
+        "ERROR 3.2 card 0: 8 waiting dispatch core(s) did not receive all their status slots: [1,3,5,7,9,11,13,15]",
+        "ERROR 8. card 1 started the hang: other cards wait for it and it waits for nobody; first to fail (1717000000, dump time)",
+        "WARNING 2. card 0: stuck in dispatch: 8 core(s) waiting",
+      }, findings(r))
+      local said
+      for _, l in ipairs(lines) do
+        if l:find("2. card 0: dispatch ran 1 times, combine never: the card is in dispatch, from the *_host.o name "
+          .. "MoeDistributeDispatchV2", 1, true) then said = true end
+      end
+      assert.is_true(said)
+      -- with the op name in the dump header, the header decides
+      local dir2 = dir .. "/header"
+      for _, c in pairs(cards) do c.op_in_header = nil end
+      mh.write_cluster(dir2, cards, "raw")
+      local _, by2 = run(dir2, "910_93")
+      assert.equal("header", by2[0].stuck_by)
+      assert.equal("dispatch", by2[0].stuck_in)
+      -- no "nil" in any CSV cell
+      local code = h.run("moe", "TARGET_DIR=" .. dir, "SOC_VERSION=910_93", "-o", dir .. "/out", "-q")
+      assert.equal(0, code)
+      for _, f in ipairs({ "win_data", "win_data_list", "win_analysis_error", "win_all_card_data", "win_all_card_expandidx" }) do
+        assert.falsy(h.read(dir .. "/out/" .. f .. ".csv"):find("nil", 1, true), f)
+      end
+    end)
+
+  it("dispatch and combine cores in use differ on a card: that, and nothing else, is flagged", function()
+    local cards = mh.cluster({ state = "healthy" })
+    cards[1].combine.cores = 20
+    mh.write_cluster(dir, cards, "mc2")
+    local r = run(dir, "950")
+    assert.same({ "WARNING 1.1 card 1: dispatch uses 24 cores, combine 20" }, findings(r))
+  end)
+
+  it("one corrupted epSendCounts element is flagged with its index, nothing else", function()
+    local cards = mh.cluster({ state = "healthy" })
+    local want = cards[1].ep_send_counts[6]
+    cards[1].ep_send_counts[6] = want + 3
+    mh.write_cluster(dir, cards, "mc2")
+    local r = run(dir, "950")
+    assert.same({ ("ERROR 7. card 1: epSendCounts[5] = %d, expected %d (from every card's expertIds; 1 of 16 elements "
+      .. "differ)"):format(want + 3, want) }, findings(r))
+  end)
+
+  it("assistInfoForCombine: a wrong triple is an ERROR where the SOC's layout is known, INFO where it is not", function()
+    local cards = mh.cluster({ state = "healthy" })
+    -- card 0's second triple: (source rank, token, k) of local expert 0's second arrival
+    local ai = cards[0].assist_info
+    local good = { ai[4], ai[5], ai[6] }
+    ai[5] = ai[5] + 1
+    mh.write_cluster(dir, cards, "mc2")
+    local r = run(dir, "950")
+    assert.same({ ("ERROR 7. card 0: assistInfoForCombine triple 1 = (%d,%d,%d), expected (%d,%d,%d) (from every card's "
+      .. "expertIds; 1 of 24 triples differ)"):format(good[1], good[2] + 1, good[3], good[1], good[2], good[3]) }, findings(r))
+    local r2, _, lines = run(dir, "910B")
+    assert.same({}, findings(r2))
+    local shown
+    for _, l in ipairs(lines) do
+      if l:find("INFO 7. card 0: the assistInfoForCombine layout of SOC 910B is not known", 1, true) then shown = l end
+    end
+    assert.truthy(shown)
+  end)
+
+  it("V1 kernels keep the expandIdx rule (a per-(token, k) counter)", function()
+    local cards = mh.cluster({ state = "healthy" })
+    for _, c in pairs(cards) do
+      c.op, c.assist_info = "MoeDistributeCombine", nil
+      local seen = {}
+      c.expand_idx = {}
+      for _, row in ipairs(c.expert_ids) do
+        for _, e in ipairs(row) do
+          c.expand_idx[#c.expand_idx + 1] = seen[e] or 0
+          seen[e] = (seen[e] or 0) + 1
+        end
+      end
+    end
+    cards[1].expand_idx[3] = 9
+    mh.write_cluster(dir, cards, "mc2")
+    local r = run(dir, "950")
+    assert.same({ "ERROR 7. card 1: expandIdx[2] = 9, expected 0" }, findings(r))
+  end)
+
+  it("without expertIds: a WARNING per card, --k counts the combine slots, and 7 is not compared", function()
+    mh.write_cluster(dir, mh.cluster({ state = "healthy" }), "mc2")
+    for card = 0, 1 do
+      for _, name in ipairs(core.fs.list(dir .. "/" .. card)) do
+        if name:find("%.input%.1%.") then os.remove(dir .. "/" .. card .. "/" .. name) end
+      end
+    end
+    local r, by, lines = run(dir, "950", { k = 4 })
+    assert.same({ "WARNING 1.3 card 0: no expertIds input in the dump: k comes from --k or stays unknown",
+                  "WARNING 1.3 card 1: no expertIds input in the dump: k comes from --k or stays unknown" }, findings(r))
+    assert.equal(24, by[0].combine.total_status_slots)
+    assert.same({}, r.cross.checked)
+    local said
+    for _, l in ipairs(lines) do if l:find("INFO 7. cards [0,1] have no expertIds input", 1, true) then said = true end end
+    assert.is_true(said)
   end)
 
   it("rank and EP size that differ from the HCCL link's, and a core that differs", function()
@@ -126,48 +344,17 @@ describe("moe window analysis", function()
     assert.same({}, errors_of(r))
   end)
 
-  it("checks epSendCounts and expandIdx of the cards stuck in combine against all cards' expertIds", function()
-    local c0, c1 = mh.card(0), mh.card(1)
-    -- independent expectation: rank r's experts are 8r..8r+7; counts per (expert, source) accumulated
-    local per = {}
-    for src, card in pairs({ [0] = c0, [1] = c1 }) do
-      for _, row in ipairs(card.expert_ids) do
-        for _, e in ipairs(row) do
-          per[e] = per[e] or { [0] = 0, [1] = 0 }
-          per[e][src] = per[e][src] + 1
-        end
-      end
-    end
-    local function counts(rank)
-      local out, acc = {}, 0
-      for e = rank * 8, rank * 8 + 7 do
-        for src = 0, 1 do
-          acc = acc + ((per[e] or {})[src] or 0)
-          out[#out + 1] = acc
-        end
-      end
-      return out
-    end
-    local function expand(card)
-      local seen, out = {}, {}
-      for _, row in ipairs(card.expert_ids) do
-        for _, e in ipairs(row) do
-          out[#out + 1] = seen[e] or 0
-          seen[e] = (seen[e] or 0) + 1
-        end
-      end
-      return out
-    end
-    c0.ep_send_counts, c0.expand_idx = counts(0), expand(c0)
-    c1.ep_send_counts, c1.expand_idx = counts(1), expand(c1)
-    c1.ep_send_counts[5] = c1.ep_send_counts[5] + 1
-    mh.write_card(dir .. "/0", c0, {}, "raw")
-    mh.write_card(dir .. "/1", c1, {}, "raw")
-    local r = run(dir, "910_93")
-    local e = errors_of(r, "7")
-    assert.equal(1, #e)
-    assert.truthy(e[1].message:find("7. card 1: epSendCounts[4] = ", 1, true))
-    assert.same({ 0, 1 }, r.cross.checked)
+  it("a combine slot of a shared expert names the shared-expert card", function()
+    local params = { share_expert_card_count = 1, share_expert_num = 1 }
+    -- card 1 (routed experts 0-15) waits on core 0 for token 0's slots 0 (expert ids[0][0]) and 4 (the shared expert)
+    local c1 = mh.card(1, { combine = { positions = { 1 } }, missing = { combine = { [0] = { 0, 4 } } } })
+    c1.expert_ids[1] = { 3, 5, 7, 9 }
+    mh.write_card(dir .. "/0", mh.card(0), params, "mc2")
+    mh.write_card(dir .. "/1", c1, params, "mc2")
+    local r = run(dir, "950", params)
+    assert.same({ [1] = { side = "combine", cores = { 0 }, waits_for = { 0, 1 }, slots = 2 } }, graph_of(r))
+    -- expert 3 is on rank 1 + 3 // 16 = 1; the shared expert on rank 1 % 1 = 0
+    assert.same({ 0, 1 }, r.cross.wait_for[1].waits_for)
   end)
 
   it("START_A2_CLUSTER=1 merges the machines' results and compares all cards", function()
@@ -195,6 +382,25 @@ describe("moe window analysis", function()
     assert.equal("3", rows[4].card)
   end)
 
+  it("START_A2_CLUSTER=1 builds the wait-for graph over all machines' cards", function()
+    local cards = mh.cluster({ state = "dispatch_stuck", cards = 4, fault = 3 })
+    for rank, card in pairs(cards) do
+      mh.write_card(("%s/m%d/dumps/%d"):format(dir, rank // 2, rank % 2), card, {}, "mc2")
+    end
+    for m = 0, 1 do
+      assert.equal(0, (h.run("moe", ("TARGET_DIR=%s/m%d/dumps"):format(dir, m), "SOC_VERSION=910B", "-o",
+        ("%s/results/m%d"):format(dir, m), "-q")))
+    end
+    local code = h.run("--lang", "en", "moe", "TARGET_DIR=" .. dir .. "/results", "SOC_VERSION=910B", "START_A2_CLUSTER=1",
+      "-o", dir .. "/merged", "-q")
+    assert.equal(0, code)
+    local s = core.json.load(dir .. "/merged/moe_summary.json")
+    assert.same({ 3 }, s.root_cards)
+    local waiting = {}
+    for _, e in ipairs(s.wait_for) do waiting[#waiting + 1] = e.card .. ">" .. table.concat(e.waits_for, ",") end
+    assert.same({ "0>3", "1>3", "2>3" }, waiting)
+  end)
+
   it("a truncated dump names the file and the sizes, and the other cards are still analysed", function()
     mh.write_card(dir .. "/0", mh.card(0), {}, "raw")
     mh.write_card(dir .. "/1", mh.card(1), {}, "raw")
@@ -212,6 +418,9 @@ describe("moe window analysis", function()
     local code, out = h.run("moe", "TARGET_DIR=" .. dir .. "/", "SOC_VERSION=910_93", "-o", dir .. "/out", "--lang", "en")
     assert.equal(1, code)
     assert.truthy(out:find("[ERROR] " .. p, 1, true))
+    -- an unreadable input keeps exit code 1 under --fail-on
+    assert.equal(1, (h.run("--fail-on", "warning", "moe", "TARGET_DIR=" .. dir, "SOC_VERSION=910_93", "-o", dir .. "/out",
+      "-q")))
     local s = core.json.load(dir .. "/out/moe_summary.json")
     assert.equal("combine", s.cards["0"].stuck_in)
     assert.equal(24, s.cards["0"].dispatch.cores)

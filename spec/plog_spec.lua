@@ -42,9 +42,12 @@ describe("plog", function()
     local r = assert(plog.run(dir))
     local count = {}
     for id, c in pairs(r.categories) do count[id] = c.count end
-    assert.same({ ez9999 = 2, bus_error_0x800000 = 2, error_happened_origin_op = 1, ge_error = 1,
-                  ub_link_ras_0x81b18603 = 1, ei0002 = 1, aicore_exception_0x26 = 1, aicore_kernel_failed = 1,
+    -- ge_error: the four [ERROR] lines of module GE (the E19999 one also carries an E1xxxx code);
+    -- never the letters GE inside a word (PAGE_SIZE) nor a line of another module without a code
+    assert.same({ ez9999 = 2, bus_error_0x800000 = 2, error_happened_origin_op = 1, ge_error = 4,
+                  ub_link_ras_0x81b18603 = 1, ei0002 = 1, aicore_exception_0x26 = 1, aicore_kernel_failed = 2,
                   oom_npu = 1, ee9999 = 1 }, count)
+    assert.equal(0, r.unclassified.count)
     local ex = r.categories.error_happened_origin_op.examples[1]
     assert.equal(dir .. "/device-0/plog-3975660_20240601100000.log", ex.file)
     assert.equal(5, ex.line)
@@ -63,10 +66,16 @@ describe("plog", function()
     assert.equal("12", bus.fields.task_id)
     assert.equal("MoeDistributeDispatchV2_a1b2_mix_aiv", bus.fields.kernel_name)
     assert.equal("errcode:(0x800000", bus.fields.error_code)
-    assert.equal(2, #r.failures)
+    -- one failure per failing (card, task): card 0 tasks 12 and 13, card 1 task 99
+    assert.equal(3, #r.failures)
     assert.same({ card = 0, kernel_name = "MoeDistributeDispatchV2_a1b2_mix_aiv", origin_op_name = "MoeDistributeDispatchV2",
-                  stream_id = "5", task_id = "12", file = bus.file, line = 4 }, r.failures[1])
-    assert.same({ { card = 1, kernel_name = "MatMulV2_77_mix_aic" } }, r.non_moe_failures)
+                  stream_id = "5", task_id = "12", file = bus.file, line = 4, time = "2024-06-01-10:00:02.123.456" },
+      r.failures[1])
+    assert.same({ card = 0, stream_id = "5", task_id = "13", file = bus.file, line = 11, time = "2024-06-01-10:00:09.123.456" },
+      r.failures[2])
+    assert.equal("99", r.failures[3].task_id)
+    assert.same({ { card = 1, kernel_name = "MatMulV2_77_mix_aic", task_id = "99" } }, r.non_moe_failures)
+    assert.same({ [0] = "2024-06-01-10:00:01.123.456", [1] = "2024-06-01-10:00:01.123.456" }, r.first_error)
     local code, out = h.run("plog", "PLOG_PATH=" .. dir, "-o", dir .. "/out")
     assert.equal(0, code)
     assert.truthy(out:find("[ERROR] card 1 did not fail on a dispatch/combine kernel but on MatMulV2_77_mix_aic", 1, true))
@@ -85,8 +94,17 @@ describe("plog", function()
       { id = "my_custom", category = "app", pattern = "Tried to allocate", title = { en = "allocation", zh = "申请" } },
     } }]])
     local r = assert(plog.run(dir, { rules = dir .. "/r.lua" }))
-    -- appended after the bundled ones: "NPU out of memory" still wins that line
-    assert.is_nil(r.categories.my_custom)
+    -- categories are independent: the line counts as the user's category and as NPU out of memory
+    assert.equal(1, r.categories.my_custom.count)
+    assert.equal(1, r.categories.oom_npu.count)
+    -- a character a quantifier may drop is not required by the literal search before the pattern
+    h.write(dir .. "/q.lua", [[return { classifiers = {
+      { id = "optional_t", category = "app", pattern = "NPU outt? of", title = { en = "o", zh = "o" } },
+      { id = "captured", category = "app", pattern = "(Tried) to", title = { en = "c", zh = "c" } },
+    } }]])
+    local rq = assert(plog.run(dir, { rules = dir .. "/q.lua" }))
+    assert.equal(1, rq.categories.optional_t.count)
+    assert.equal(1, rq.categories.captured.count)
     h.write(dir .. "/r2.lua", [[return { classifiers = { { id = "oom_npu", disabled = true },
       { id = "my_custom", category = "app", pattern = "Tried to allocate", title = { en = "allocation", zh = "申请" } } } }]])
     local r2 = assert(plog.run(dir, { rules = dir .. "/r2.lua" }))
@@ -97,4 +115,54 @@ describe("plog", function()
     assert.is_nil(none)
     assert.truthy(err:find("broken", 1, true))
   end)
+
+  it("counts one line in every category it matches", function()
+    h.write(dir .. "/device-2/plog-1.log", line("ERROR", "GE", "00:01",
+      "Error happened, origin_op_name [MoeDistributeCombineV2], op_name [layer_3_combine]") .. "\n")
+    local r = assert(plog.run(dir))
+    assert.equal(1, r.categories.error_happened_origin_op.count)
+    assert.equal(1, r.categories.ge_error.count)
+    assert.equal(2, #r.records)
+    assert.equal(r.records[1].line, r.records[2].line)
+    assert.same({ { card = 2, file = dir .. "/device-2/plog-1.log", line = 1, time = "2024-06-01-10:00:01.123.456",
+                    origin_op_name = "MoeDistributeCombineV2" } }, r.failures)
+    assert.same({}, r.non_moe_failures)
+  end)
+
+  it("keeps an [ERROR] line no classifier knows as unclassified, with its example, and flags it", function()
+    h.write(dir .. "/device-0/plog-1.log", table.concat({
+      line("ERROR", "HCCL", "00:01", "something nobody has seen before"),
+      line("INFO", "HCCL", "00:02", "an [ERROR] quoted in an info line is no error"),
+      line("ERROR", "RUNTIME", "00:03", "Stream Synchronize failed, stream_id=3, retCode=0x222"),
+      line("ERROR", "HCCL", "00:04", ("topo exchange "):rep(2000) .. "and no time limit named"),
+    }, "\n") .. "\n")
+    local r = assert(plog.run(dir))
+    assert.equal(2, r.unclassified.count)
+    assert.same({ file = dir .. "/device-0/plog-1.log", line = 1,
+                  text = line("ERROR", "HCCL", "00:01", "something nobody has seen before") }, r.unclassified.examples[1])
+    assert.equal(4, r.unclassified.examples[2].line)
+    assert.equal(1, r.categories.stream_sync_0x222.count)
+    assert.is_nil(r.categories.topo_exchange_timeout)
+    local code, out = h.run("--lang", "en", "plog", dir, "-o", dir .. "/out")
+    assert.equal(0, code)
+    assert.truthy(out:find("[WARNING] 2 [ERROR] line(s) that no classifier knows (unclassified)", 1, true))
+    local s = core.json.load(dir .. "/out/plog_summary.json")
+    assert.equal(2, s.unclassified.count)
+    local rows, header = h.csv_rows(dir .. "/out/error_plog.csv")
+    assert.equal(3, #rows)
+    assert.equal("unclassified [ERROR] line", rows[1][header[1]])
+    assert.equal(3, (h.run("--fail-on", "warning", "plog", dir, "-o", dir .. "/out", "-q")))
+    assert.equal(0, (h.run("--fail-on", "error", "plog", dir, "-o", dir .. "/out", "-q")))
+  end)
+
+  it("prints the GE documentation hint with the GE error count", function()
+    tree(dir)
+    local code, out = h.run("--lang", "en", "plog", dir, "-o", dir .. "/out")
+    assert.equal(0, code)
+    assert.truthy(out:find("[INFO] GE error (module GE, or an E1xxxx code): 4 line(s); look the codes up under \"GE Errors\" at "
+      .. "https://www.hiascend.com/document/detail/zh/CANNCommunityEdition/900beta2/index/index.html", 1, true))
+    local _, zh = h.run("plog", dir, "-o", dir .. "/out", "--lang", "zh")
+    assert.truthy(zh:find("检测到 GE 错误（GE 模块，或 E1xxxx 错误码）：4 个，请前往该网址，搜索GE Errors查询对应报错信息及解决方法：", 1, true))
+  end)
 end)
+

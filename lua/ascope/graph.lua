@@ -1,14 +1,17 @@
 --- Operator order of every card's compiled graph against card 0.
---   local r = assert(require("ascope.graph").run("graphs/"))
---   for _, p in ipairs(r.pairs) do print(p.a, p.b, p.verdict, p.first_divergence) end
+--     local r = assert(require("ascope.graph").run("graphs/"))
+--     for _, p in ipairs(r.pairs) do print(p.a, p.b, p.verdict, p.first_divergence) end
 -- Verdicts: "identical" (same nodes in the same order), "order" (the same multiset of nodes in
 -- another order; first_divergence is the first 0-based index where they part), "count" (some
 -- node occurs a different number of times; counts = node -> {count on a, count on b}).
+-- @module ascope.graph
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local rules_mod = require "ascope.rules"
 local model = require "ascope.analysis.timeline.model"
 local fs = core.fs
+
+local i18n = require "ascope.i18n"
 
 local M = {}
 
@@ -82,6 +85,14 @@ function M.compare(a, b)
   return { verdict = "count", counts = diff, first_divergence = first }
 end
 
+--- Compare the graph files of every card under path with the lowest card's.
+-- @tparam string path the folder of the graph files
+-- @tparam[opt] table opts `rules` (a user rule file), `filter` (node name patterns, `|` between
+-- alternatives)
+-- @treturn table `{input, cards, graphs, pairs, failed}`; each pair has `a`, `b`, `verdict` and,
+-- when they differ, `first_divergence` or `counts`
+-- @treturn[2] nil when the input cannot be used at all
+-- @treturn[2] string why
 function M.run(path, opts)
   opts = opts or {}
   local rules, rerr = M.rules(opts.rules)
@@ -122,6 +133,20 @@ function M.run(path, opts)
     res.pairs[#res.pairs + 1] = cmp
   end
   return res
+end
+
+--- Findings: {severity, card, cards, analysis, message}, one ERROR per card whose nodes differ
+-- from the reference card's (in order or in number).
+function M.anomalies(res)
+  local out = {}
+  for _, p in ipairs(res.pairs) do
+    if p.verdict ~= "identical" then
+      local where = p.first_divergence and i18n.t("graph.from_index", p.first_divergence) or ""
+      out[#out + 1] = { severity = "ERROR", card = p.b, cards = { p.a, p.b }, analysis = "graph",
+                        message = i18n.t(p.verdict == "order" and "graph.order" or "graph.count", p.a, p.b, where) }
+    end
+  end
+  return out
 end
 
 return M

@@ -1,16 +1,34 @@
 --- ascope: the C primitives and the analyses as one Lua module.
 --
---   local ascope = require "ascope"
---   local r = assert(ascope.json.scan("trace_view.json", {
---     where  = { cat = "cpu_op", ["args.Call stack"] = true },
---     fields = { name = "string", ts = "us", dur = "us", ["args.Call stack"] = "string" },
---   }))
---   print(r.n, r.columns.name[1], r.columns.ts[1])   -- ts in exact int64 nanoseconds
+--     local ascope = require "ascope"
+--     local r = assert(ascope.json.scan("trace_view.json", {
+--       where  = { cat = "cpu_op", ["args.Call stack"] = true },
+--       fields = { name = "string", ts = "us", dur = "us", ["args.Call stack"] = "string" },
+--     }))
+--     print(r.n, r.columns.name[1], r.columns.ts[1])   -- ts in exact int64 nanoseconds
 --
 -- Primitives (C, see README "Lua API"): json, csv, interval, match, bin, db, fs, par, column.
 -- Analyses are loaded on first use: ascope.memory, ...
+-- @module ascope
 local core = require "ascope_core"
 
+--- What `require "ascope"` returns: the primitives of the C module ascope_core, and the
+-- analyses, each loaded the first time it is used.
+-- @field json streaming JSON: `scan(path, {where, fields})`, `decode`, `load`, `encode`, `null`
+-- @field csv typed CSV reader `read(path, {columns, bad})`, record reader `open`, `writer`
+-- @field interval int64 interval sets: `union`, `intersect`, `subtract`, `gaps`, `clip`, `total`, `stats`
+-- @field match grouped sorted index `index(keys, starts, durations)` and bulk `latest` / `within` lookups
+-- @field bin read-only file views: scalars, strided arrays, struct layouts, protobuf, `.npy`
+-- @field db read-only SQLite: `open(path)`, `db:query(sql, ...)` into columns
+-- @field fs sorted walks, `stat`, `list`, atomic `write`, `mkdirs`, `grep`
+-- @field par `map(items, fn, {jobs, gc, here})`: per-item work in worker processes
+-- @field column typed columns: `new(kind, values)`, `concat`; `#col`, `col[i]`, `col:totable()`
+-- @field versions `versions()`: the versions of Lua, yajl, libcsv and SQLite built in
+-- @field VERSION the version of ascope ("0.1.0")
+-- @field memory the memory job (`ascope.memory`), loaded on first use
+-- @field timeline the timeline job (`ascope.timeline`), loaded on first use
+-- @field rules rule files (`ascope.rules`), loaded on first use
+-- @table ascope
 local M = {
   json = core.json,
   csv = core.csv,
@@ -22,6 +40,7 @@ local M = {
   par = core.par,
   column = core.column,
   versions = core.versions,
+  VERSION = require "ascope.version",
 }
 
 local lazy = { memory = "ascope.memory", timeline = "ascope.timeline", rules = "ascope.rules" }

@@ -20,14 +20,45 @@ function M.stage(fmt, ...)
   io.stderr:write("[ascope] " .. (select("#", ...) > 0 and fmt:format(...) or fmt) .. "\n")
 end
 
+-- Severity tags in colour on a terminal: https://no-color.org (NO_COLOR set and not empty
+-- turns it off), and never on a dumb terminal or into a file or pipe.
+local COLOURS = { ERROR = "1;31", WARNING = "33", INFO = "36" }
+local colour_on = {}
+
+--- Whether what goes to fd (1 stdout, 2 stderr) is coloured.
+function M.colour(fd)
+  if colour_on[fd] == nil then
+    local no = os.getenv("NO_COLOR")
+    colour_on[fd] = fs.isatty(fd) and (no == nil or no == "") and os.getenv("TERM") ~= "dumb"
+  end
+  return colour_on[fd]
+end
+
+--- The line with its leading [ERROR], [WARNING] or [INFO] tag coloured when fd takes colour.
+function M.paint(line, fd)
+  if not M.colour(fd) then return line end
+  return (line:gsub("^(%s*)%[(%u+)%]", function(space, level)
+    local c = COLOURS[level]
+    if not c then return nil end
+    return ("%s\27[%sm[%s]\27[0m"):format(space, c, level)
+  end, 1))
+end
+
+--- print() with severity tags painted (the commands' print while they run on a terminal).
+function M.print(...)
+  local parts = table.pack(...)
+  for i = 1, parts.n do parts[i] = tostring(parts[i]) end
+  io.stdout:write(M.paint(table.concat(parts, "\t", 1, parts.n), 1), "\n")
+end
+
 function M.warn(fmt, ...)
   clear_bar()
-  io.stderr:write("[WARNING] " .. (select("#", ...) > 0 and fmt:format(...) or fmt) .. "\n")
+  io.stderr:write(M.paint("[WARNING] ", 2) .. (select("#", ...) > 0 and fmt:format(...) or fmt) .. "\n")
 end
 
 function M.error(fmt, ...)
   clear_bar()
-  io.stderr:write("[ERROR] " .. (select("#", ...) > 0 and fmt:format(...) or fmt) .. "\n")
+  io.stderr:write(M.paint("[ERROR] ", 2) .. (select("#", ...) > 0 and fmt:format(...) or fmt) .. "\n")
 end
 
 local function human(bytes)

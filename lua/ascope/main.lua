@@ -1,11 +1,12 @@
---- The ascope executable's entry point: global flags, command dispatch, help, version, run.
+--- The ascope executable's entry point: global options, command dispatch, help.
+local cli = require "ascope.cli"
 local errors = require "ascope.errors"
 local i18n = require "ascope.i18n"
 local log = require "ascope.log"
 
 local M = {}
 
-M.VERSION = "0.1.0"
+M.VERSION = require "ascope.version"
 
 -- command -> module; each module returns {spec = <cli spec>, main = function(opts, words, ctx)}
 M.commands = {
@@ -17,12 +18,47 @@ M.commands = {
   moe = "ascope.commands.moe",
   diagnose = "ascope.commands.diagnose",
   merge = "ascope.commands.merge",
+  run = "ascope.commands.run",
+  help = "ascope.commands.help",
+  version = "ascope.commands.version",
 }
 
-local GLOBAL_FLAGS = {
-  ["--debug"] = "debug", ["--quiet"] = "quiet", ["-q"] = "quiet",
-  ["--lang"] = "lang", ["--rules-dir"] = "rules_dir", ["--help"] = "help", ["-h"] = "help",
+-- the analyses in alphabetical order, then these
+local TOOLS = { "merge", "run", "help", "version" }
+
+--- The environment variables ascope reads, for help texts and the man page.
+M.environment = {
+  { "ASCOPE_PATH", { en = "a folder of edited Lua modules (a copy of lua/) loaded before the bundled ones",
+                     zh = "修改过的 Lua 模块目录（lua/ 的副本），优先于内置模块加载" } },
+  { "ASCOPE_RULES_DIR", { en = "an edited copy of the rules/ folder (as --rules-dir)", zh = "修改过的 rules/ 目录（同 --rules-dir）" } },
+  { "ASCOPE_DEBUG", { en = "set: tracebacks as with --debug", zh = "设置后如同 --debug 显示调用栈" } },
+  { "LANG, LC_ALL", { en = "zh_* gives Chinese messages, anything else English (--lang overrides)",
+                      zh = "zh_* 时使用中文，否则英文（--lang 优先）" } },
+  { "NO_COLOR", { en = "set and not empty: no colour on a terminal", zh = "设置且非空时，终端上不使用颜色" } },
 }
+
+--- Every command name in the order help lists them.
+function M.command_names()
+  local names = {}
+  for name in pairs(M.commands) do
+    local tool = false
+    for _, t in ipairs(TOOLS) do tool = tool or t == name end
+    if not tool then names[#names + 1] = name end
+  end
+  table.sort(names)
+  for _, t in ipairs(TOOLS) do names[#names + 1] = t end
+  return names
+end
+
+function M.command_list() return table.concat(M.command_names(), ", ") end
+
+--- The option spec of a command.
+function M.spec(name) return require(M.commands[name]).spec end
+
+--- A usage error for a word that is not a command, with the likely one.
+function M.unknown_command(word)
+  errors.usage(i18n.t("cli.unknown_command", word, cli.did_you_mean(word, M.command_names()), M.command_list()))
+end
 
 -- ASCOPE_PATH=DIR: modules are looked up in DIR (an edited copy of lua/) before the bundled ones.
 local function add_user_path()
@@ -39,113 +75,54 @@ local function add_user_path()
   end
 end
 
-local function split_globals(argv)
-  local ctx, rest = {}, {}
-  local i = 1
-  while i <= #argv do
-    local a = argv[i]
-    local flag, value = a:match("^(%-%-[%w-]+)=(.*)$")
-    local g = GLOBAL_FLAGS[flag or a]
-    if g == "lang" or g == "rules_dir" then
-      if not value then
-        i = i + 1
-        value = argv[i]
-        if not value then errors.usage("%s needs a value", a) end
-      end
-      ctx[g] = value
-    elseif g and not value then
-      ctx[g] = true
-    else
-      rest[#rest + 1] = a
-    end
-    i = i + 1
-  end
-  return ctx, rest
-end
-
-local function overview()
-  local lines = {
-    "ascope " .. M.VERSION .. " - analysis toolkit for Ascend NPU profiling and failure data",
-    "",
-    "usage: ascope <command> [options]",
-    "",
-    "commands:",
-  }
-  local names = {}
-  for name in pairs(M.commands) do names[#names + 1] = name end
-  table.sort(names)
-  for _, name in ipairs(names) do
-    local spec = require(M.commands[name]).spec
-    lines[#lines + 1] = ("  %-10s %s"):format(name, i18n.pick(spec.summary))
-  end
-  lines[#lines + 1] = ("  %-10s %s"):format("run", "run a Lua script with the ascope API preloaded: ascope run SCRIPT.lua [args]")
-  lines[#lines + 1] = ("  %-10s %s"):format("help", "help on a command: ascope help memory")
-  lines[#lines + 1] = ("  %-10s %s"):format("version", "versions of ascope and the libraries it was built with")
-  lines[#lines + 1] = ""
-  lines[#lines + 1] = "global options: --quiet (no progress), --debug (tracebacks), --lang zh|en, --rules-dir DIR"
-  lines[#lines + 1] = "environment: ASCOPE_PATH=DIR loads edited Lua modules from DIR before the bundled ones"
-  return table.concat(lines, "\n") .. "\n"
-end
-
-local function version()
-  local core = require "ascope_core"
-  local v = core.versions()
-  local ok, lpeg = pcall(require, "lpeg")
-  local lv = ok and lpeg.version or "?"
-  if type(lv) == "function" then lv = lv() end -- LPeg 1.0 has version(), 1.1 a string
-  io.write(("ascope %s\n"):format(M.VERSION))
-  io.write(("  %s, LPeg %s, yajl %s, libcsv %s, SQLite %s\n"):format(v.lua, lv, v.yajl, v.libcsv, v.sqlite))
-  return 0
-end
-
--- ascope run SCRIPT [args]: arg[0] = SCRIPT, arg[1..] = args, as lua5.4 does it.
-local function run_script(words)
-  local script = words[1]
-  if not script then errors.usage("usage: ascope run SCRIPT.lua [args]") end
-  local chunk, err = loadfile(script)
-  if not chunk then error(err, 0) end
-  local new_arg = { [0] = script }
-  for i = 2, #words do new_arg[i - 1] = words[i] end
-  _G.arg = new_arg
-  local code = chunk(table.unpack(new_arg))
-  return math.tointeger(code) or 0
-end
-
-local function dispatch(ctx, words)
+local function apply(ctx)
   log.quiet = ctx.quiet or false
   i18n.set(ctx.lang)
   if ctx.rules_dir then require("ascope.rules").set_dir(ctx.rules_dir) end
-  local cmd = table.remove(words, 1)
-  if cmd == nil or cmd == "help" then
-    local topic = words[1]
-    if topic and M.commands[topic] then
-      io.write(require("ascope.cli").help(require(M.commands[topic]).spec))
-    elseif topic then
-      errors.usage("no command '%s' (commands: %s)", topic, M.command_list())
-    else
-      io.write(overview())
-    end
-    return 0
-  end
-  if cmd == "version" or cmd == "--version" then return version() end
-  if cmd == "run" then return run_script(words) end
-  local mod = M.commands[cmd]
-  if not mod then errors.usage("unknown command '%s' (commands: %s; see 'ascope help')", cmd, M.command_list()) end
-  local command = require(mod)
-  if ctx.help then
-    io.write(require("ascope.cli").help(command.spec))
-    return 0
-  end
-  local opts, rest = require("ascope.cli").parse(command.spec, words)
-  return command.main(opts, rest, ctx) or 0
 end
 
-function M.command_list()
-  local names = {}
-  for name in pairs(M.commands) do names[#names + 1] = name end
-  table.sort(names)
-  names[#names + 1] = "run"
-  return table.concat(names, ", ")
+-- The commands print their findings with print(); on a terminal, print paints the severity
+-- tags while a command runs (M.main puts the plain one back). Scripts keep the plain print.
+local plain_print = print
+local function call(command, opts, words, ctx)
+  if not command.spec.script and log.colour(1) then rawset(_G, "print", log.print) end
+  return command.main(opts, words, ctx)
+end
+
+-- global options, the command, its options and words
+local function dispatch(argv, ctx)
+  if argv[1] == "--version" then argv[1] = "version" end
+  local lead, rest = cli.parse_leading(cli.globals, argv)
+  for k, v in pairs(lead) do ctx[k] = v end
+  apply(ctx)
+  local name = table.remove(rest, 1)
+  if name == nil then
+    io.write(require("ascope.commands.help").overview())
+    return 0
+  end
+  if not M.commands[name] then M.unknown_command(name) end
+  local command = require(M.commands[name])
+  local opts, words
+  if command.spec.script then
+    -- `ascope run [global options] SCRIPT [args]`: the words after the script are the script's
+    local g
+    g, words = cli.parse_leading(cli.globals, rest)
+    for k, v in pairs(g) do ctx[k] = v end
+    opts = {}
+  else
+    local g
+    opts, words, g = cli.parse(command.spec, rest, cli.globals)
+    for k, v in pairs(g) do ctx[k] = v end
+  end
+  apply(ctx)
+  if ctx.help then
+    io.write(cli.help(command.spec))
+    return 0
+  end
+  if opts.output then cli.check_output(opts.output) end
+  -- --fail-on error|warning: exit 3 when a finding at or above it exists (1 and 2 win over it)
+  local code, found = call(command, opts, words, ctx)
+  return require("ascope.findings").exit_code(code or 0, found, ctx.fail_on)
 end
 
 --- Run the program with the host's arg table; returns the exit code.
@@ -154,24 +131,12 @@ function M.main(argv)
   local words = {}
   for i = 1, #argv do words[i] = argv[i] end
   local ctx = {}
-  local ok, result = xpcall(function()
-    local rest
-    ctx, rest = split_globals(words)
-    -- `ascope run` passes everything after the script to the script untouched
-    if rest[1] == "run" then
-      local raw = {}
-      local seen = false
-      for _, w in ipairs(words) do
-        if seen then raw[#raw + 1] = w elseif w == "run" then seen = true end
-      end
-      rest = { "run", table.unpack(raw) }
-    end
-    return dispatch(ctx, rest)
-  end, function(e)
+  local ok, result = xpcall(dispatch, function(e)
     if errors.is_usage(e) then return e end
     if ctx.debug or os.getenv("ASCOPE_DEBUG") then return debug.traceback(tostring(e), 2) end
     return e
-  end)
+  end, words, ctx)
+  rawset(_G, "print", plain_print)
   io.stdout:flush()
   if ok then return result end
   if errors.is_usage(result) then

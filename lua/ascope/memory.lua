@@ -1,13 +1,14 @@
 --- Memory attribution for scripts and embedding: read every rank's operator_memory.csv, give
 -- each allocation the Python call stack of the operator that made it, and summarise.
 --
---   local memory = require "ascope.memory"
---   local result = memory.parse("prof_dir", { match = "latest", rank_list = "0-3", jobs = 4 })
---   for row in result:rows() do                 -- all ranks, in time order
---     if row.size_kb > 1e6 then print(row.rank_id, row.name, row.call_stack_top) end
---   end
---   for _, rank in ipairs(result.ranks) do print(rank.rank, rank.summary.peak.allocated_mb) end
---   for _, f in ipairs(result.failed) do print("unreadable:", f.role, f.rank, f.reason) end
+--     local memory = require "ascope.memory"
+--     local result = memory.parse("prof_dir", { match = "latest", rank_list = "0-3", jobs = 4 })
+--     for row in result:rows() do                 -- all ranks, in time order
+--       if row.size_kb > 1e6 then print(row.rank_id, row.name, row.call_stack_top) end
+--     end
+--     for _, rank in ipairs(result.ranks) do print(rank.rank, rank.summary.peak.allocated_mb) end
+--     for _, f in ipairs(result.failed) do print("unreadable:", f.role, f.rank, f.reason) end
+-- @module ascope.memory
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local memory_csv = require "ascope.ascend.memory_csv"
@@ -329,10 +330,16 @@ function M.compute(plan, picks)
   return shard.compute(M, plan, picks, plan.opts.jobs)
 end
 
---- Parse a profiling tree. opts: match ("latest"), rank_list ("all" | "0,2,4-7" | set),
--- roles (list), jobs (CPUs), rules (user rule file). Returns a result with ranks (each with
--- columns and summary), failed ({role, rank, dirs, reason}), and rows()/order() iterators;
--- or nil, message when the input cannot be used at all.
+--- Parse a profiling tree: read every rank, attribute every allocation, summarise.
+-- @tparam string input a tree `<in>/<role>/<..>_ascend_pt/`, one `*_ascend_pt` folder or an
+-- `ASCEND_PROFILER_OUTPUT` folder
+-- @tparam[opt] table opts `match` ("latest", "within", "within-or-latest"; default from the rules),
+-- `rank_list` ("all", "0,2,4-7" or a set), `roles` (list), `jobs` (default: CPUs), `rules` (a user
+-- rule file)
+-- @treturn table the result: `ranks` (each with `rank`, `role`, `columns` and `summary`), `failed`
+-- (`{role, rank, dirs, reason}` each), and the `rows()` and `order()` iterators
+-- @treturn[2] nil when the input cannot be used at all
+-- @treturn[2] string why
 function M.parse(input, opts)
   local plan, err = M.plan(input, opts)
   if not plan then return nil, err end

@@ -1,8 +1,9 @@
 --- Operator jitter across cards for scripts: find each card's kernel_details.csv or
 -- op_summary_*.csv, compare the n-th call of every operator type across cards, and check the
 -- aiv columns of the dispatch/combine families.
---   local r = assert(require("ascope.opjitter").run("prof_dir"))
---   for _, a in ipairs(r.avg) do print(a.type, a.avg_jitter) end
+--     local r = assert(require("ascope.opjitter").run("prof_dir"))
+--     for _, a in ipairs(r.avg) do print(a.type, a.avg_jitter) end
+-- @module ascope.opjitter
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local kernel_csv = require "ascope.ascend.kernel_csv"
@@ -10,6 +11,8 @@ local analysis = require "ascope.analysis.opjitter"
 local rules_mod = require "ascope.rules"
 local shard = require "ascope.shard"
 local fs = core.fs
+
+local i18n = require "ascope.i18n"
 
 local M = {}
 
@@ -122,12 +125,32 @@ function M.assemble(context, outcomes, rules)
   return res
 end
 
---- opts: rules (file), cards (expected count), jobs (files read at once; default: CPUs). Returns {cards, missing, rows, avg, aiv, failed}.
+--- Jitter of every operator type across the cards under path.
+-- @tparam string path the profiling folder
+-- @tparam[opt] table opts `rules` (a user rule file), `cards` (expected count), `jobs` (files read
+-- at once; default: CPUs)
+-- @treturn table `{cards, found, missing, rows, avg, aiv, failed}`
+-- @treturn[2] nil when the input cannot be used at all
+-- @treturn[2] string why
 function M.run(path, opts)
   local plan, err = M.plan(path, opts)
   if not plan then return nil, err end
   -- one file per card, read in parallel worker processes
   return M.assemble(plan.context, shard.compute(M, plan, shard.select(plan), plan.opts.jobs), plan.rules)
+end
+
+--- Findings: {severity, card, analysis, message}: each card missing between 0 and the highest,
+-- each aiv value of a dispatch/combine call that is not numeric, not positive or off the mean.
+function M.anomalies(res)
+  local out = {}
+  for _, c in ipairs(res.missing) do
+    out[#out + 1] = { severity = "ERROR", card = c, analysis = "opjitter", message = i18n.t("opjitter.missing_card", c) }
+  end
+  for _, v in ipairs(res.aiv) do
+    out[#out + 1] = { severity = "ERROR", card = v.card, analysis = "opjitter aiv", message = i18n.t("opjitter.aiv", v.card,
+      v.type, v.call, v.column, v.value == nil and "NA" or tostring(v.value), v.kind) }
+  end
+  return out
 end
 
 return M

@@ -1,13 +1,14 @@
 --- Rule files: Lua files under rules/ that return tables. They are data, loaded in a sandbox
 -- (no io, os or require), and a user file given with --rules adds to them or overrides them.
 --
---   local rules = require "ascope.rules"
---   local r = assert(rules.load("memory"))              -- rules/memory.lua
---   local r2 = assert(rules.load("memory", "my.lua"))   -- the same, merged with my.lua
+--     local rules = require "ascope.rules"
+--     local r = assert(rules.load("memory"))              -- rules/memory.lua
+--     local r2 = assert(rules.load("memory", "my.lua"))   -- the same, merged with my.lua
 --
 -- Merging: lists of tables with an `id` merge by id (a user rule with an existing id changes
 -- only the fields it gives; `disabled = true` removes it; new ids are appended); other tables
 -- merge key by key; anything else is replaced.
+-- @module ascope.rules
 local M = {}
 
 local dir_override = nil
@@ -38,14 +39,16 @@ local function read_file(path)
   return text
 end
 
--- Candidate places of the bundled rules when not running inside the ascope executable.
+-- Candidate places of the bundled rules when not running inside the ascope executable: beside
+-- the modules once installed (`make install` and `luarocks make` both put them in
+-- LUADIR/ascope/rules/), else the source tree's rules/ next to lua/.
 local function source_dirs()
   local dirs = {}
   local init = package.searchpath("ascope", package.path)
   if init then
-    local base = init:gsub("[^/]*$", "")              -- .../lua/ascope/
-    dirs[#dirs + 1] = base .. "../../rules"            -- source tree
-    dirs[#dirs + 1] = base .. "../../../ascope/rules"  -- PREFIX/share/lua/5.4/ascope -> PREFIX/share/ascope/rules
+    local base = init:gsub("[^/]*$", "")   -- LUADIR/ascope/ or <source>/lua/ascope/
+    dirs[#dirs + 1] = base .. "rules"        -- installed
+    dirs[#dirs + 1] = base .. "../../rules"  -- source tree
   end
   return dirs
 end
@@ -115,7 +118,12 @@ function M.merge(base, user)
   return out
 end
 
---- Load rules/NAME.lua, merged with the user file when given.
+--- Load rules/NAME.lua, merged with the user file when given, and check it.
+-- @tparam string name the rule file's name without `.lua` ("memory", "timeline", ...)
+-- @tparam[opt] string user_file a file whose table is merged over the bundled one
+-- @treturn table the rules
+-- @treturn[2] nil when a file is missing or breaks the schema
+-- @treturn[2] string the message, naming the file, rule and key
 function M.load(name, user_file)
   local text, chunk = bundled(name)
   if not text then return nil, chunk end

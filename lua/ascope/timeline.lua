@@ -2,9 +2,10 @@
 -- msprof_*.json or ascend_pytorch_profiler_*.db) and step_trace_time.csv, and compute the eight
 -- dimensions with the expert rules' findings.
 --
---   local timeline = require "ascope.timeline"
---   local res = assert(timeline.run("prof_dir", { step = 12, pp = 4, microbatches = 8 }))
---   for _, r in ipairs(res.ranks) do print(r.rank, r.dashboard.op_utilization) end
+--     local timeline = require "ascope.timeline"
+--     local res = assert(timeline.run("prof_dir", { step = 12, pp = 4, microbatches = 8 }))
+--     for _, r in ipairs(res.ranks) do print(r.rank, r.dashboard.op_utilization) end
+-- @module ascope.timeline
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local reader = require "ascope.ascend.timeline"
@@ -146,8 +147,15 @@ function M.assemble(context, outcomes, rules)
   return res
 end
 
---- All ranks under input. opts: rank_list, jobs, rules (file), step, pp, microbatches, top_n,
--- device_regex, comm_regex, step_trace. Returns {ranks, failed, rules} or nil, message.
+--- Analyse every rank under input.
+-- @tparam string input a `trace_view.json`, an `msprof_*.json`, an `ascend_pytorch_profiler_*.db`
+-- or a profiling tree
+-- @tparam[opt] table opts `rank_list`, `jobs`, `rules` (a user rule file), `step`, `pp`,
+-- `microbatches`, `top_n`, `device_regex`, `comm_regex`, `step_trace`
+-- @treturn table `{ranks, failed, rules}`; each rank has the eight dimensions, `dashboard`,
+-- `findings` and `not_computed`
+-- @treturn[2] nil when the input cannot be used at all
+-- @treturn[2] string why
 function M.run(input, opts)
   local plan, err = M.plan(input, opts)
   if not plan then return nil, err end

@@ -38,7 +38,7 @@ function M.read_side(win, layout, side)
       break
     end
   end
-  local s = { cores = cores, per_core = {}, deviations = {} }
+  local s = { cores = cores, ran = cores > 0, per_core = {}, deviations = {} }
   for name in pairs(layout.fields) do
     local list = {}
     for c = 1, cores do list[c] = blocks[c][name] end
@@ -46,7 +46,8 @@ function M.read_side(win, layout, side)
     local common = most_common(list)
     s[name] = common
     for c, v in ipairs(list) do
-      if v ~= common then
+      -- the run position is each core's own state: cores at different places are no anomaly
+      if v ~= common and name ~= "position" then
         s.deviations[name] = s.deviations[name] or {}
         s.deviations[name][c - 1] = v
       end
@@ -60,7 +61,9 @@ function M.read_side(win, layout, side)
 end
 
 --- Status bits of one side: which slots of each core arrived in the live buffer.
--- expected: slots per core (list over cores in use). Fills s.missing_slots (core -> local slots).
+-- per_core_slots: slots per core (list over cores in use). Fills s.missing_slots (waiting core ->
+-- local slots not arrived: only a waiting core is missing anything) and s.idle_unarrived (slots
+-- not arrived on cores that are not waiting: still sending, or done with this buffer).
 function M.status(win, layout, side, s, per_core_slots)
   local flag = s.flag or 0
   local live = layout.live_buffer == "other" and (flag == 0 and 1 or 0) or flag
@@ -78,19 +81,35 @@ function M.status(win, layout, side, s, per_core_slots)
   end
   local words = win:array("i32", region[1] + layout.slot_word * 4, nslots, layout.slot_bytes)
   s.status_words = words
+  local waiting = {}
+  for _, c in ipairs(s.waiting_cores) do waiting[c] = true end
   local at = 0
+  s.idle_unarrived = 0
   for c, n in ipairs(per_core_slots) do
     local miss = {}
     for j = 0, n - 1 do
       if words[at + j + 1] == layout.not_arrived then miss[#miss + 1] = j end
     end
-    if #miss > 0 then s.missing_slots[c - 1] = miss end
+    if #miss > 0 then
+      if waiting[c - 1] then s.missing_slots[c - 1] = miss else s.idle_unarrived = s.idle_unarrived + #miss end
+    end
     at = at + n
   end
   return s
 end
 
---- Expected expandIdx of one card (expertIds flattened row by row): for each (token, k) in order, how many of this card's
+--- Expected assistInfoForCombine prefix of the card of `rank` (V2 layout "rank_token_k"): for each
+-- of its local experts, the triples (source rank, token, k) routed there in source rank, token, k
+-- order, flattened. triples: expert -> list of {rank, token, k}, as expected_send_counts gives them.
+function M.expected_assist_info(triples, shared, local_n, rank)
+  local out = {}
+  for le = 0, local_n - 1 do
+    for _, t in ipairs(triples[(rank - shared) * local_n + le] or {}) do table.move(t, 1, 3, #out + 1, out) end
+  end
+  return out
+end
+
+--- Expected expandIdx of one card, V1 kernels (expertIds flattened row by row): for each (token, k) in order, how many of this card's
 -- earlier (token, k) went to the same expert.
 function M.expected_expand_idx(ids)
   local seen, out = {}, {}

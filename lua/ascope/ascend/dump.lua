@@ -106,15 +106,26 @@ local function tail(view, offset, size, want)
   return view:sub(offset + size - want, want)
 end
 
---- Everything one card folder gives: {window (view), inputs = {[i] = {values, shape}}, op, source}
+--- The dump time stamp a file name carries: the last number of a raw or mc2 dump name
+-- (<op>.<task>.<stream>.<time>), the number before .input./.workspace. of a msaicerr file.
+function M.time_of_names(paths)
+  for _, p in ipairs(paths) do
+    local name = discover.basename(p)
+    local t = name:match("%.(%d+)%.input%.%d+%.") or name:match("%.(%d+)%.workspace%.%d+%.") or name:match("%.(%d+)$")
+    if t and #t >= 9 and #t <= 18 then return math.tointeger(tonumber(t)) end
+  end
+end
+
+--- Everything one card folder gives: {window (view), inputs = {[i] = {values, shape}}, op, op_source,
+-- op_from ("header", "host_o" or "file_name"), time (dump time stamp, nil when unknown), sources}
 -- or nil, message. soc: the socs entry of rules/win_layout.lua; want: the window size.
 function M.read_card(dir, soc, want)
   local files = M.card_files(dir)
   local out = { inputs = {}, sources = {} }
   -- the operator: the dump header, else the kernel object, else the file names
   for _, k in ipairs(files.kernels) do
-    local op = discover.basename(k):match("^(MoeDistribute%a+V%d)_")
-    if op then out.op, out.op_source = op, k end
+    local op = discover.basename(k):match("^(MoeDistribute%a+V?%d?)_")
+    if op then out.op, out.op_source, out.op_from = op, k, "host_o" end
   end
   local raw
   local raw_path = files.raw[1] -- one raw dump per card folder
@@ -123,7 +134,8 @@ function M.read_card(dir, soc, want)
     if not r then return nil, err end
     raw = r
     out.sources[#out.sources + 1] = raw_path
-    if r.header.op_name and r.header.op_name ~= "" then out.op, out.op_source = r.header.op_name, raw_path end
+    if r.header.op_name and r.header.op_name ~= "" then out.op, out.op_source, out.op_from = r.header.op_name, raw_path, "header" end
+    if (r.header.dump_time or 0) > 0 then out.time = r.header.dump_time end
     for i, inp in pairs(r.inputs) do
       out.inputs[i] = { int32_input(r.view, inp.offset, inp.size, inp.shape) }
     end
@@ -164,10 +176,13 @@ function M.read_card(dir, soc, want)
       if not w then return nil, p .. ": " .. terr end
       out.window = w
       out.sources[#out.sources + 1] = p
-      if not out.op then out.op, out.op_source = discover.basename(p):match("^mc2_exception_info_?([%w]*)"), p end
-      if out.op == "" then out.op = nil end
+      if not out.op then
+        out.op, out.op_source, out.op_from = discover.basename(p):match("^mc2_exception_info_?([%w]*)"), p, "file_name"
+      end
+      if out.op == "" then out.op, out.op_from = nil, nil end
     end
   end
+  out.time = out.time or M.time_of_names(out.sources)
   if not out.window then
     return nil, ("%s: no window dump (%s)"):format(dir, soc.window == "workspace"
       and "a raw dump with a second workspace, or *.workspace.1.*.npy" or "mc2_exception_info_*")

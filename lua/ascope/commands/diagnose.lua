@@ -4,6 +4,10 @@ local errors = require "ascope.errors"
 local i18n = require "ascope.i18n"
 local log = require "ascope.log"
 local moe_cmd = require "ascope.commands.moe"
+local moe_report = require "ascope.report.moe"
+local wait_for = require "ascope.analysis.moe_wait_for"
+local findings = require "ascope.findings"
+local writer = require "ascope.report.writer"
 local field_html = require "ascope.report.field_html"
 
 local M = {}
@@ -19,6 +23,15 @@ for _, o in ipairs(moe_cmd.spec.options) do
   if o[1] ~= "output" then options[#options + 1] = o end
 end
 for k, v in pairs(moe_cmd.spec.keys) do keys[k] = v end
+-- the outputs of the analyses it runs, then its own page
+local outputs = {}
+for _, name in ipairs({ "moe", "opjitter", "plog", "graph" }) do
+  for _, f in ipairs(require("ascope.commands." .. name).spec.outputs) do outputs[#outputs + 1] = f end
+end
+outputs[#outputs + 1] = { "diagnose_summary.json", help = { en = "the anomalies of every analysis and the verdict (root cards, stuck sides)",
+                                                           zh = "各分析的异常与结论（起始卡、各卡卡住的一侧）" } }
+outputs[#outputs + 1] = { "diagnose_report.html", help = { en = "every anomaly, most severe first, with the opjitter charts",
+                                                          zh = "按严重程度排列的所有异常及 opjitter 图表" } }
 
 M.spec = {
   name = "diagnose",
@@ -31,68 +44,126 @@ M.spec = {
     en = [[Takes the union of the parameters of moe (TARGET_DIR, SOC_VERSION, ...), opjitter (PROFILING_PATH,
 default TARGET_DIR), plog (PLOG_PATH) and graph (GRAPH_PATH), and runs every analysis whose input is
 given, in that order, announcing each. All outputs go to one OUT; the run ends with every anomaly
-found, most severe first, with the analysis it came from. Exit code 0 when the analyses ran
-(findings are reported, not failures), 1 when an input could not be read.]],
+found, most severe first, with the analysis it came from, and the verdict: who waits for whom,
+the root cards (first to fail by the first plog error, else the dump time) and the findings of
+plog, graph and opjitter that point at them; the anomalies and the verdict are also written as
+JSON and HTML (the outputs are listed below). Exit code 0 when the analyses ran (findings are reported,
+not failures; --fail-on error|warning makes them exit 3), 1 when an input could not be read.]],
     zh = [[合并 moe、opjitter、plog、graph 的参数，按顺序运行所有给出输入的分析，输出到同一 OUT 目录，最后按严重程度
-汇总所有异常及其来源。分析能运行时退出码为 0，有输入无法读取时为 1。]],
+汇总所有异常及其来源，并给出结论：各卡等待关系、起始卡（按 plog 首个错误、否则按 dump 时间排序）及 plog、graph、
+opjitter 中指向这些卡的发现；异常与结论另写为 JSON 和 HTML（输出文件见下）。分析能运行时退出码为 0
+（--fail-on error|warning 时有相应发现退出码为 3），有输入无法读取时为 1。]],
   },
   options = options,
   keys = keys,
+  outputs = outputs,
   examples = { "ascope diagnose TARGET_DIR=dumps SOC_VERSION=950 PLOG_PATH=logs GRAPH_PATH=graphs -o out" },
 }
 
-local RANK = { ERROR = 1, WARNING = 2, INFO = 3 }
+local function array(t) return setmetatable(t or {}, { __jsontype = "array" }) end
 
-local function load(path)
-  local doc = core.json.load(path)
-  return type(doc) == "table" and doc or nil
+-- The source of a finding: the analysis it came from, under the step's name.
+local function source_of(step, a)
+  local an = a.analysis and tostring(a.analysis) or ""
+  if an == "" or an == step then return step end
+  if an:sub(1, #step + 1) == step .. " " then return an end
+  return step .. " " .. an
 end
 
--- anomalies from each analysis' summary file, with where they came from
-local COLLECT = {
-  moe = function(out, list)
-    local s = load(out .. "/moe_summary.json")
-    for _, a in ipairs(s and s.anomalies or {}) do
-      if a.severity ~= "DETAIL" then list[#list + 1] = { severity = a.severity, source = "moe " .. a.analysis, message = a.message } end
+-- The root cards, ordered by the first plog error of each card when plog ran, else by the dump
+-- times; the moe findings about them are redone to say which clock ordered them.
+local function roots(moe_res, plog_res, anomalies)
+  local edges = moe_res.cross and moe_res.cross.wait_for or {}
+  local first, from = wait_for.first_fail(moe_res.cards, plog_res and plog_res.first_error)
+  local list = wait_for.roots(edges, first)
+  if from == "plog" then
+    for i = #anomalies, 1, -1 do
+      if anomalies[i].source == "moe 8" and anomalies[i].card then table.remove(anomalies, i) end
     end
-  end,
-  opjitter = function(out, list)
-    local s = load(out .. "/opjitter_summary.json")
-    if not s then return end
-    for _, c in ipairs(s.missing_cards or {}) do
-      list[#list + 1] = { severity = "ERROR", source = "opjitter", message = ("card %d has no profiling data"):format(c) }
+    for i, r in ipairs(list) do
+      anomalies[#anomalies + 1] = { severity = i == 1 and "ERROR" or "WARNING", source = "moe 8", card = r, analysis = "8",
+        message = i18n.t(i == 1 and "moe.root_first" or "moe.root_other", r, first[r] and tostring(first[r])
+          or i18n.t("moe.unknown_time"), i18n.t("moe.time_plog")) }
     end
-    for _, v in ipairs(s.aiv_violations or {}) do
-      list[#list + 1] = { severity = "ERROR", source = "opjitter aiv",
-        message = ("card %d %s call %d: %s = %s (%s)"):format(v.card, v.type, v.call, v.column, tostring(v.value), v.kind) }
+  end
+  moe_res.cross = moe_res.cross or {}
+  moe_res.cross.root_cards, moe_res.cross.first_fail, moe_res.cross.first_fail_from = list, first, from
+  return list, first, from
+end
+
+-- The verdict: root cards, the side each card is in, the plog failures, and the findings of
+-- the other analyses that point at the root cards.
+local function verdict(results, anomalies)
+  local v = { root_cards = array(), stuck = array(), wait_for = array(), plog_failures = array(), related = array() }
+  local moe_res, plog_res = results.moe, results.plog
+  if moe_res then
+    local list, first, from = roots(moe_res, plog_res, anomalies)
+    v.first_fail_from = from
+    for i, r in ipairs(list) do v.root_cards[i] = r end
+    v.first_fail = {}
+    for card, t in pairs(first) do v.first_fail[tostring(card)] = t end
+    for _, c in ipairs(moe_res.cards) do
+      local s = c.stuck_in and c[c.stuck_in]
+      v.stuck[#v.stuck + 1] = { card = c.card, side = c.stuck_in or core.json.null,
+                                waiting_cores = s and #(s.waiting_cores or {}) or 0 }
     end
-  end,
-  plog = function(out, list)
-    local s = load(out .. "/plog_summary.json")
-    if not s then return end
-    local ids = {}
-    for id in pairs(s.categories or {}) do ids[#ids + 1] = id end
-    table.sort(ids)
-    for _, id in ipairs(ids) do
-      local c = s.categories[id]
-      list[#list + 1] = { severity = "WARNING", source = "plog " .. id, message = ("%s: %d line(s)"):format(c.title, c.count) }
+    v.wait_for = select(1, moe_report.wait_for_data(moe_res))
+  end
+  if plog_res then
+    for i, f in ipairs(plog_res.failures) do
+      v.plog_failures[i] = { card = f.card, kernel_name = f.kernel_name, origin_op_name = f.origin_op_name,
+                             stream_id = f.stream_id, task_id = f.task_id, time = f.time }
     end
-    for _, f in ipairs(s.non_moe_failures or {}) do
-      list[#list + 1] = { severity = "ERROR", source = "plog",
-        message = ("card %d failed on %s, not on a dispatch/combine kernel"):format(f.card, tostring(f.kernel_name)) }
-    end
-  end,
-  graph = function(out, list)
-    local s = load(out .. "/graph_summary.json")
-    for _, p in ipairs(s and s.pairs or {}) do
-      if p.verdict ~= "identical" then
-        list[#list + 1] = { severity = "ERROR", source = "graph",
-          message = ("card %d vs card %d: %s%s"):format(p.a, p.b, p.verdict == "order" and "same nodes in another order"
-            or "node counts differ", p.first_divergence and (" from index " .. p.first_divergence) or "") }
+  end
+  local is_root = {}
+  for _, r in ipairs(v.root_cards) do is_root[r] = true end
+  for _, a in ipairs(anomalies) do
+    local step = a.source:match("^(%a+)")
+    if step ~= "moe" then
+      for _, card in ipairs(a.cards or { a.card }) do
+        if is_root[card] then
+          v.related[#v.related + 1] = { source = a.source, severity = a.severity, card = card, message = a.message }
+          break
+        end
       end
     end
-  end,
-}
+  end
+  return v
+end
+
+local function print_verdict(v)
+  local t = i18n.t
+  if #v.root_cards == 0 and #v.wait_for == 0 then
+    print("[INFO] " .. t("diagnose.verdict_none"))
+  else
+    print("[INFO] " .. t("diagnose.verdict"))
+  end
+  for _, text in ipairs(moe_report.wait_for_lines(v.wait_for)) do print("[INFO] " .. text) end
+  for _, s in ipairs(v.stuck) do
+    if s.waiting_cores > 0 then
+      print("[INFO] " .. t("diagnose.stuck", s.card, s.side, t("diagnose.stuck_waiting", s.waiting_cores)))
+    end
+  end
+  for _, r in ipairs(v.root_cards) do
+    local time = v.first_fail and v.first_fail[tostring(r)]
+    print("[ERROR] " .. t("diagnose.root", r, time and tostring(time) or t("moe.unknown_time"),
+      t(v.first_fail_from == "plog" and "moe.time_plog" or "moe.time_dump")))
+    for _, a in ipairs(v.related) do
+      if a.card == r then print(t("diagnose.points_at", r, a.source, a.message)) end
+    end
+  end
+end
+
+local function write_summary(path, anomalies, v)
+  local list = array()
+  for i, a in ipairs(anomalies) do
+    list[i] = { source = a.source, severity = a.severity, card = a.card, analysis = a.analysis, message = a.message }
+  end
+  local w, err = writer.open(path)
+  if not w then return nil, err end
+  w:write(core.json.encode({ anomalies = list, verdict = v }, { indent = 2 }), "\n")
+  return w:close()
+end
 
 function M.main(opts, words, ctx)
   if #words > 0 then errors.usage("unexpected argument %q (parameters are KEY=VALUE)", words[1]) end
@@ -118,10 +189,10 @@ function M.main(opts, words, ctx)
   if #plan == 0 then
     errors.usage("ascope diagnose needs at least one of TARGET_DIR + SOC_VERSION, PROFILING_PATH, PLOG_PATH, GRAPH_PATH")
   end
-  local unreadable, anomalies = 0, {}
+  local unreadable, anomalies, results = 0, {}, {}
   for _, step in ipairs(plan) do
     print(("[INFO] ======== %s ========"):format(step[1]))
-    local ok, code = pcall(require(step[2]).main, step[3], {}, ctx)
+    local ok, code, found, res = pcall(require(step[2]).main, step[3], {}, ctx)
     if not ok then
       unreadable = unreadable + 1
       local msg = errors.is_usage(code) and code.msg or tostring(code)
@@ -129,28 +200,33 @@ function M.main(opts, words, ctx)
       anomalies[#anomalies + 1] = { severity = "ERROR", source = step[1], message = msg }
     else
       if code ~= 0 then unreadable = unreadable + 1 end
-      COLLECT[step[1]](out, anomalies)
+      results[step[1]] = res
+      for _, a in ipairs(found or {}) do
+        if a.severity ~= "DETAIL" and a.severity ~= "INFO" then
+          anomalies[#anomalies + 1] = { severity = a.severity, source = source_of(step[1], a), card = a.card,
+                                        cards = a.cards, analysis = a.analysis, message = a.message }
+        end
+      end
     end
   end
+  local v = verdict(results, anomalies)
   for i, a in ipairs(anomalies) do a.order = i end
-  table.sort(anomalies, function(a, b)
-    if RANK[a.severity] ~= RANK[b.severity] then return (RANK[a.severity] or 9) < (RANK[b.severity] or 9) end
-    return a.order < b.order
-  end)
+  findings.sort(anomalies, function(a, b) return a.order < b.order end)
+  local sok, serr = write_summary(out .. "/diagnose_summary.json", anomalies, v)
+  if not sok then error(serr, 0) end
   -- one page with the anomalies and the pictures of the analyses that ran
   local parts = { field_html.anomalies_section(anomalies) }
-  for _, step in ipairs(plan) do
-    if step[1] == "opjitter" then
-      local res = require("ascope.opjitter").run(prof, {})
-      if res then for _, p in ipairs(field_html.opjitter_sections(res)) do parts[#parts + 1] = p end end
-    end
+  if results.moe then parts[#parts + 1] = field_html.wait_for_section(results.moe) end
+  if results.opjitter then
+    for _, p in ipairs(field_html.opjitter_sections(results.opjitter)) do parts[#parts + 1] = p end
   end
   local hok, herr = field_html.write(out .. "/diagnose_report.html", "ascope diagnose report", parts)
   if not hok then log.warn("%s", herr) end
-  print(("[INFO] ======== summary: %d anomal%s ========"):format(#anomalies, #anomalies == 1 and "y" or "ies"))
+  print(("[INFO] ======== %s ========"):format(i18n.t("diagnose.summary", #anomalies)))
   for _, a in ipairs(anomalies) do print(("[%s] (%s) %s"):format(a.severity, a.source, a.message)) end
-  print(("[INFO] results in %s"):format(out))
-  return unreadable > 0 and 1 or 0
+  print_verdict(v)
+  print("[INFO] " .. i18n.t("diagnose.results", out))
+  return unreadable > 0 and 1 or 0, anomalies
 end
 
 return M

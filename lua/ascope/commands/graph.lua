@@ -31,6 +31,11 @@ different counts (per node). Writes OUT/graph_summary.json.]],
     { "format", arg = "LIST", default = "json", help = "outputs to write: json" },
   },
   keys = { GRAPH_PATH = "graph-path" },
+  outputs = {
+    { "graph_summary.json", format = "json", help = {
+      en = "node names per card and each card's verdict against the lowest",
+      zh = "各卡节点名及与最小卡号对比的结论" } },
+  },
   examples = { "ascope graph graphs/ -o out", "ascope graph GRAPH_PATH=graphs --filter 'MoeDistribute|AllToAll'" },
 }
 
@@ -86,7 +91,7 @@ function M.main(opts, words)
   local ok, cerr = w:close()
   if not ok then error(cerr, 0) end
   print(("graph: results in %s/graph_summary.json"):format(opts.output))
-  return #res.failed > 0 and 1 or 0
+  return #res.failed > 0 and 1 or 0, graph.anomalies(res), res
 end
 
 return M

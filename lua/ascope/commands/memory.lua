@@ -25,17 +25,17 @@ M.spec = {
 or an ASCEND_PROFILER_OUTPUT folder (memory_record.csv is read when present). Writes
 OUT/memory_events.csv (one row per allocation or release, all ranks, in time order),
 memory_summary.json, memory_report.md (per pool PTA / GE: peak, live at peak by call site, bytes
-without a call stack; process memory per component; top call sites, never-released allocations)
-and memory_trace.json (open it in Perfetto UI or chrome://tracing). Exit code 1 when a rank could
-not be read or was read in part, e.g. a trace cut short (the rows are still written), 2 on a
-usage error.
+without a call stack; process memory per component; top call sites, never-released allocations),
+memory_report.html (the same with charts) and memory_trace.json (open it in Perfetto UI or
+chrome://tracing). Exit code 1 when a rank could not be read or was read in part, e.g. a trace
+cut short (the rows are still written), 2 on a usage error.
 
 --match latest: the latest same-name cpu_op with ts <= Allocation Time (the reference rule);
 within: also Allocation Time <= ts + dur; within-or-latest: within, else latest.]],
     zh = [[INPUT 可为 profiling 目录树 <in>/<role>/<..>_ascend_pt/（任意深度）、单个 *_ascend_pt 目录或
 ASCEND_PROFILER_OUTPUT 目录（如有 memory_record.csv 也会读取）。输出 OUT/memory_events.csv（所有 rank、
 按时间排序）、memory_summary.json、memory_report.md（按内存池 PTA / GE：峰值、峰值时存活的调用点、无调用栈的
-内存；各组件的进程内存；申请最多的调用点、未释放的申请）和 memory_trace.json（可在 Perfetto UI 或
+内存；各组件的进程内存；申请最多的调用点、未释放的申请）、memory_report.html（含图表）和 memory_trace.json（可在 Perfetto UI 或
 chrome://tracing 打开）。有 rank 无法读取或只读到一部分（如 trace 被截断）时退出码为 1（记录照常写出），
 参数错误为 2。]],
   },
@@ -54,6 +54,21 @@ chrome://tracing 打开）。有 rank 无法读取或只读到一部分（如 tr
     { "format", arg = "LIST", default = "csv,json,md,html,trace", help = "outputs to write: csv,json,md,html,trace" },
     { "layout", arg = "FILE", help = "a layout file for the HTML report (see rules/layout_memory.lua)" },
     shard.OPTION,
+  },
+  outputs = {
+    { "memory_events.csv", format = "csv", help = {
+      en = "one row per allocation or release, all ranks, in time order",
+      zh = "每次申请或释放一行，所有 rank，按时间排序" } },
+    { "memory_summary.json", format = "json", help = {
+      en = "per rank: peak, live at peak, top call sites, never released; failed ranks",
+      zh = "每个 rank 的峰值、峰值时存活、主要调用点、未释放；读取失败的 rank" } },
+    { "memory_report.md", format = "md", help = { en = "the summary for people", zh = "供人阅读的摘要" } },
+    { "memory_report.html", format = "html", help = {
+      en = "charts: memory over time per rank, live at peak, top call sites",
+      zh = "图表：各 rank 内存曲线、峰值时存活、主要调用点" } },
+    { "memory_trace.json", format = "trace", help = {
+      en = "Chrome trace for Perfetto UI or chrome://tracing",
+      zh = "Chrome trace，可在 Perfetto UI 或 chrome://tracing 打开" } },
   },
   examples = {
     "ascope memory prof_data -o out",
@@ -165,7 +180,7 @@ function M.finish(result, opts)
     end
   end
   if #result.failed > 0 then log.error("%s", t("memory.failed_ranks", #result.failed)) end
-  return failed and 1 or 0
+  return failed and 1 or 0, result.problems
 end
 
 return M

@@ -20,14 +20,16 @@ files split by msaicerr (*.workspace.<i>.*.npy, *.input.<i>.*.npy|bin), or an mc
 window dump; the window is the last 1 MiB of workspace 1 (910_93) or of the mc2 file (950, 910B),
 laid out as rules/win_layout.lua says. Per card: 1 input checks, 2 execution order, 3 dispatch
 and 4 combine status bits, 5 CSV archive; across cards: 6 run counts, expert counts and globalBs,
-7 epSendCounts and expandIdx of the cards stuck in combine. Writes OUT/win_data.csv,
+7 epSendCounts and assistInfoForCombine (V1: expandIdx) of the cards in combine, 8 who waits for
+whom and the root cards (the run ends with this verdict). Writes OUT/win_data.csv,
 win_data_list.csv, win_status_list.csv, win_analysis_error.csv, win_all_card_data.csv,
-win_all_card_expandidx.csv (UTF-8 with BOM, --encoding gbk for the old consumers) and
-moe_summary.json. Messages are Chinese unless --lang en. Exit code 1 when a card's dump could not
+win_all_card_expandidx.csv (UTF-8 with BOM, --encoding gbk for the old consumers),
+moe_summary.json and moe_report.html. Messages are Chinese unless --lang en. Exit code 1 when a card's dump could not
 be read (the other cards are still analysed).]],
     zh = [[按数字顺序读取 TARGET_DIR/<n>/ 各卡目录中的原始 dump、msaicerr 拆分文件或 mc2_exception_info 窗口 dump，
 解析 win 区（布局见 rules/win_layout.lua），依次进行 1 输入异常分析、2 执行序分析、3 dispatch 与 4 combine 状态位
-分析、5 数据归档、6 多卡对比、7 epSendCounts/expandIdx 校验，输出 win_*.csv 与 moe_summary.json。]],
+分析、5 数据归档、6 多卡对比、7 epSendCounts/assistInfoForCombine 校验、8 各卡等待关系与起始卡（结论），
+输出 win_*.csv、moe_summary.json 与 moe_report.html。]],
   },
   options = {
     { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
@@ -47,6 +49,22 @@ be read (the other cards are still analysed).]],
   keys = { TARGET_DIR = "target-dir", SOC_VERSION = "soc-version", SHARE_EXPERT_CARD_COUNT = "share-expert-card-count",
            SP_MOE_NUM = "sp-moe-num", TP_WORLDSIZE = "tp-worldsize", SHARE_EXPERT_NUM = "share-expert-num",
            START_A2_CLUSTER = "start-a2-cluster", TOOL_PATH = "tool-path" },
+  outputs = {
+    { "win_data.csv", format = "csv", help = {
+      en = "per card and side: cores, flag, run count, ranks, sizes, stuck_in",
+      zh = "每卡每侧：核数、flag、运行次数、rank、规模、卡住位置" } },
+    { "win_data_list.csv", format = "csv", help = { en = "per core, with its slots and missing slots", zh = "每个核的状态位及缺失状态位" } },
+    { "win_status_list.csv", format = "csv", help = { en = "every slot word of the live status buffers", zh = "有效状态缓冲区的每个状态字" } },
+    { "win_analysis_error.csv", format = "csv", help = { en = "every anomaly: severity, card, analysis, message", zh = "所有异常：级别、卡、分析项、信息" } },
+    { "win_all_card_data.csv", format = "csv", help = { en = "the cross-card comparison", zh = "多卡对比" } },
+    { "win_all_card_expandidx.csv", format = "csv", help = {
+      en = "expected and found epSendCounts / expandIdx",
+      zh = "epSendCounts / expandIdx 的期望值与实际值" } },
+    { "moe_summary.json", format = "json", help = {
+      en = "everything above per card, cross-card results and anomalies",
+      zh = "以上全部内容（按卡）、多卡结果与异常" } },
+    { "moe_report.html", format = "html", help = { en = "card x core grids of missing status slots, run counts", zh = "卡 x 核的缺失状态位网格、运行次数" } },
+  },
   examples = { "ascope moe TARGET_DIR=dumps SOC_VERSION=950 SHARE_EXPERT_CARD_COUNT=1 SHARE_EXPERT_NUM=1 -o out" },
 }
 
@@ -66,9 +84,9 @@ function M.main(opts, words, ctx)
   })
   if not res then error(err, 0) end
   if #res.cards == 0 and #res.failed == 0 then error(opts.target_dir .. ": no card folders <n>/", 0) end
-  if res.merged then print(("[INFO] merged %d machine result(s): %d card(s)"):format(#res.merged, #res.cards)) end
+  if res.merged then print("[INFO] " .. i18n.t("moe.merged", #res.merged, #res.cards)) end
   local out = opts.output
-  print("[INFO] 5. archive: " .. out)
+  print("[INFO] " .. i18n.t("moe.archive", out))
   local formats = {}
   for f in opts.format:gmatch("[^,%s]+") do
     if f ~= "csv" and f ~= "json" and f ~= "html" then errors.usage("--format: unknown output %q (csv, json, html)", f) end
@@ -91,17 +109,12 @@ function M.main(opts, words, ctx)
       if not ok then error(p .. ": cannot convert to GBK (is iconv installed?)", 0) end
     end
   end
-  local list = report.sorted_anomalies(res)
-  local shown = 0
-  print(("[INFO] summary: %d card(s) analysed, %d failed, %d anomal%s"):format(#res.cards, #res.failed, #list,
-    #list == 1 and "y" or "ies"))
-  for _, a in ipairs(list) do
-    if a.severity ~= "DETAIL" then
-      shown = shown + 1
-      print(("  %s %s"):format(TAG[a.severity] or a.severity, a.message))
-    end
-  end
-  return #res.failed > 0 and 1 or 0
+  local shown = {} -- the slot-by-slot DETAIL lines are in win_analysis_error.csv
+  for _, a in ipairs(report.sorted_anomalies(res)) do if a.severity ~= "DETAIL" then shown[#shown + 1] = a end end
+  print("[INFO] " .. i18n.t("moe.summary", #res.cards, #res.failed, #shown))
+  for _, a in ipairs(shown) do print(("  %s %s"):format(TAG[a.severity] or a.severity, a.message)) end
+  for _, l in ipairs(report.verdict(res)) do print(("%s %s"):format(TAG[l[1]] or l[1], l[2])) end
+  return #res.failed > 0 and 1 or 0, moe.anomalies(res), res
 end
 
 return M

@@ -21,11 +21,11 @@ Device_id, the rank of its *_ascend_pt folder, or a folder name), lines up the n
 operator type across cards with card 0 as the reference, and writes OUT/profiling_all_data.csv
 (max, min, jitter = max - min, one column per card, NA for missing values or cards),
 OUT/profiling_avg_data.csv (calls, valid calls - call 0 and calls with fewer than two values
-left out - and the average jitter in us) and OUT/opjitter_summary.json. The aiv columns of the
+left out - and the average jitter in us) OUT/opjitter_summary.json and OUT/opjitter_report.html. The aiv columns of the
 dispatch/combine families are checked against the mean of the card's calls (rules/opjitter.lua).
 A missing card is reported and shown as NA; exit code 1 when a file could not be read.]],
     zh = [[在 PROFILING_PATH 下查找每张卡的 kernel_details.csv 或 op_summary_*.csv，以 0 卡为基准按调用次数对齐各卡
-同类算子耗时，输出 profiling_all_data.csv、profiling_avg_data.csv 与 opjitter_summary.json，并对 dispatch/combine
+同类算子耗时，输出 profiling_all_data.csv、profiling_avg_data.csv、opjitter_summary.json 与 opjitter_report.html，并对 dispatch/combine
 算子的 aiv 指标做均值 ±50% 检查。缺失的卡输出 NA 并报告。]],
   },
   options = {
@@ -38,6 +38,18 @@ A missing card is reported and shown as NA; exit code 1 when a file could not be
     shard.OPTION,
   },
   keys = { PROFILING_PATH = "profiling-path" },
+  outputs = {
+    { "profiling_all_data.csv", format = "csv", help = {
+      en = "per operator and call: max, min, jitter, one column per card",
+      zh = "每个算子每次调用：最大、最小、抖动，每卡一列" } },
+    { "profiling_avg_data.csv", format = "csv", help = {
+      en = "per operator: calls, valid calls, average jitter (us)",
+      zh = "每个算子：调用次数、有效次数、平均抖动（us）" } },
+    { "opjitter_summary.json", format = "json", help = { en = "the above, missing cards and aiv outliers", zh = "以上内容、缺失的卡与 aiv 异常" } },
+    { "opjitter_report.html", format = "html", help = {
+      en = "a heat map of jitter (operator x call) and the worst operators per card",
+      zh = "抖动热力图（算子 x 调用）与最不稳定算子的各卡耗时" } },
+  },
   examples = { "ascope opjitter prof_dir -o out", "ascope opjitter PROFILING_PATH=prof_dir --cards 16" },
 }
 
@@ -78,7 +90,7 @@ function M.finish(res, opts)
   end
   for _, l in ipairs(report.lines(res)) do print(l) end
   print(("opjitter: results in %s (%s)"):format(out, opts.format))
-  return #res.failed > 0 and 1 or 0
+  return #res.failed > 0 and 1 or 0, opjitter.anomalies(res), res
 end
 
 return M

@@ -31,6 +31,12 @@ ras_code）分类：各类数量与前几条原始日志、提取字段、每张
     { "format", arg = "LIST", default = "csv,json", help = "outputs to write: csv,json" },
   },
   keys = { PLOG_PATH = "plog-path" },
+  outputs = {
+    { "error_plog.csv", format = "csv", help = {
+      en = "every classified line: category, message, card, file, line, time, fields",
+      zh = "每条已分类日志：类别、信息、卡、文件、行、时间、字段" } },
+    { "plog_summary.json", format = "json", help = { en = "counts and examples per category, each card's failure", zh = "各类别数量与示例、每张卡的失败点" } },
+  },
   examples = { "ascope plog /root/ascend/log -o out", "ascope plog PLOG_PATH=logs --rules my_classifiers.lua" },
 }
 
@@ -49,14 +55,19 @@ function M.data(res)
   local failures = array()
   for i, f in ipairs(res.failures) do
     failures[i] = { card = f.card, kernel_name = f.kernel_name, origin_op_name = f.origin_op_name,
-                    stream_id = f.stream_id, task_id = f.task_id, file = f.file, line = f.line }
+                    stream_id = f.stream_id, task_id = f.task_id, file = f.file, line = f.line, time = f.time }
   end
   local non_moe = array()
-  for i, f in ipairs(res.non_moe_failures) do non_moe[i] = { card = f.card, kernel_name = f.kernel_name } end
+  for i, f in ipairs(res.non_moe_failures) do non_moe[i] = { card = f.card, kernel_name = f.kernel_name, task_id = f.task_id } end
+  local unclassified = array()
+  for i, e in ipairs(res.unclassified.examples) do unclassified[i] = { file = e.file, line = e.line, text = e.text } end
+  local first_error = {}
+  for card, t in pairs(res.first_error) do first_error[tostring(card)] = t end
   local failed = array()
   for i, f in ipairs(res.failed) do failed[i] = { path = f.path, reason = f.reason } end
   return { input = res.input, files = #res.files, categories = cats, failures = failures,
-           non_moe_failures = non_moe, failed = failed }
+           non_moe_failures = non_moe, failed = failed, first_error = first_error,
+           unclassified = { count = res.unclassified.count, examples = unclassified } }
 end
 
 function M.main(opts, words)
@@ -93,7 +104,7 @@ function M.main(opts, words)
     if not ok then error(cerr, 0) end
   end
 
-  print(("[INFO] %d log file(s) under %s"):format(#res.files, input))
+  print("[INFO] " .. i18n.t("plog.files", #res.files, input))
   local ids = {}
   for id in pairs(res.categories) do ids[#ids + 1] = id end
   table.sort(ids, function(a, b)
@@ -101,29 +112,34 @@ function M.main(opts, words)
     if ca ~= cb then return ca > cb end
     return a < b
   end)
+  local t = i18n.t
   for _, id in ipairs(ids) do
     local c = res.categories[id]
     local cl = c.classifier
-    print(("[INFO] %s: %d line(s)%s"):format(i18n.pick(cl.title), c.count,
-      cl.advice and (" - " .. i18n.pick(cl.advice)) or "" ))
+    local text = t("plog.category", i18n.pick(cl.title), c.count)
+    if cl.doc then text = t("plog.doc_hint", text, cl.doc) end
+    print(("[INFO] %s%s"):format(text, cl.advice and (" - " .. i18n.pick(cl.advice)) or ""))
     for _, e in ipairs(c.examples) do print(("    %s:%d: %s"):format(e.file, e.line, e.text)) end
   end
+  if res.unclassified.count > 0 then
+    print("[WARNING] " .. t("plog.unclassified", res.unclassified.count))
+    for _, e in ipairs(res.unclassified.examples) do print(("    %s:%d: %s"):format(e.file, e.line, e.text)) end
+  end
+  local unknown = t("plog.unknown")
   for _, f in ipairs(res.failures) do
-    print(("[INFO] card %d failed on kernel %s, op %s (stream %s, task %s) at %s:%d"):format(f.card,
-      f.kernel_name or "?", f.origin_op_name or "?", f.stream_id or "?", f.task_id or "?", f.file, f.line))
+    print("[INFO] " .. t("plog.failure", f.card, f.kernel_name or unknown, f.origin_op_name or unknown,
+      f.stream_id or unknown, f.task_id or unknown, f.file, f.line))
   end
   if #res.failures > 0 then
     if #res.non_moe_failures == 0 then
-      print("[INFO] every card failed on a dispatch/combine kernel")
+      print("[INFO] " .. t("plog.all_moe"))
     else
-      for _, f in ipairs(res.non_moe_failures) do
-        print(("[ERROR] card %d did not fail on a dispatch/combine kernel but on %s"):format(f.card, f.kernel_name or "?"))
-      end
+      for _, f in ipairs(res.non_moe_failures) do print("[ERROR] " .. t("plog.non_moe", f.card, f.kernel_name)) end
     end
   end
   for _, f in ipairs(res.failed) do print("[ERROR] " .. f.reason) end
-  print(("plog: results in %s (%s)"):format(out, opts.format or "csv,json"))
-  return #res.failed > 0 and 1 or 0
+  print(i18n.t("plog.results", out, opts.format or "csv,json"))
+  return #res.failed > 0 and 1 or 0, plog.anomalies(res), res
 end
 
 return M

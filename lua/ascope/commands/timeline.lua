@@ -21,12 +21,12 @@ M.spec = {
   details = {
     en = [[INPUT is a trace_view.json, an msprof_*.json, an ascend_pytorch_profiler_*.db, or a profiling
 tree (every rank found). step_trace_time.csv beside the trace is used for step jitter. Writes
-OUT/timeline_metrics.json and OUT/timeline_report.md and prints a summary: the eight dimensions
+OUT/timeline_metrics.json, timeline_report.md and timeline_report.html and prints a summary: the eight dimensions
 of the typical (median) step, the expert rules that fire (rules/timeline.lua), and the metrics
 dashboard (a key that could not be measured is left out). Exit code 1 when a rank could not be
 read, 2 on a usage error.]],
     zh = [[INPUT 可为 trace_view.json、msprof_*.json、ascend_pytorch_profiler_*.db 或 profiling 目录树（所有 rank）。
-同目录的 step_trace_time.csv 用于 step 抖动分析。输出 OUT/timeline_metrics.json 与 OUT/timeline_report.md：
+同目录的 step_trace_time.csv 用于 step 抖动分析。输出 OUT/timeline_metrics.json、timeline_report.md 与 timeline_report.html：
 典型（中位）step 的八个维度、命中的专家规则（rules/timeline.lua）和指标看板（未测得的键不输出）。]],
   },
   options = {
@@ -45,6 +45,15 @@ read, 2 on a usage error.]],
     { "format", arg = "LIST", default = "json,md,html", help = "outputs to write: json,md,html" },
     { "layout", arg = "FILE", help = "a layout file for the HTML report (see rules/layout_timeline.lua)" },
     shard.OPTION,
+  },
+  outputs = {
+    { "timeline_metrics.json", format = "json", help = {
+      en = "every dimension per rank, the dashboard and the findings",
+      zh = "各 rank 的全部维度、指标看板与发现" } },
+    { "timeline_report.md", format = "md", help = { en = "findings with evidence and the dashboard", zh = "带证据的发现与指标看板" } },
+    { "timeline_report.html", format = "html", help = {
+      en = "swimlanes, idle ratios, step times and the findings as charts",
+      zh = "泳道、空闲率、step 耗时与发现的图表" } },
   },
   examples = {
     "ascope timeline rank0/ASCEND_PROFILER_OUTPUT/trace_view.json",
@@ -94,7 +103,9 @@ function M.finish(res, opts)
     print(("timeline: %d rank(s); results in %s: %s"):format(#res.ranks, out, table.concat(names, ", ")))
   end
   for _, f in ipairs(res.failed) do log.error("rank %s (%s): %s", tostring(f.rank or "?"), f.role or "", f.reason) end
-  return #res.failed > 0 and 1 or 0
+  local found = {}
+  for _, r in ipairs(res.ranks) do for _, f in ipairs(r.findings or {}) do found[#found + 1] = f end end
+  return #res.failed > 0 and 1 or 0, found
 end
 
 return M

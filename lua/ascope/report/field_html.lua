@@ -1,6 +1,6 @@
 --- HTML pages of the field diagnostics: opjitter (jitter heat map, per-card durations of the
 -- worst operators, aiv outliers), moe (card x core status grids, run counts) and diagnose (the
--- anomalies list with both).
+-- anomalies list with both), and the wait-for graph of moe.
 local svg = require "ascope.report.svg"
 local html = require "ascope.report.html"
 local writer = require "ascope.report.writer"
@@ -87,9 +87,10 @@ function M.opjitter_sections(res, top_types, max_calls)
   return parts
 end
 
---- moe sections: per side a card x core grid (missing slots per core), run counts per card.
+--- moe sections: who waits for whom, per side a card x core grid (missing slots per core), run
+-- counts per card.
 function M.moe_sections(res)
-  local parts = {}
+  local parts = { M.wait_for_section(res) }
   for _, side in ipairs({ "dispatch", "combine" }) do
     local rows, maxc = {}, 0
     for i, c in ipairs(res.cards) do
@@ -111,8 +112,8 @@ function M.moe_sections(res)
   local labels, d, cvals = {}, {}, {}
   for i, c in ipairs(res.cards) do
     labels[i] = ("card %d %s"):format(c.card, c.stuck_in and ("(" .. c.stuck_in .. ")") or "")
-    d[i] = c.dispatch.run_count or 0
-    cvals[i] = c.combine.run_count or 0
+    d[i] = c.dispatch.ran ~= false and c.dispatch.run_count or 0
+    cvals[i] = c.combine.ran ~= false and c.combine.run_count or 0
   end
   if #labels > 0 then
     parts[#parts + 1] = section("runs", i18n.pick({ en = "Run counts per card", zh = "各卡执行次数" }),
@@ -120,6 +121,77 @@ function M.moe_sections(res)
       .. svg.bars({ title = "combine", labels = labels, values = cvals, value_label = "combine run count" }))
   end
   return parts
+end
+
+local MAX_DRAWN = 64 -- cards drawn in the wait-for picture; beyond, the table alone
+
+-- The wait-for graph as a picture: one box per card (red: a root card, amber: waiting), an
+-- arrow from each waiting card to every card it waits for.
+local function wait_for_svg(cards, edges, roots)
+  local n = #cards
+  local per_row = math.min(n, 8)
+  local w, h = per_row * 130 + 40, math.ceil(n / per_row) * 120 + 30
+  local at, root, waiting = {}, {}, {}
+  for _, r in ipairs(roots) do root[r] = true end
+  for _, e in ipairs(edges) do waiting[e.card] = true end
+  for i, card in ipairs(cards) do
+    at[card] = { 20 + ((i - 1) % per_row) * 130 + 45, 80 + ((i - 1) // per_row) * 120 }
+  end
+  local out = { ('<svg class="chart" viewBox="0 0 %d %d" width="%d" height="%d" role="img"><title>wait-for</title>'):format(w, h,
+    w, h), '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" '
+    .. 'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>' }
+  for _, e in ipairs(edges) do
+    local a = at[e.card]
+    for _, peer in ipairs(e.waits_for) do
+      local b = at[peer]
+      if a and b and peer ~= e.card then
+        -- an arc above the boxes, higher the farther apart the cards are
+        local lift = 24 + math.abs(a[1] - b[1]) // 6 + math.abs(a[2] - b[2]) // 4
+        local mx, my = (a[1] + b[1]) // 2, math.max(4, math.min(a[2], b[2]) - 18 - lift)
+        out[#out + 1] = ('<path d="M%d,%d Q%d,%d %d,%d" fill="none" stroke="#555" stroke-width="1.5" '
+          .. 'marker-end="url(#arrow)"><title>%s</title></path>'):format(a[1], a[2] - 18, mx, my, b[1] + 8, b[2] - 20,
+          esc(("card %d (%s) waits for card %d"):format(e.card, e.side, peer)))
+      end
+    end
+  end
+  for _, card in ipairs(cards) do
+    local p = at[card]
+    local fill = root[card] and "#dc3912" or waiting[card] and "#ff9900" or "#dddddd"
+    out[#out + 1] = ('<rect x="%d" y="%d" width="90" height="36" rx="6" fill="%s"><title>%s</title></rect>'
+      .. '<text x="%d" y="%d" text-anchor="middle">card %d</text>'):format(p[1] - 45, p[2] - 18, fill,
+      esc(root[card] and "root card" or waiting[card] and "waiting" or "not waiting"), p[1], p[2] + 5, card)
+  end
+  out[#out + 1] = "</svg>"
+  return table.concat(out)
+end
+
+--- The wait-for section of moe: who waits for whom, drawn, with the root cards.
+function M.wait_for_section(res)
+  local cross = res.cross or {}
+  local edges, roots = cross.wait_for or {}, cross.root_cards or {}
+  local title = i18n.pick({ en = "Who waits for whom", zh = "各卡等待关系" })
+  if #edges == 0 then
+    return section("wait-for", title, "<p>" .. esc(i18n.t("moe.verdict_healthy")) .. "</p>")
+  end
+  local cards, seen = {}, {}
+  local function add(card) if not seen[card] then seen[card], cards[#cards + 1] = true, card end end
+  for _, c in ipairs(res.cards) do add(c.card) end
+  for _, e in ipairs(edges) do for _, p in ipairs(e.waits_for) do add(p) end end
+  table.sort(cards)
+  local rows = {}
+  for i, e in ipairs(edges) do
+    local peers = {}
+    for _, p in ipairs(e.waits_for) do peers[#peers + 1] = tostring(p) end
+    local cores = {}
+    for _, c in ipairs(e.cores) do cores[#cores + 1] = tostring(c) end
+    rows[i] = { e.card, e.side, table.concat(cores, ","), table.concat(peers, ","), e.slots }
+  end
+  local root_text = {}
+  for _, r in ipairs(roots) do root_text[#root_text + 1] = tostring(r) end
+  local body = ("<p>%s: %s</p>"):format(esc(i18n.pick({ en = "root cards, first to fail first", zh = "起始卡（最先失败的在前）" })),
+    esc(#roots > 0 and table.concat(root_text, ", ") or "-"))
+  if #cards <= MAX_DRAWN then body = body .. wait_for_svg(cards, edges, roots) end
+  return section("wait-for", title, body .. html.table({ "card", "side", "waiting cores", "waits for cards", "slots" }, rows))
 end
 
 --- The anomalies list: {severity, source, message} or moe's {severity, card, analysis, message}.

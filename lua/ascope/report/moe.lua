@@ -1,6 +1,8 @@
 --- Writers of `ascope moe`: the win_*.csv archives and moe_summary.json.
 local core = require "ascope_core"
 local writer = require "ascope.report.writer"
+local i18n = require "ascope.i18n"
+local findings = require "ascope.findings"
 local list_text = require("ascope.moe").list_text
 local json, column = core.json, core.column
 
@@ -97,13 +99,13 @@ function M.cross_csvs(res, out, bom)
   end
   close(w)
   w = open(out .. "/win_all_card_expandidx.csv", bom)
-  w:row("card", "expert_ids", "expand_idx", "ep_send_counts", "expected_ep_send_counts", "local_experts", "stuck_in")
+  w:row("card", "expert_ids", "expand_idx", "assist_info", "ep_send_counts", "expected_ep_send_counts", "local_experts",
+    "stuck_in")
   for _, c in ipairs(res.cards) do
-    local expected = res.cross and res.cross.expected_ep_send_counts and c.dispatch.rank_id
-      and res.cross.expected_ep_send_counts[c.dispatch.rank_id]
-    w:row(c.card, c.expert_ids and list_text(c.expert_ids) or "", c.expand_idx and list_text(c.expand_idx) or "",
-      c.ep_send_counts and list_text(c.ep_send_counts) or "", expected and list_text(expected) or "", c.local_experts,
-      c.stuck_in or "")
+    local expected = res.cross and res.cross.expected_ep_send_counts and c.rank and res.cross.expected_ep_send_counts[c.rank]
+    local function text(list) return list and list_text(list) or "" end
+    w:row(c.card, text(c.expert_ids), text(c.expand_idx), text(c.assist_info), text(c.ep_send_counts), text(expected),
+      c.local_experts, c.stuck_in or "")
   end
   close(w)
 end
@@ -116,30 +118,85 @@ local function side_data(s)
     dev[f] = {}
     for core_i, v in pairs(by) do dev[f][tostring(core_i)] = v end
   end
-  return { cores = s.cores, flag = s.flag, live_status_buffer = s.live_status_buffer, run_count = s.run_count,
+  return { cores = s.cores, ran = s.ran ~= false, positions = array(s.per_core and s.per_core.position or s.positions),
+           idle_unarrived = s.idle_unarrived, flag = s.flag, live_status_buffer = s.live_status_buffer, run_count = s.run_count,
            rank_id = s.rank_id, hccl_rank_id = s.hccl_rank_id, ep_world_size = s.ep_world_size,
            hccl_ep_world_size = s.hccl_ep_world_size, moe_expert_num = s.moe_expert_num, global_bs = s.global_bs,
            total_status_slots = s.total_status_slots, slots_per_core = array(s.slots_per_core),
            waiting_cores = array(s.waiting_cores), missing_slots = missing, deviations = dev, status_error = s.status_error }
 end
 
-local RANK = { ERROR = 1, WARNING = 2, DETAIL = 3, INFO = 4 }
-
 function M.sorted_anomalies(res)
   local list = {}
   for i, a in ipairs(res.anomalies) do list[i] = a end
-  table.sort(list, function(a, b)
-    if RANK[a.severity] ~= RANK[b.severity] then return RANK[a.severity] < RANK[b.severity] end
+  return findings.sort(list, function(a, b)
     if (a.card or -1) ~= (b.card or -1) then return (a.card or -1) < (b.card or -1) end
     return a.message < b.message
   end)
-  return list
+end
+
+--- The wait-for graph as moe_summary.json holds it: {card, side, cores, waits_for, slots}, and
+-- the root cards, the first to fail first.
+function M.wait_for_data(res)
+  local wait = array()
+  local cross = res.cross or {}
+  for i, e in ipairs(cross.wait_for or {}) do
+    wait[i] = { card = e.card, side = e.side, cores = array(e.cores), waits_for = array(e.waits_for), slots = e.slots,
+                unresolved_slots = e.unresolved }
+  end
+  return wait, array(cross.root_cards)
+end
+
+--- The wait-for edges said in few lines: a card alone as "card A (side, cores) waits for ...",
+-- the cards that wait on one side for the same cards together (a 384-card hang is one line).
+function M.wait_for_lines(edges)
+  local groups, order = {}, {}
+  for _, e in ipairs(edges) do
+    local key = e.side .. ":" .. table.concat(e.waits_for, ",")
+    local g = groups[key]
+    if not g then
+      g = { side = e.side, waits_for = e.waits_for, cards = {}, slots = 0, first = e }
+      groups[key], order[#order + 1] = g, key
+    end
+    g.cards[#g.cards + 1] = e.card
+    g.slots = g.slots + e.slots
+  end
+  local out = {}
+  for _, key in ipairs(order) do
+    local g = groups[key]
+    if #g.cards == 1 then
+      local e = g.first
+      out[#out + 1] = i18n.t("moe.waits", e.card, e.side, list_text(e.cores, 16), list_text(e.waits_for), e.slots)
+    else
+      out[#out + 1] = i18n.t("moe.waits_group", list_text(g.cards, 32), #g.cards, g.side, list_text(g.waits_for), g.slots)
+    end
+  end
+  return out
+end
+
+--- The verdict that ends a run: who waits for whom, and the root cards ({level, text} lines).
+function M.verdict(res)
+  local T = function(key, ...) return i18n.t("moe." .. key, ...) end
+  local cross = res.cross or {}
+  local lines = {}
+  if #(cross.wait_for or {}) == 0 then
+    lines[1] = { "INFO", T("verdict_healthy") }
+    return lines
+  end
+  lines[1] = { "INFO", T("verdict") }
+  for _, text in ipairs(M.wait_for_lines(cross.wait_for)) do lines[#lines + 1] = { "INFO", text } end
+  for _, a in ipairs(res.anomalies) do
+    if a.analysis == "8" then lines[#lines + 1] = { a.severity, a.message } end
+  end
+  return lines
 end
 
 function M.summary(res, path)
   local cards = {}
   for _, c in ipairs(res.cards) do
-    cards[tostring(c.card)] = { stuck_in = c.stuck_in or json.null, op = c.op, k = c.k, local_experts = c.local_experts,
+    cards[tostring(c.card)] = { stuck_in = c.stuck_in or json.null, stuck_by = c.stuck_by, op = c.op, op_from = c.op_from,
+                                time = c.time, assist_info = c.assist_info and array(c.assist_info),
+                                k = c.k, local_experts = c.local_experts,
                                 shared_expert_card = c.shared_expert_card, dispatch = side_data(c.dispatch),
                                 combine = side_data(c.combine), expert_ids = c.expert_ids and array(c.expert_ids),
                                 expand_idx = c.expand_idx and array(c.expand_idx),
@@ -158,10 +215,11 @@ function M.summary(res, path)
   end
   local failed = array()
   for i, f in ipairs(res.failed) do failed[i] = { card = f.card, dir = f.dir, reason = f.reason } end
+  local wait, roots = M.wait_for_data(res)
   local w, err = writer.open(path)
   if not w then error(err, 0) end
   w:write(json.encode({ soc_version = res.soc, target_dir = res.target_dir, cards = cards, cross_card = cross,
-                        anomalies = anomalies, failed = failed }, { indent = 2 }), "\n")
+                        anomalies = anomalies, failed = failed, wait_for = wait, root_cards = roots }, { indent = 2 }), "\n")
   local ok, cerr = w:close()
   if not ok then error(cerr, 0) end
 end

@@ -1,0 +1,30 @@
+--- `ascope version`: the versions of ascope and of the libraries it was built with.
+local M = {}
+
+M.spec = {
+  name = "version",
+  args = "",
+  summary = {
+    en = "versions of ascope and the libraries it was built with",
+    zh = "显示 ascope 及其所用库的版本",
+  },
+  details = {
+    en = "Prints the ascope version, then the versions of Lua, LPeg, yajl, libcsv and SQLite. 'ascope --version' is the same.",
+    zh = "输出 ascope 版本，以及 Lua、LPeg、yajl、libcsv、SQLite 的版本。'ascope --version' 相同。",
+  },
+  options = {},
+  examples = { "ascope version" },
+}
+
+function M.main(_, words)
+  if #words > 0 then require("ascope.errors").usage("unexpected argument %q", words[1]) end
+  local v = require("ascope_core").versions()
+  local ok, lpeg = pcall(require, "lpeg")
+  local lv = ok and lpeg.version or "?"
+  if type(lv) == "function" then lv = lv() end -- LPeg 1.0 has version(), 1.1 a string
+  io.write(("ascope %s\n"):format(require "ascope.version"))
+  io.write(("  %s, LPeg %s, yajl %s, libcsv %s, SQLite %s\n"):format(v.lua, lv, v.yajl, v.libcsv, v.sqlite))
+  return 0
+end
+
+return M

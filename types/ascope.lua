@@ -1,0 +1,207 @@
+---@meta ascope
+-- lua-language-server definitions of require "ascope" and its six jobs. Definitions only.
+-- Point the editor at this folder: .luarc.json {"workspace.library": ["<ascope>/types"]}.
+
+---@class ascope: ascope_core
+---@field VERSION string the version of ascope
+---@field memory ascope.memory
+---@field timeline ascope.timeline
+---@field rules ascope.rules
+local ascope = {}
+
+---@class ascope.rules
+local rules = {}
+---Load the bundled rule file NAME (rules/NAME.lua), merged with a user file.
+---@param name string
+---@param user_file? string
+---@return table|nil rules, string? message
+function rules.load(name, user_file) end
+---Use DIR (an edited copy of rules/) instead of the bundled rules.
+---@param dir string
+function rules.set_dir(dir) end
+
+-- memory ---------------------------------------------------------------------------------
+
+---@class ascope.MemoryOptions
+---@field match? "latest"|"within"|"within-or-latest" how an allocation finds its operator (default from rules: latest)
+---@field rank_list? string|table<integer, true> "all", "0,2,4-7" or a set of ranks
+---@field roles? string[] only these roles
+---@field jobs? integer ranks read in parallel (default: CPUs)
+---@field rules? string a rule file merged over rules/memory.lua
+
+---One row of memory_events.csv.
+---@class ascope.MemoryRow
+---@field name string
+---@field role string
+---@field rank_id integer
+---@field call_stack string
+---@field call_stack_top string
+---@field size_kb number
+---@field start_ns integer
+---@field duration_ns integer|nil nil: never released
+---@field start_time_ms string exact decimal
+---@field duration_ms string
+---@field total_allocated_mb number
+---@field total_reserved_mb number
+---@field total_active_mb number
+---@field device_type string
+
+---@class ascope.MemoryRank
+---@field rank integer
+---@field role string
+---@field columns table<string, ascope.Column>
+---@field summary table peak, live at peak, top call sites, never released (as memory_summary.json)
+
+---@class ascope.MemoryResult
+---@field ranks ascope.MemoryRank[]
+---@field failed {role: string, rank: integer, dirs: string[], reason: string}[]
+local MemoryResult = {}
+---Every event of every rank in output order (start time, then rank, then file order).
+---@return fun(): ascope.MemoryRow?
+function MemoryResult:rows() end
+
+---@class ascope.memory
+local memory = {}
+---Parse a profiling tree and attribute every allocation.
+---@param input string a tree, one *_ascend_pt folder or an ASCEND_PROFILER_OUTPUT folder
+---@param opts? ascope.MemoryOptions
+---@return ascope.MemoryResult|nil result, string? message
+function memory.parse(input, opts) end
+
+-- timeline -------------------------------------------------------------------------------
+
+---@class ascope.TimelineOptions
+---@field rank_list? string|table<integer, true>
+---@field jobs? integer
+---@field rules? string
+---@field step? integer the step to analyse (default: the median one)
+---@field pp? integer pipeline stages
+---@field microbatches? integer
+---@field top_n? integer
+---@field device_regex? string
+---@field comm_regex? string
+---@field step_trace? string step_trace_time.csv
+
+---@class ascope.Finding
+---@field id string
+---@field severity "info"|"warning"|"error"
+---@field metric string
+---@field value number
+---@field finding string
+---@field action string
+
+---@class ascope.TimelineRank
+---@field rank integer
+---@field role string
+---@field critical_path table
+---@field overlap table
+---@field op_util table
+---@field lanes table[]
+---@field jitter table
+---@field dashboard table<string, number> e.g. op_utilization, critical_path_ratio
+---@field findings ascope.Finding[]
+---@field not_computed table<string, string> dimension -> why
+
+---@class ascope.TimelineResult
+---@field ranks ascope.TimelineRank[]
+---@field failed {rank: integer?, reason: string}[]
+---@field rules table
+
+---@class ascope.timeline
+local timeline = {}
+---@param input string a trace_view.json, msprof_*.json, ascend_pytorch_profiler_*.db or a tree
+---@param opts? ascope.TimelineOptions
+---@return ascope.TimelineResult|nil result, string? message
+function timeline.run(input, opts) end
+
+-- moe ------------------------------------------------------------------------------------
+
+---@class ascope.MoeOptions
+---@field target_dir string folder of the card folders <n>/
+---@field soc_version "910_93"|"950"|"910B"
+---@field share_expert_card_count? integer
+---@field sp_moe_num? integer
+---@field tp_worldsize? integer
+---@field share_expert_num? integer
+---@field k? integer
+---@field rules? string
+---@field log? fun(level: "INFO"|"WARNING"|"ERROR"|"DETAIL", text: string)
+
+---@class ascope.Anomaly
+---@field severity "ERROR"|"WARNING"|"INFO"|"DETAIL"
+---@field card integer
+---@field analysis string
+---@field message string
+
+---@class ascope.MoeCard
+---@field card integer
+---@field dir string
+---@field stuck_in? "dispatch"|"combine"
+---@field anomalies ascope.Anomaly[]
+
+---@class ascope.MoeResult
+---@field cards ascope.MoeCard[]
+---@field failed table[]
+
+---@class ascope.moe
+local moe = {}
+---@param opts ascope.MoeOptions
+---@return ascope.MoeResult|nil result, string? message
+function moe.run(opts) end
+
+-- plog, graph, opjitter --------------------------------------------------------------------
+
+---@class ascope.PlogResult
+---@field categories table<string, {count: integer, title: string|table, examples: table[]}>
+---@field records table[]
+---@field failures table[] each card's failing kernel and op
+---@field non_moe_failures table[]
+---@field files string[]
+---@field failed table[]
+
+---@class ascope.plog
+local plog = {}
+---@param path string a log file or a folder of them
+---@param opts? {rules?: string}
+---@return ascope.PlogResult|nil result, string? message
+function plog.run(path, opts) end
+
+---@class ascope.GraphPair
+---@field a integer
+---@field b integer
+---@field verdict "identical"|"order"|"count"
+---@field first_divergence? integer 0-based
+---@field counts? table<string, {[1]: integer, [2]: integer}>
+
+---@class ascope.GraphResult
+---@field input string
+---@field cards integer[]
+---@field graphs table<integer, {nodes: string[], files: string[]}>
+---@field pairs ascope.GraphPair[]
+---@field failed table[]
+
+---@class ascope.graph
+local graph = {}
+---@param path string
+---@param opts? {rules?: string, filter?: string}
+---@return ascope.GraphResult|nil result, string? message
+function graph.run(path, opts) end
+
+---@class ascope.OpjitterResult
+---@field input string
+---@field cards table
+---@field found table[]
+---@field missing integer[]
+---@field rows table[] per operator type and call: max, min, jitter, values per card
+---@field avg {type: string, avg_jitter: number}[]
+---@field aiv table[]
+---@field failed table[]
+
+---@class ascope.opjitter
+local opjitter = {}
+---@param path string
+---@param opts? {rules?: string, cards?: integer, jobs?: integer}
+---@return ascope.OpjitterResult|nil result, string? message
+function opjitter.run(path, opts) end
+
+return ascope
