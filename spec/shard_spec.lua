@@ -188,6 +188,12 @@ describe("--shard K/N and merge on a generated 12-rank tree", function()
       local mcode, _, err = h.run("merge", parts[1], other, parts[3], "-o", dir .. "/x3")
       assert.equal(1, mcode)
       assert.truthy(err:find("--match is (not given) in one and \"within\" in the other", 1, true), err)
+      -- the language of the messages in the outputs is one of the options
+      local zh = dir .. "/bad/zh"
+      assert.equal(0, (h.run("--lang", "zh", "memory", tree, "--shard", "2/3", "-o", zh, "-q")))
+      mcode, _, err = h.run("merge", parts[1], zh, parts[3], "-o", dir .. "/x3")
+      assert.equal(1, mcode)
+      assert.truthy(err:find("--lang is \"en\" in one and \"zh\" in the other", 1, true), err)
     end)
 
     it("refuses parts of another command, another N or another ascope version", function()

@@ -133,7 +133,8 @@ function M.options(opts, ctx)
     if not NOT_RESULT[k] then o[k] = v end
   end
   o.lang = require("ascope.i18n").lang()
-  if ctx and ctx.rules_dir then o.rules_dir = ctx.rules_dir end
+  local dir = ctx and ctx.rules_dir or os.getenv("ASCOPE_RULES_DIR")
+  if dir and dir ~= "" then o.rules_dir = dir end
   return o
 end
 
