@@ -73,7 +73,7 @@ function M.plan(path, opts)
   if not files then return nil, ferr end
   local units = {}
   for i, p in ipairs(files) do units[i] = { key = p, files = { p } } end
-  return { units = units, rules = rules, opts = opts,
+  return { units = units, rules = rules, opts = opts, unit_name = "shard.units.file",
            context = { input = path, files = files, cards = opts.cards } }
 end
 

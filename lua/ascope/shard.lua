@@ -2,7 +2,8 @@
 --
 -- A recipe that can be sharded describes its work as a plan:
 --   plan = { units = {{key = "actor/3", files = {PATH, ...}}, ...},  -- one per rank or card
---            context = {...} }                                        -- plain data, the same in every shard
+--            context = {...},                                         -- plain data, the same in every shard
+--            unit_name = "shard.units.file" }                         -- what a unit is (default: ranks)
 -- and gives recipe.work(plan, i) (one unit, as a worker computes it) and
 -- recipe.assemble(context, outcomes, ...) (the cross-unit step). A single run is
 -- assemble(context, compute(recipe, plan)); a shard saves compute(recipe, plan, {k, n}) with

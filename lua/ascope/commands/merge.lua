@@ -53,8 +53,9 @@ local function write_part(opts, ctx, info, plan, part, picks, described, outcome
     bytes = bytes + described[i].bytes
     if outcomes[i].error then failed = failed + 1 end
   end
-  print(t("shard.written", part.k, part.n, #picks, #described, log.human(bytes), opts.output))
-  if failed > 0 then log.warn("%s", t("shard.failed_units", failed)) end
+  local units = t(plan.unit_name or "shard.units.rank")
+  print(t("shard.written", part.k, part.n, #picks, #described, units, log.human(bytes), opts.output))
+  if failed > 0 then log.warn("%s", t("shard.failed_units", failed, units)) end
   return 0
 end
 
