@@ -74,9 +74,11 @@ describe("HTML reports", function()
     local page = timeline_html.render(res, assert(layout.load("timeline")))
     no_network(page)
     local r = res.ranks[1]
-    -- swimlanes, idle, overlap, critical path, step times, communication per step
-    assert.equal(6, count(page, "<svg "))
-    assert.truthy(page:find("time since the step&#39;s first device task (ms)", 1, true))
+    -- swimlanes, idle, overlap, critical path; one step: no step times, no communication per step
+    assert.equal(4, count(page, "<svg "))
+    assert.falsy(page:find("step CV", 1, true))
+    assert.truthy(page:find("time since the step start (ms)", 1, true))
+    assert.truthy(page:find(("host-only %.3f ms before the %.3f ms stage"):format(r.step.preparing_ms, r.step.stage_ms), 1, true))
     assert.truthy(page:find("idle ratio (%)", 1, true))
     assert.truthy(page:find(("<td>%s</td><td>%.4f</td>"):format("overlap_ratio", r.dashboard.overlap_ratio), 1, true))
     assert.truthy(page:find("⚠ overlap_low", 1, true))

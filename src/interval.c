@@ -98,9 +98,31 @@ int asc_iset_subtract(const asc_iset *a, const asc_iset *b, asc_iset *out) {
   return 0;
 }
 
+/* By binary search: clipping one step's window out of a whole trace's set costs the step's
+ * intervals, not the trace's. */
 int asc_iset_clip(const asc_iset *a, int64_t lo, int64_t hi, asc_iset *out) {
-  asc_iset w = {&(asc_ival){lo, hi}, lo < hi ? 1 : 0};
-  return asc_iset_intersect(a, &w, out);
+  size_t first = 0, top = a->n;
+  while (first < top) { /* the first interval that ends after lo */
+    size_t mid = first + (top - first) / 2;
+    if (a->v[mid].e <= lo)
+      first = mid + 1;
+    else
+      top = mid;
+  }
+  size_t last = first;
+  while (lo < hi && last < a->n && a->v[last].s < hi) last++;
+  size_t k = last - first;
+  out->n = 0;
+  out->v = malloc((k ? k : 1) * sizeof *out->v);
+  if (!out->v) return -1;
+  for (size_t i = 0; i < k; i++) {
+    asc_ival x = a->v[first + i];
+    if (x.s < lo) x.s = lo;
+    if (x.e > hi) x.e = hi;
+    out->v[i] = x;
+  }
+  out->n = k;
+  return 0;
 }
 
 int asc_iset_gaps(const asc_iset *a, int64_t lo, int64_t hi, asc_iset *out) {

@@ -22,20 +22,23 @@ static int oom(lua_State *L) { return luaL_error(L, "out of memory"); }
 
 /* Union of intervals from two columns or sequences; the second holds ends, or durations when
  * durations is set. An optional third argument (column or sequence of 1-based rows) selects
- * the rows to use, so a lane or a class of events needs no copied columns. */
+ * the rows to use, so a lane or a class of events needs no copied columns. An empty selection
+ * is an empty set: whether rows were given is told by the argument, never by the pointer
+ * (an empty column has none). */
 static int build(lua_State *L, int durations) {
   const char *fn = durations ? "interval.from_durations" : "interval.union";
   size_t ns, ne, nr = 0;
   int os, oe, orow = 0;
   int64_t *s = lasc_toint64s(L, 1, &ns, &os);
   int64_t *e = lasc_toint64s(L, 2, &ne, &oe);
-  int64_t *rows = lua_isnoneornil(L, 3) ? NULL : lasc_toint64s(L, 3, &nr, &orow);
-  size_t n = rows ? nr : ns;
+  int selected = !lua_isnoneornil(L, 3);
+  int64_t *rows = selected ? lasc_toint64s(L, 3, &nr, &orow) : NULL;
+  size_t n = selected ? nr : ns;
   int64_t *ss = malloc((n ? n : 1) * sizeof *ss), *ee = malloc((n ? n : 1) * sizeof *ee);
   int rc = ns != ne ? -2 : (!ss || !ee) ? -1 : 0;
   for (size_t k = 0; rc == 0 && k < n; k++) {
     size_t i = k;
-    if (rows) {
+    if (selected) {
       if (rows[k] < 1 || (size_t)rows[k] > ns) {
         rc = -3;
         break;

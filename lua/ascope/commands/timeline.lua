@@ -19,27 +19,33 @@ M.spec = {
     zh = "Ascend timeline 泳道几何分析：关键路径、重叠率、泳道空挡、Host 下发、bubble、抖动",
   },
   details = {
-    en = [[INPUT is a trace_view.json, an msprof_*.json, an ascend_pytorch_profiler_*.db, or a profiling
-tree (every rank found). step_trace_time.csv beside the trace is used for step jitter. Writes
+    en = [[INPUT is a trace_view.json, an msprof_*.json, an ascend_pytorch_profiler_*.db, a
+step_trace_time.csv or analysis.db (jitter only), or a profiling tree (every rank found).
+step_trace_time.csv (else analysis.db) beside the trace is the profiler's own step split. Writes
 OUT/timeline_metrics.json, timeline_report.md and timeline_report.html and prints a summary: the eight dimensions
 of the typical (median) step, the expert rules that fire (rules/timeline.lua), and the metrics
-dashboard (a key that could not be measured is left out). Exit code 1 when a rank could not be
-read, 2 on a usage error.]],
+dashboard (a key that could not be measured is left out); every finding names its evidence
+(step, lane, operator and the view to open). Exit code 1 when a rank could not be read, 2 on a
+usage error (an invalid regular expression included).]],
     zh = [[INPUT 可为 trace_view.json、msprof_*.json、ascend_pytorch_profiler_*.db 或 profiling 目录树（所有 rank）。
 同目录的 step_trace_time.csv 用于 step 抖动分析。输出 OUT/timeline_metrics.json、timeline_report.md 与 timeline_report.html：
-典型（中位）step 的八个维度、命中的专家规则（rules/timeline.lua）和指标看板（未测得的键不输出）。]],
+典型（中位）step 的八个维度、命中的专家规则（rules/timeline.lua，每条附举证视图）和指标看板（未测得的键不输出）。
+退出码：有 rank 读取失败为 1，用法错误（含无效的正则表达式）为 2。]],
   },
   options = {
     { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
-    { "step-trace", arg = "CSV", help = "step_trace_time.csv (default: the one beside the trace)" },
+    { "step-trace", arg = "FILE",
+      help = "the profiler's step split: step_trace_time.csv or analysis.db (default: the one beside the trace)" },
     { "rank-list", arg = "LIST", default = "all", help = "ranks to read: all, or 0,2,4-7" },
     { "jobs", "j", arg = "N", type = "int", min = 1, help = "ranks analysed in parallel (default: CPUs)" },
-    { "step", arg = "K", type = "int", help = "analyse step K (default: the step with the median duration)" },
+    { "step", arg = "K", type = "int", help = "analyse step K (default: the step with the median wall time)" },
+    { "compare-step", arg = "K", type = "int",
+      help = "compare step K with the typical one (default: the worst long-tail step)" },
     { "pp", arg = "P", type = "int", min = 1, help = "pipeline stages, for the theoretical bubble" },
     { "microbatches", arg = "M", type = "int", min = 1, help = "micro-batches, for the theoretical bubble" },
     { "top", arg = "N", type = "int", min = 1, help = "rows in the ranked tables (default from rules: 10)" },
-    { "device-regex", arg = "RE", help = "device lanes, alternatives separated by | (default from rules)" },
-    { "comm-regex", arg = "RE", help = "communication lanes (default from rules)" },
+    { "device-regex", arg = "RE", help = "device lanes: a POSIX extended regular expression, case-insensitive (default from rules)" },
+    { "comm-regex", arg = "RE", help = "communication lanes: a POSIX extended regular expression (default from rules)" },
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/timeline.lua" },
     { "json", help = "print timeline_metrics.json to stdout instead of the summary" },
     { "format", arg = "LIST", default = "json,md,html", help = "outputs to write: json,md,html" },
@@ -67,11 +73,12 @@ function M.main(opts, words, ctx)
   if not input then errors.usage("ascope timeline needs INPUT (a trace, a .db or a profiling folder)") end
   if #words > 1 then errors.usage("unexpected argument %q", words[2]) end
   if opts.shard then shard.parse(opts.shard) end -- a usage error before any reading
-  local plan, err = timeline.plan(input, {
+  local plan, err, kind = timeline.plan(input, {
     rank_list = opts.rank_list, jobs = opts.jobs, rules = opts.rules, step = opts.step, pp = opts.pp,
     microbatches = opts.microbatches, top_n = opts.top, device_regex = opts.device_regex,
-    comm_regex = opts.comm_regex, step_trace = opts.step_trace,
+    comm_regex = opts.comm_regex, step_trace = opts.step_trace, compare_step = opts.compare_step,
   })
+  if not plan and kind == "usage" then errors.usage("%s", err) end
   if not plan then error(err, 0) end
   if #plan.units == 0 and #plan.context.missing == 0 then
     error(input .. ": no timeline found (trace_view.json, msprof_*.json or ascend_pytorch_profiler_*.db)", 0)

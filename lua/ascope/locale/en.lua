@@ -144,4 +144,12 @@ return {
   ["cli.environment"] = "environment:",
   ["cli.same_as"] = "same as --%s",
   ["cli.default"] = " (default: %s)",
+  ["timeline.bad_regex"] = "%s: invalid regular expression %q: %s",
+  ["timeline.evidence_lane"] = "lane %s",
+  ["timeline.evidence_open"] = "open the %s",
+  ["timeline.evidence_operator"] = "operator %s",
+  ["timeline.evidence_step"] = "step %s",
+  ["timeline.view_Communication"] = "Communication view",
+  ["timeline.view_Operator"] = "Operator view",
+  ["timeline.view_Timeline"] = "Timeline view",
 }

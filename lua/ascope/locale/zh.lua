@@ -144,4 +144,12 @@ return {
   ["cli.environment"] = "环境变量：",
   ["cli.same_as"] = "同 --%s",
   ["cli.default"] = "（默认：%s）",
+  ["timeline.bad_regex"] = "%s：无效的正则表达式 %q：%s",
+  ["timeline.evidence_lane"] = "泳道 %s",
+  ["timeline.evidence_open"] = "打开%s",
+  ["timeline.evidence_operator"] = "算子 %s",
+  ["timeline.evidence_step"] = "step %s",
+  ["timeline.view_Communication"] = "通信视图",
+  ["timeline.view_Operator"] = "算子视图",
+  ["timeline.view_Timeline"] = "Timeline 视图（系统调优）",
 }

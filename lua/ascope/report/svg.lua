@@ -284,11 +284,11 @@ function M.swimlanes(o)
   out[#out + 1] = ('<text x="%.1f" y="%d" class="axis" text-anchor="middle">%s</text>'):format(f.left + pw / 2, f.h - 8,
     esc(o.x_label or "time since the step start (ms)"))
   local x = f.left
-  -- by name: the order of pairs() changes from process to process, the report must not
-  local names = {}
-  for kind in pairs(o.kinds or {}) do names[#names + 1] = kind end
-  table.sort(names)
-  for _, kind in ipairs(names) do
+  -- legend in name order: the same input gives the same bytes
+  local kinds = {}
+  for kind in pairs(o.kinds or {}) do kinds[#kinds + 1] = kind end
+  table.sort(kinds)
+  for _, kind in ipairs(kinds) do
     local colour = o.kinds[kind]
     out[#out + 1] = ('<rect x="%d" y="8" width="12" height="12" fill="%s"/><text x="%d" y="18" class="legend">%s</text>')
       :format(x, colour, x + 16, esc(kind))

@@ -5,6 +5,7 @@ local md = require "ascope.report.md"
 local writer = require "ascope.report.writer"
 local analysis = require "ascope.analysis.timeline"
 local fmt = require "ascope.fmt"
+local i18n = require "ascope.i18n"
 local json = core.json
 
 local M = {}
@@ -23,16 +24,22 @@ local function rank_data(r)
       source = r.jitter.source, steps = r.jitter.steps, mean_ms = r.jitter.mean, p50_ms = r.jitter.p50,
       p95_ms = r.jitter.p95, max_ms = r.jitter.max, cv = r.jitter.cv, long_tail = array(r.jitter.long_tail) },
     comm_jitter = r.comm_jitter, hotspots = array(r.hotspots), phases = r.phases,
+    compare = r.compare and (r.compare.error and r.compare or {
+      step = r.compare.step, typical = r.compare.typical, grew_most = r.compare.grew_most,
+      categories = array(r.compare.categories), operators = array(r.compare.operators) }),
     dashboard = r.dashboard, findings = array(r.findings), not_computed = r.not_computed,
   }
 end
 
---- Ranks side by side: the slowest (by typical step span) and the most jittery.
+--- The typical step's time: its wall time, else (no step markers) its stage.
+function M.step_ms(r) return r.step and (r.step.wall_ms or r.step.stage_ms) end
+
+--- Ranks side by side: the slowest (by the typical step's time) and the most jittery.
 function M.summary(res)
   local slowest, jittery
   for _, r in ipairs(res.ranks) do
-    local span = r.step and r.step.span_ms
-    if span and (not slowest or span > slowest.span_ms) then slowest = { rank = r.rank, role = r.role, span_ms = span } end
+    local t = M.step_ms(r)
+    if t and (not slowest or t > slowest.step_ms) then slowest = { rank = r.rank, role = r.role, step_ms = t } end
     local cv = r.jitter and r.jitter.cv
     if cv and (not jittery or cv > jittery.cv) then jittery = { rank = r.rank, role = r.role, cv = cv } end
   end
@@ -60,6 +67,7 @@ function M.metrics_json(res, path)
 end
 
 local function pct(x) return x and fmt.pct(x) or "n/a" end
+local function ratio_pct(a, b) return (b and b > 0) and pct(a / b) or "n/a" end
 local function num(x, d) return x and ("%." .. (d or 3) .. "f"):format(x) or "n/a" end
 
 local function fired(r)
@@ -68,7 +76,23 @@ local function fired(r)
   return set
 end
 
-local function mark(set, metric) return set[metric] and " ⚠" or "" end
+local function mark(set, ...)
+  for _, metric in ipairs({ ... }) do
+    if set[metric] then return " ⚠" end
+  end
+  return ""
+end
+
+--- "step 12, lane Ascend Hardware/Stream 2, operator MatMul, open the Timeline view"
+function M.evidence_text(e)
+  if not e then return "" end
+  local parts = {}
+  if e.step ~= nil then parts[#parts + 1] = i18n.t("timeline.evidence_step", tostring(e.step)) end
+  if e.lane then parts[#parts + 1] = i18n.t("timeline.evidence_lane", e.lane) end
+  if e.operator then parts[#parts + 1] = i18n.t("timeline.evidence_operator", e.operator) end
+  parts[#parts + 1] = i18n.t("timeline.evidence_open", i18n.t("timeline.view_" .. e.view))
+  return table.concat(parts, ", ")
+end
 
 --- The dashboard table: one row per measured key.
 function M.dashboard_table(r)
@@ -76,7 +100,9 @@ function M.dashboard_table(r)
   local set = fired(r)
   for _, k in ipairs(analysis.DASHBOARD_KEYS) do
     local v = r.dashboard[k]
-    if v ~= nil then rows[#rows + 1] = { k, num(v, 4), pct(v) .. mark(set, k) } end
+    if v ~= nil then
+      rows[#rows + 1] = { k, num(v, 4), pct(v) .. mark(set, k, analysis.DASHBOARD_RULE_METRIC[k]) }
+    end
   end
   return md.table({ "key", "value", "" }, rows)
 end
@@ -86,29 +112,36 @@ local function rank_section(r, top_n)
   local set = fired(r)
   local function add(s) out[#out + 1] = s end
   add(("\n## %s rank %s\n\n"):format(r.role ~= "" and r.role or "trace", r.rank))
-  add(("Trace `%s`%s; %d events; %s.\n\n"):format(r.trace, r.step_trace and (", steps from `" .. r.step_trace .. "`") or "",
-    r.events, r.step and r.step.id and ("typical step " .. r.step.id .. " of " .. r.steps_found) or "whole trace as one step"))
+  add(("%s%s; %d events; %s.\n\n"):format(r.trace and ("Trace `" .. r.trace .. "`") or "No trace",
+    r.step_trace and (", step split from `" .. r.step_trace .. "`") or "", r.events,
+    r.step and r.step.id and ("typical step " .. r.step.id .. " of " .. r.steps_found) or "whole trace as one step"))
+  if r.step and r.step.wall_ms then
+    add(("Step %.3f ms: host-only %.3f ms at its start, then a %.3f ms stage (first to last compute or communication task).\n\n")
+      :format(r.step.wall_ms, r.step.preparing_ms, r.step.stage_ms))
+  end
   if #r.findings > 0 then
     add("### Findings\n\n")
     for _, f in ipairs(r.findings) do
-      add(("- ⚠ **%s** (%s): %s. %s\n"):format(f.id, f.severity, f.finding, f.action or ""))
+      add(("- ⚠ **%s** (%s): %s. %s Evidence: %s.\n"):format(f.id, f.severity, f.finding, f.action or "",
+        M.evidence_text(f.evidence)))
     end
     add("\n")
   end
   local cp = r.critical_path
   if cp then
-    add(("### 1 Critical path%s\n\n"):format(mark(set, "critical_path_ratio")))
-    add(("Device busy union %.3f ms of a %.3f ms span: critical_path_ratio %s.\n"):format(cp.busy_union_ms, cp.span_ms,
-      pct(cp.critical_path_ratio)))
+    add(("### 1 Critical path%s\n\n"):format(mark(set, "critical_path_ratio", "critical_path_comm_share")))
+    add(("Compute, communication and copies busy %.3f ms of a %.3f ms stage: critical_path_ratio %s.\n"):format(
+      cp.busy_union_ms, cp.span_ms, pct(cp.critical_path_ratio)))
     if cp.longest_path_ms then
-      add(("Longest dependency chain %.3f ms over %d tasks (%d nodes, %d flow edges); free %.3f ms.\n\n"):format(
-        cp.longest_path_ms, cp.longest_path_tasks, cp.dag_nodes, cp.flow_edges, cp.free_ms))
+      add(("Longest dependency chain %.3f ms over %d tasks (%d nodes, %d flow edges); free %.3f ms; communication %s of it.\n\n"):format(
+        cp.longest_path_ms, cp.longest_path_tasks, cp.dag_nodes, cp.flow_edges, cp.free_ms, pct(cp.comm_share)))
       local rows = {}
-      for c, t in pairs(cp.composition) do rows[#rows + 1] = { c, num(t), pct(t / cp.longest_path_ms) } end
-      table.sort(rows, function(a, b) -- ties by name: pairs() order differs between processes
-        local x, y = tonumber(a[2]), tonumber(b[2])
-        return x > y or (x == y and a[1] < b[1])
+      for c, t in pairs(cp.composition) do rows[#rows + 1] = { c, num(t), ratio_pct(t, cp.longest_path_ms), t } end
+      table.sort(rows, function(a, b)
+        if a[4] ~= b[4] then return a[4] > b[4] end
+        return a[1] < b[1]
       end)
+      for _, row in ipairs(rows) do row[4] = nil end
       add(md.table({ "category on the path", "ms", "share" }, rows))
     end
     add("\n")
@@ -130,9 +163,9 @@ local function rank_section(r, top_n)
     add("\n")
   end
   if r.op_util then
-    add(("### 3 Op utilisation and lane idleness%s\n\n"):format(mark(set, "op_utilization")))
-    add(("Compute busy %.3f ms of %.3f ms: op_utilization %s.\n\n"):format(r.op_util.compute_busy_ms, r.op_util.span_ms,
-      pct(r.op_util.op_utilization)))
+    add(("### 3 Op utilisation and lane idleness%s\n\n"):format(mark(set, "op_utilization", "max_lane_idle_unexplained")))
+    add(("Compute busy %.3f ms of a %.3f ms stage (from %s): op_utilization %s.\n\n"):format(r.op_util.compute_busy_ms,
+      r.op_util.span_ms, r.op_util.source, pct(r.op_util.op_utilization)))
   end
   if #r.lanes > 0 then
     local rows = {}
@@ -144,26 +177,29 @@ local function rank_section(r, top_n)
     add("\n")
   end
   if r.host then
-    add(("### 4 Host/device%s\n\n"):format(mark(set, "host_launch_gap_ratio")))
-    add(("Device compute gaps %.3f ms, of which %.3f ms covered by host launch/sync activity: host_launch_gap_ratio %s.\n")
-      :format(r.host.device_gap_ms, r.host.covered_ms, pct(r.host.host_launch_gap_ratio)))
-    local dl = r.host.dataloader
-    if dl then
-      add(("Data loading %.3f ms, %s with compute (%.3f ms overlap).\n"):format(dl.busy_ms,
-        dl.serial and "serial" or "overlapped", dl.overlap_with_compute_ms))
-    end
-    add("\n")
+    local h = r.host
+    add(("### 4 Host/device%s\n\n"):format(mark(set, "host_launch_gap_median", "dataloader_serial_ratio")))
+    add(("Host-only time at the start of the step (before its first compute or communication task): %.3f ms of a %.3f ms step.\n")
+      :format(h.preparing_ms, r.step.wall_ms))
+    add(("Compute gaps not covered by communication or P2P ops but under host launch/sync activity: %.3f ms, host_launch_gap_ratio %s%s.\n")
+      :format(h.launch_gap_ms, pct(h.host_launch_gap_ratio),
+        h.launch_gap_median and (", median over " .. h.steps .. " steps " .. pct(h.launch_gap_median))
+          or (h.host_launch_gap_ratio and "; whether it recurs is not measured (fewer than 3 steps)" or "")))
+    add(("Data loading without compute: %.3f ms (%s of the step).\n\n"):format(h.dataloader_serial_ms,
+      pct(h.dataloader_serial_ratio)))
   end
   if r.pp_bubble then
+    local b = r.pp_bubble
     add(("### 5 Pipeline bubble%s\n\n"):format(mark(set, "bubble_excess")))
-    add(("Device idle aligned with P2P ops %.3f ms: pp_bubble_ratio %s%s.\n\n"):format(r.pp_bubble.bubble_ms,
-      pct(r.pp_bubble.pp_bubble_ratio), r.pp_bubble.theory and (" (theory " .. pct(r.pp_bubble.theory) .. ")") or ""))
+    add(("Union of P2P receive waits %.3f ms of a %.3f ms step: pp_bubble_ratio %s%s%s.\n\n"):format(b.bubble_ms,
+      b.step_ms, pct(b.pp_bubble_ratio), b.theory and (" (theory (p-1)/(p-1+m) " .. pct(b.theory) .. ")") or "",
+      b.profiler_bubble_ms and (("; the profiler's Bubble %.3f ms"):format(b.profiler_bubble_ms)) or ""))
   end
   if r.jitter then
     local j = r.jitter
-    add(("### 6 Jitter%s\n\n"):format(mark(set, "step_cv")))
-    add(("%d steps from %s: mean %.3f ms, P50 %.3f, P95 %.3f, max %.3f, CV %s.\n"):format(j.steps, j.source, j.mean,
-      j.p50, j.p95, j.max, pct(j.cv)))
+    add(("### 6 Jitter%s\n\n"):format(mark(set, "step_cv", "long_tail_steps", "compute_side_jitter")))
+    add(("%d steps from %s: mean %.3f ms, P50 %.3f, P95 (nearest rank) %.3f, max %.3f, CV %s.\n"):format(j.steps,
+      j.source, j.mean, j.p50, j.p95, j.max, pct(j.cv)))
     if #j.long_tail > 0 then
       local list = {}
       for _, s in ipairs(j.long_tail) do list[#list + 1] = ("%s (%.3f ms)"):format(s.step, s.time_ms) end
@@ -184,10 +220,27 @@ local function rank_section(r, top_n)
     add(md.table({ "path rank", "operator", "ms on path", "count on path", "raw ms", "raw rank" }, rows))
     add("\n")
   end
+  local c = r.compare
+  if c and not c.error then
+    add(("### Step %s against the typical step %s\n\n"):format(tostring(c.step), tostring(c.typical)))
+    local rows = {}
+    for i, x in ipairs(c.categories) do rows[i] = { x.name, num(x.long_ms), num(x.typical_ms), num(x.delta_ms) } end
+    add(md.table({ "part of the step", "step " .. tostring(c.step) .. " ms", "typical ms", "grew ms" }, rows))
+    add(("\nGrew most: %s.\n\n"):format(c.grew_most))
+    if #c.operators > 0 then
+      local ops = {}
+      for i, x in ipairs(c.operators) do ops[i] = { x.name, num(x.long_ms), num(x.typical_ms), num(x.delta_ms) } end
+      add(md.table({ "operator", "step " .. tostring(c.step) .. " ms", "typical ms", "grew ms" }, ops))
+      add("\n")
+    end
+  elseif c then
+    add(("### Step comparison\n\nNot made: %s.\n\n"):format(c.error))
+  end
   add("### 8 Prefill/decode\n\n")
   if r.phases.applicable then
-    add(("Prefill %.3f ms (%d), decode %.3f ms (%d); TTFT %s ms, TPOT %s ms.\n\n"):format(r.phases.prefill_ms,
-      r.phases.prefill_count, r.phases.decode_ms, r.phases.decode_count, num(r.phases.ttft_ms), num(r.phases.tpot_ms)))
+    add(("Prefill %.3f ms (%d), decode %.3f ms (%d); TTFT %s ms, TPOT %s ms (%s).\n\n"):format(r.phases.prefill_ms,
+      r.phases.prefill_count, r.phases.decode_ms, r.phases.decode_count, num(r.phases.ttft_ms), num(r.phases.tpot_ms),
+      r.phases.method))
   else
     add("Not applicable: " .. r.phases.reason .. ".\n\n")
   end
@@ -212,14 +265,14 @@ function M.report_md(res, path)
     local rows = {}
     for i, r in ipairs(res.ranks) do
       local d = r.dashboard
-      rows[i] = { r.role, r.rank, num(r.step and r.step.span_ms), pct(d.critical_path_ratio), pct(d.op_utilization),
+      rows[i] = { r.role, r.rank, num(M.step_ms(r)), pct(d.critical_path_ratio), pct(d.op_utilization),
                   pct(d.overlap_ratio), pct(d.host_launch_gap_ratio), pct(d.step_cv), pct(d.comm_jitter), #r.findings }
     end
-    w:write(md.table({ "role", "rank", "step span ms", "critical_path", "op_util", "overlap", "host_gap", "step_cv",
+    w:write(md.table({ "role", "rank", "step ms", "critical_path", "op_util", "overlap", "host_gap", "step_cv",
                        "comm_jitter", "findings" }, rows))
     local s = M.summary(res)
     if s.slowest then
-      w:write(("\nSlowest rank: %s (%s), step span %.3f ms.\n"):format(s.slowest.rank, s.slowest.role, s.slowest.span_ms))
+      w:write(("\nSlowest rank: %s (%s), typical step %.3f ms.\n"):format(s.slowest.rank, s.slowest.role, s.slowest.step_ms))
     end
     if s.most_jittery then
       w:write(("Most jittery rank: %s (%s), step CV %s.\n"):format(s.most_jittery.rank, s.most_jittery.role,
@@ -242,7 +295,9 @@ function M.text(res)
     end
     local role = r.role ~= "" and (" (" .. r.role .. ")") or ""
     lines[#lines + 1] = ("rank %s%s: %s"):format(r.rank, role, table.concat(parts, ", "))
-    for _, f in ipairs(r.findings) do lines[#lines + 1] = ("  ⚠ %s: %s"):format(f.id, f.finding) end
+    for _, f in ipairs(r.findings) do
+      lines[#lines + 1] = ("  ⚠ %s: %s [%s]"):format(f.id, f.finding, M.evidence_text(f.evidence))
+    end
   end
   return table.concat(lines, "\n")
 end

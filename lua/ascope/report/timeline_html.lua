@@ -3,6 +3,7 @@ local svg = require "ascope.report.svg"
 local html = require "ascope.report.html"
 local layout_mod = require "ascope.report.layout"
 local analysis = require "ascope.analysis.timeline"
+local report = require "ascope.report.timeline"
 local fmt = require "ascope.fmt"
 local i18n = require "ascope.i18n"
 
@@ -17,12 +18,12 @@ local KINDS = {}
 function KINDS.rank_table(res)
   local header = { "rank" }
   for _, k in ipairs(analysis.DASHBOARD_KEYS) do header[#header + 1] = k end
-  header[#header + 1] = "step span ms"
+  header[#header + 1] = "step ms"
   local rows = {}
   for _, r in ipairs(res.ranks) do
     local row = { name(r) }
     for _, k in ipairs(analysis.DASHBOARD_KEYS) do row[#row + 1] = r.dashboard[k] and pct(r.dashboard[k]) or "" end
-    row[#row + 1] = r.step and r.step.span_ms
+    row[#row + 1] = report.step_ms(r)
     rows[#rows + 1] = row
   end
   local out = { html.table(header, rows) }
@@ -36,9 +37,9 @@ function KINDS.findings(_, _, r)
   if #r.findings == 0 then return "<p>" .. esc(i18n.pick({ en = "No rule fired.", zh = "没有规则命中。" })) .. "</p>" end
   local rows = {}
   for i, f in ipairs(r.findings) do
-    rows[i] = { "⚠ " .. f.id, f.severity, f.finding, f.action or "" }
+    rows[i] = { "⚠ " .. f.id, f.severity, f.finding, f.action or "", report.evidence_text(f.evidence) }
   end
-  return html.table({ "rule", "severity", "finding", "action" }, rows)
+  return html.table({ "rule", "severity", "finding", "action", "evidence" }, rows)
 end
 
 local KIND_COLOURS = { device = "#3366cc", comm = "#dc3912", host = "#109618", other = "#999999" }
@@ -51,8 +52,30 @@ function KINDS.swimlanes(_, sec, r)
     for k = 1, #l.starts do iv[k] = { l.starts[k], l.ends[k], l.kind } end
     lanes[i] = { name = l.name, intervals = iv }
   end
-  return svg.swimlanes({ title = i18n.pick(sec.title), lanes = lanes, x0 = 0, x1 = r.step.span_ms, kinds = KIND_COLOURS,
-                         x_label = "time since the step's first device task (ms)" })
+  local prep = r.step.preparing_ms or 0
+  local note = ("<p>step %s: host-only %.3f ms before the %.3f ms stage (first to last compute or communication task).</p>")
+    :format(esc(r.step.id or "(whole trace)"), prep, r.step.stage_ms)
+  return note .. svg.swimlanes({ title = i18n.pick(sec.title), lanes = lanes, x0 = 0, x1 = r.step.picture_ms,
+                                 kinds = KIND_COLOURS, x_label = "time since the step start (ms)" })
+end
+
+function KINDS.compare(_, _, r)
+  local c = r.compare
+  if not c or c.error then return nil end
+  local rows = {}
+  for i, x in ipairs(c.categories) do
+    rows[i] = { x.name, ("%.3f"):format(x.long_ms), ("%.3f"):format(x.typical_ms), ("%.3f"):format(x.delta_ms) }
+  end
+  local out = { ("<p>step %s against the typical step %s: %s grew most.</p>"):format(esc(c.step), esc(c.typical),
+    esc(c.grew_most)), html.table({ "part of the step", "step " .. c.step .. " ms", "typical ms", "grew ms" }, rows) }
+  if #c.operators > 0 then
+    local ops = {}
+    for i, x in ipairs(c.operators) do
+      ops[i] = { x.name, ("%.3f"):format(x.long_ms), ("%.3f"):format(x.typical_ms), ("%.3f"):format(x.delta_ms) }
+    end
+    out[#out + 1] = html.table({ "operator", "step " .. c.step .. " ms", "typical ms", "grew ms" }, ops)
+  end
+  return table.concat(out)
 end
 
 function KINDS.lane_idle(_, sec, r)
@@ -94,8 +117,10 @@ function KINDS.critical_path(_, sec, r)
   end
   local order = {}
   for i = 1, #labels do order[i] = i end
-  -- ties by name: pairs() order differs between processes
-  table.sort(order, function(a, b) return values[a] > values[b] or (values[a] == values[b] and labels[a] < labels[b]) end)
+  table.sort(order, function(a, b)
+    if values[a] ~= values[b] then return values[a] > values[b] end
+    return labels[a] < labels[b]
+  end)
   local l2, v2 = {}, {}
   for i, k in ipairs(order) do l2[i], v2[i] = labels[k], values[k] end
   l2[#l2 + 1], v2[#v2 + 1] = "free", cp.free_ms
@@ -138,7 +163,8 @@ function KINDS.dashboard(_, _, r)
   for _, f in ipairs(r.findings) do fired[f.metric] = true end
   for _, k in ipairs(analysis.DASHBOARD_KEYS) do
     local v = r.dashboard[k]
-    if v ~= nil then rows[#rows + 1] = { k, ("%.4f"):format(v), pct(v) .. (fired[k] and " ⚠" or "") } end
+    local hit = fired[k] or fired[analysis.DASHBOARD_RULE_METRIC[k] or k]
+    if v ~= nil then rows[#rows + 1] = { k, ("%.4f"):format(v), pct(v) .. (hit and " ⚠" or "") } end
   end
   return html.table({ "key", "value", "" }, rows)
 end
