@@ -214,6 +214,15 @@ describe("--shard K/N and merge on a generated 12-rank tree", function()
       code, _, err = h.run("merge", parts[1], old, parts[3], "-o", dir .. "/x6")
       assert.equal(1, code)
       assert.truthy(err:find(old .. " was written by ascope 0.0.1", 1, true), err)
+      -- the same version number, another build (its code fingerprint differs)
+      local other = dir .. "/bad/other-build"
+      os.execute(("cp -r '%s' '%s'"):format(parts[2], other))
+      m = h.read(other .. "/manifest.json"):gsub('"ascope_build": "[^"]*"', '"ascope_build": "0123456789abcdef"')
+      h.write(other .. "/manifest.json", m)
+      code, _, err = h.run("merge", parts[1], other, parts[3], "-o", dir .. "/x6b")
+      assert.equal(1, code)
+      assert.truthy(err:find(other .. " was written by another build of ascope " .. require("ascope.main").VERSION
+        .. " (code fingerprint 0123456789abcdef, not ", 1, true), err)
     end)
 
     it("refuses a damaged or unfinished part, naming it", function()

@@ -10,12 +10,13 @@
 -- save(); merge reads the parts back with load() and assembles them the same way, so the merged
 -- outputs are the single run's by construction.
 --
--- A partial result is a folder: manifest.json (format, version, ascope version, command, input,
--- options, shard, every unit of the plan with its files' sizes and mtimes, and where each record
--- is) and results.bin (records in ascope's column encoding, par.encode: the context, then one
+-- A partial result is a folder: manifest.json (format, version, ascope version and build
+-- fingerprint, command, input, options, shard, every unit of the plan with its files' sizes and
+-- mtimes, and where each record is) and results.bin (records in ascope's column encoding, par.encode: the context, then one
 -- record per unit of this shard).
 local core = require "ascope_core"
 local errors = require "ascope.errors"
+local fingerprint = require "ascope.fingerprint"
 local t = require("ascope.i18n").t
 local fs, par, json = core.fs, core.par, core.json
 
@@ -198,6 +199,7 @@ function M.save(dir, info, plan, shard, picks, described, outcomes)
   if not rok then return nil, rerr end
   local manifest = {
     format = M.FORMAT, format_version = M.FORMAT_VERSION, ascope_version = version(),
+    ascope_build = fingerprint.get(),
     command = info.command, input = info.input, options = info.options,
     shard = { k = shard.k, n = shard.n },
     units = described,
@@ -295,9 +297,15 @@ function M.load(parts)
       if first.ascope_version ~= version() then
         return nil, t("shard.version", p1, tostring(first.ascope_version), version())
       end
+      if first.ascope_build ~= fingerprint.get() then
+        return nil, t("shard.build", p1, version(), tostring(first.ascope_build), fingerprint.get())
+      end
     end
     if m.ascope_version ~= first.ascope_version then
       return nil, t("shard.version", part, tostring(m.ascope_version), tostring(first.ascope_version))
+    end
+    if m.ascope_build ~= first.ascope_build then
+      return nil, t("shard.build", part, version(), tostring(m.ascope_build), tostring(first.ascope_build))
     end
     if m.command ~= first.command then
       return nil, t("shard.differ", p1, part, "command", tostring(first.command), tostring(m.command))

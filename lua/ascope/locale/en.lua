@@ -27,6 +27,7 @@ return {
   ["shard.bad_manifest"] = "%s: not a usable partial result: %s",
   ["shard.format_version"] = "%s: partial result format version %s, this ascope reads version %d",
   ["shard.version"] = "%s was written by ascope %s, not %s: run every shard and the merge with the same ascope",
+  ["shard.build"] = "%s was written by another build of ascope %s (code fingerprint %s, not %s): run every shard and the merge with the same ascope",
   ["shard.differ"] = "%s and %s come from different runs: %s is %s in one and %s in the other",
   ["shard.inputs_differ"] = "%s and %s saw different inputs (%s): were files changed between the shards' runs?",
   ["shard.duplicate"] = "shard %d/%d is given twice: %s and %s",

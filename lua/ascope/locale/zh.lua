@@ -27,6 +27,7 @@ return {
   ["shard.bad_manifest"] = "%s：无法使用的部分结果：%s",
   ["shard.format_version"] = "%s：部分结果格式版本为 %s，本 ascope 读取版本 %d",
   ["shard.version"] = "%s 由 ascope %s 写出，而不是 %s：所有分片和合并须使用同一 ascope",
+  ["shard.build"] = "%s 由另一个 ascope %s 构建写出（代码指纹 %s，而不是 %s）：所有分片和合并须使用同一 ascope",
   ["shard.differ"] = "%s 与 %s 来自不同的运行：%s 一个为 %s，另一个为 %s",
   ["shard.inputs_differ"] = "%s 与 %s 看到的输入不同（%s）：分片运行之间文件是否被改动？",
   ["shard.duplicate"] = "分片 %d/%d 重复给出：%s 与 %s",
