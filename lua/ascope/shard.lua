@@ -17,6 +17,7 @@
 local core = require "ascope_core"
 local errors = require "ascope.errors"
 local fingerprint = require "ascope.fingerprint"
+local writer = require "ascope.report.writer"
 local t = require("ascope.i18n").t
 local fs, par, json = core.fs, core.par, core.json
 
@@ -142,28 +143,6 @@ end
 
 local function version() return require("ascope.main").VERSION end
 
-local function write_file(path, parts)
-  local tmp = path .. ".tmp"
-  local f, err = io.open(tmp, "wb")
-  if not f then return nil, err end
-  for _, p in ipairs(parts) do
-    local ok, werr = f:write(p)
-    if not ok then
-      f:close()
-      os.remove(tmp)
-      return nil, tmp .. ": " .. tostring(werr)
-    end
-  end
-  local ok, cerr = f:close()
-  if not ok then
-    os.remove(tmp)
-    return nil, tmp .. ": " .. tostring(cerr)
-  end
-  local renamed, rerr = os.rename(tmp, path)
-  if not renamed then return nil, rerr end
-  return true
-end
-
 --- Write the partial result folder dir. info: {command, input, options}. Returns true or nil,
 -- message.
 function M.save(dir, info, plan, shard, picks, described, outcomes)
@@ -171,12 +150,14 @@ function M.save(dir, info, plan, shard, picks, described, outcomes)
   if not ok then return nil, err end
   os.remove(dir .. "/" .. M.MANIFEST) -- a folder without its manifest is not a part
   local records, offset = {}, 0
-  local f, ferr = io.open(dir .. "/" .. M.DATA .. ".tmp", "wb")
-  if not f then return nil, ferr end
+  local w, werr = writer.open(dir .. "/" .. M.DATA)
+  if not w then return nil, werr end
   local function put(value)
     local bytes = par.encode(value)
-    local wok, werr = f:write(bytes)
-    if not wok then error(werr, 0) end
+    -- straight to the writer's temporary file: a rank's record can be hundreds of megabytes,
+    -- and the writer's buffer would copy it once more
+    local wok, e = w.f:write(bytes)
+    if not wok then error(e, 0) end
     local at = { offset = offset, length = #bytes }
     offset = offset + #bytes
     return at
@@ -190,13 +171,12 @@ function M.save(dir, info, plan, shard, picks, described, outcomes)
       records.units[#records.units + 1] = at
     end
   end)
-  local cok, cerr = f:close()
-  if not pok or not cok then
-    os.remove(dir .. "/" .. M.DATA .. ".tmp")
-    return nil, dir .. "/" .. M.DATA .. ": " .. tostring(pok and cerr or perr)
+  if not pok then
+    w:abort()
+    return nil, dir .. "/" .. M.DATA .. ": " .. tostring(perr)
   end
-  local rok, rerr = os.rename(dir .. "/" .. M.DATA .. ".tmp", dir .. "/" .. M.DATA)
-  if not rok then return nil, rerr end
+  local cok, cerr = w:close()
+  if not cok then return nil, dir .. "/" .. M.DATA .. ": " .. tostring(cerr) end
   local manifest = {
     format = M.FORMAT, format_version = M.FORMAT_VERSION, ascope_version = version(),
     ascope_build = fingerprint.get(),
@@ -207,7 +187,10 @@ function M.save(dir, info, plan, shard, picks, described, outcomes)
              byte_order = string.pack("=I2", 1) == "\1\0" and "little" or "big",
              context = records.context, records = records.units },
   }
-  return write_file(dir .. "/" .. M.MANIFEST, { json.encode(manifest, { indent = 1 }), "\n" })
+  local mw, merr = writer.open(dir .. "/" .. M.MANIFEST)
+  if not mw then return nil, merr end
+  mw:write(json.encode(manifest, { indent = 1 }), "\n")
+  return mw:close()
 end
 
 local function canon(v) return json.encode(v) end
