@@ -27,6 +27,7 @@ M.FORMAT = "ascope-partial"
 M.FORMAT_VERSION = 1
 M.MAX_SHARDS = 100000
 M.MANIFEST = "manifest.json"
+M.MAX_MANIFEST = 1 << 30
 M.DATA = "results.bin"
 
 --- The command-line option every shardable command takes.
@@ -199,6 +200,13 @@ local function read_manifest(part)
   local path = part .. "/" .. M.MANIFEST
   local f = io.open(path, "rb")
   if not f then return nil, t("shard.no_manifest", part) end
+  -- a manifest lists every unit of the run: about 500 bytes each
+  local size = f:seek("end")
+  if not size or size > M.MAX_MANIFEST then
+    f:close()
+    return nil, t("shard.bad_manifest", path, ("%s bytes, more than %d"):format(tostring(size), M.MAX_MANIFEST))
+  end
+  f:seek("set", 0)
   local text = f:read("a")
   f:close()
   local ok, m = pcall(json.decode, text)
