@@ -94,13 +94,21 @@ describe("shard selection", function()
   end)
 end)
 
-describe("--shard K/N and merge on a generated 12-rank tree", function()
-  local dir, tree
+-- A generated 12-rank tree for the specs of one describe block: fills t.dir and t.tree.
+local function tree_for_block(events)
+  local t = {}
   setup(function()
-    dir = h.tmpdir()
-    tree = gen.tree(dir .. "/tree", 12, 25)
+    t.dir = h.tmpdir()
+    t.tree = gen.tree(t.dir .. "/tree", 12, events)
   end)
-  teardown(function() h.cleanup(dir) end)
+  teardown(function() h.cleanup(t.dir) end)
+  return t
+end
+
+describe("--shard K/N and merge on a generated 12-rank tree", function()
+  local fixture = tree_for_block(25)
+  local dir, tree
+  before_each(function() dir, tree = fixture.dir, fixture.tree end)
 
   for _, case in ipairs({
     { "memory", { "memory" }, 5 },
@@ -164,7 +172,7 @@ describe("--shard K/N and merge on a generated 12-rank tree", function()
 
   describe("merge refuses parts that do not make one run", function()
     local parts
-    setup(function() parts = shards(dir .. "/bad", 3, { "memory", tree }) end)
+    setup(function() parts = shards(fixture.dir .. "/bad", 3, { "memory", fixture.tree }) end)
 
     it("names a missing shard", function()
       local code, _, err = h.run("merge", parts[1], parts[3], "-o", dir .. "/x1")
@@ -285,12 +293,9 @@ describe("--shard K/N and merge on a generated 12-rank tree", function()
 end)
 
 describe("examples/slurm", function()
+  local fixture = tree_for_block(10)
   local dir, tree
-  setup(function()
-    dir = h.tmpdir()
-    tree = gen.tree(dir .. "/tree", 12, 10)
-  end)
-  teardown(function() h.cleanup(dir) end)
+  before_each(function() dir, tree = fixture.dir, fixture.tree end)
 
   local function sh(env, script)
     local words = {}
