@@ -9,17 +9,30 @@ M.fixtures = "spec/fixtures"
 M.real = "spec/fixtures/real"
 M.bin = os.getenv("ASCOPE_BIN") or "build/ascope"
 
-local counter = 0
---- A fresh scratch folder under /tmp (removed by cleanup()).
+--- The header line of operator_memory.csv as the profiler writes it.
+M.MEMORY_CSV_HEADER = "Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),"
+  .. "Active Duration(us),Allocation Total Allocated(MB),Allocation Total Reserved(MB),"
+  .. "Allocation Total Active(MB),Release Total Allocated(MB),Release Total Reserved(MB),"
+  .. "Release Total Active(MB),Stream Ptr,Device Type\n"
+
+local reserved = {} -- scratch folder -> the os.tmpname() file that keeps its name unique
+--- A fresh scratch folder under /tmp (removed by cleanup()). Named after an os.tmpname() file
+-- (mkstemp), kept until cleanup: a name made of the time and math.random collides between spec
+-- runs started in the same second under ASan, whose fixed heap addresses give every process the
+-- same random seed.
 function M.tmpdir()
-  counter = counter + 1
-  local dir = ("/tmp/ascope-spec-%d-%d-%d"):format(os.time(), counter, math.random(1, 1e9))
+  local name = os.tmpname()
+  local dir = "/tmp/ascope-spec-" .. name:match("([^/]+)$")
+  assert(not core.fs.stat(dir), dir .. " exists")
   assert(core.fs.mkdirs(dir))
+  reserved[dir] = name
   return dir
 end
 
 function M.cleanup(dir)
   if dir and dir:match("^/tmp/ascope%-spec%-") then core.fs.remove_tree(dir) end
+  if reserved[dir] then os.remove(reserved[dir]) end
+  reserved[dir] = nil
 end
 
 function M.write(path, text)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ascope/checked.h"
 #include "ascope/column.h"
 
 void asc_iset_free(asc_iset *a) {
@@ -132,7 +133,7 @@ int asc_iset_gaps(const asc_iset *a, int64_t lo, int64_t hi, asc_iset *out) {
 
 int64_t asc_iset_total(const asc_iset *a) {
   int64_t t = 0;
-  for (size_t i = 0; i < a->n; i++) t += a->v[i].e - a->v[i].s;
+  for (size_t i = 0; i < a->n; i++) t = asc_sat_add(t, asc_sat_sub(a->v[i].e, a->v[i].s));
   return t;
 }
 
@@ -145,7 +146,7 @@ double asc_iset_length_percentile(const asc_iset *a, double p) {
   if (a->n == 0) return 0;
   int64_t *len = malloc(a->n * sizeof *len);
   if (!len) return -1;
-  for (size_t i = 0; i < a->n; i++) len[i] = a->v[i].e - a->v[i].s;
+  for (size_t i = 0; i < a->n; i++) len[i] = asc_sat_sub(a->v[i].e, a->v[i].s);
   qsort(len, a->n, sizeof *len, cmp_i64);
   if (p < 0) p = 0;
   if (p > 100) p = 100;

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ascope/checked.h"
 #include "ascope/interval.h"
 #include "lbind.h"
 
@@ -46,7 +47,9 @@ static int build(lua_State *L, int durations) {
       i = (size_t)rows[k] - 1;
     }
     ss[k] = s[i];
-    ee[k] = !durations ? e[i] : s[i] == ASC_NULL_I64 || e[i] == ASC_NULL_I64 ? ASC_NULL_I64 : s[i] + e[i];
+    ee[k] = !durations                                     ? e[i]
+            : s[i] == ASC_NULL_I64 || e[i] == ASC_NULL_I64 ? ASC_NULL_I64
+                                                           : asc_sat_add(s[i], e[i]);
   }
   asc_iset r;
   if (rc == 0) rc = asc_iset_union(ss, ee, n, &r);
@@ -129,7 +132,7 @@ static int m_stats(lua_State *L) {
   asc_iset *a = check_iset(L, 1);
   int64_t mx = 0, tot = asc_iset_total(a);
   for (size_t i = 0; i < a->n; i++)
-    if (a->v[i].e - a->v[i].s > mx) mx = a->v[i].e - a->v[i].s;
+    if (asc_sat_sub(a->v[i].e, a->v[i].s) > mx) mx = asc_sat_sub(a->v[i].e, a->v[i].s);
   lua_createtable(L, 0, 6);
   lua_pushinteger(L, (lua_Integer)a->n);
   lua_setfield(L, -2, "count");

@@ -18,10 +18,12 @@ local M = {}
 function M.rules(user_file)
   local r, err = rules_mod.load("graph", user_file)
   if not r then return nil, err end
-  if type(r.files) ~= "table" or type(r.card) ~= "table" then return nil, "rules: graph.files and graph.card must be lists" end
+  local from = user_file and user_file .. ": " or ""
+  if type(r.files) ~= "table" or type(r.card) ~= "table" then return nil, from .. "rules: graph.files and graph.card must be lists" end
   for i, f in ipairs(r.files) do
-    if type(f.name) ~= "string" or type(f.node) ~= "string" then
-      return nil, ("rules: graph.files[%d] (id %s) needs name and node patterns"):format(i, tostring(f.id))
+    if type(f) ~= "table" or type(f.name) ~= "string" or type(f.node) ~= "string" then
+      return nil, from .. ("rules: graph.files[%d] (id %s) needs name and node patterns"):format(i,
+        tostring(type(f) == "table" and f.id))
     end
   end
   return r
@@ -88,7 +90,7 @@ end
 --- Compare the graph files of every card under path with the lowest card's.
 -- @tparam string path the folder of the graph files
 -- @tparam[opt] table opts `rules` (a user rule file), `filter` (node name patterns, `|` between
--- alternatives)
+-- alternatives), `output` (the run's output folder: files inside it are not read)
 -- @treturn table `{input, cards, graphs, pairs, failed}`; each pair has `a`, `b`, `verdict` and,
 -- when they differ, `first_divergence` or `counts`
 -- @treturn[2] nil when the input cannot be used at all
@@ -100,9 +102,16 @@ function M.run(path, opts)
   local st = fs.stat(path)
   if not st then return nil, path .. ": no such file or folder" end
   local files = st.type == "file" and { path } or fs.walk(path)
-  local by_card, failed, seen = {}, {}, {}
+  -- an earlier run's output folder inside the input (its graph_summary.json is no card's graph),
+  -- found by real path whatever way either is spelled
+  local skip = opts.output and fs.realpath(opts.output)
+  local by_card, failed, seen, skipped = {}, {}, {}, 0
   for _, p in ipairs(files) do
     local kind = kind_of(discover.basename(p), rules)
+    local real = kind and skip and fs.realpath(p)
+    if real and real:sub(1, #skip + 1) == skip .. "/" then
+      kind, skipped = nil, skipped + 1
+    end
     if kind then
       local card = card_of(p, rules)
       if not card then
@@ -124,7 +133,8 @@ function M.run(path, opts)
   local cards = {}
   for c in pairs(seen) do cards[#cards + 1] = c end
   table.sort(cards)
-  local res = { cards = cards, graphs = by_card, failed = failed, pairs = {}, input = path, rules = rules }
+  local res = { cards = cards, graphs = by_card, failed = failed, pairs = {}, input = path, rules = rules,
+                skipped_output = skipped }
   local ref = cards[1]
   for k = 2, #cards do
     local c = cards[k]

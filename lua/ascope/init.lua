@@ -7,7 +7,7 @@
 --     }))
 --     print(r.n, r.columns.name[1], r.columns.ts[1])   -- ts in exact int64 nanoseconds
 --
--- Primitives (C, see README "Lua API"): json, csv, interval, match, bin, db, fs, par, regex, column.
+-- Primitives (C, see README "Lua API"): json, csv, interval, match, bin, db, fs, par, regex, iconv, column.
 -- Analyses are loaded on first use: ascope.memory, ...
 -- @module ascope
 local core = require "ascope_core"
@@ -39,6 +39,7 @@ local M = {
   fs = core.fs,
   par = core.par,
   regex = core.regex,
+  iconv = core.iconv,
   column = core.column,
   versions = core.versions,
   VERSION = require "ascope.version",

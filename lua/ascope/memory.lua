@@ -113,6 +113,7 @@ local function read_folder(d, opts, rules, warnings, problems, split)
   if rec and rec.bad_cells > 0 then
     warnings[#warnings + 1] = t("memory.bad_cells", inputs.record_path, rec.bad_cells, rec.first_bad)
   end
+  if mem.cut then warnings[#warnings + 1] = mem.cut end
   local att = analysis.attribute(mem, tr, opts.match)
   return {
     name = mem.name, size_kb = mem.size_kb, start_ns = mem.alloc_ns, dur_ns = mem.dur_ns,
@@ -205,7 +206,7 @@ function M.groups(input, opts)
       g.dirs[#g.dirs + 1] = d
     end
   end
-  return groups, unknown, duplicates
+  return groups, unknown, duplicates, dirs.unreadable
 end
 
 local Result = {}
@@ -274,7 +275,7 @@ function M.plan(input, opts)
   local rules, rerr = M.rules(opts.rules)
   if not rules then return nil, rerr end
   opts.match = opts.match or (rules.match and rules.match.default_mode) or "latest"
-  local groups, unknown, duplicates = M.groups(input, opts)
+  local groups, unknown, duplicates, unreadable = M.groups(input, opts)
   if not groups then return nil, unknown end
   local units, unknown_dirs = {}, {}
   for i, g in ipairs(groups) do
@@ -289,7 +290,8 @@ function M.plan(input, opts)
   for i, d in ipairs(unknown) do unknown_dirs[i] = { role = d.role, dir = d.dir } end
   return {
     units = units, rules = rules, opts = opts,
-    context = { input = input, match = opts.match, groups = groups, unknown = unknown_dirs, duplicates = duplicates },
+    context = { input = input, match = opts.match, groups = groups, unknown = unknown_dirs, duplicates = duplicates,
+                unreadable = unreadable or {} },
   }
 end
 
@@ -303,6 +305,9 @@ end
 function M.assemble(context, outcomes, rules)
   local result = setmetatable({ ranks = {}, failed = {}, input = context.input, match = context.match,
                                 duplicates = context.duplicates, rules = rules }, Result)
+  for _, why in ipairs(context.unreadable) do -- ranks may hide there: the run fails, the others are kept
+    result.failed[#result.failed + 1] = { role = "?", rank = nil, dirs = {}, reason = why }
+  end
   for _, d in ipairs(context.unknown) do
     result.failed[#result.failed + 1] = {
       role = d.role, rank = nil, dirs = { d.dir },

@@ -11,6 +11,7 @@ local analysis = require "ascope.analysis.opjitter"
 local rules_mod = require "ascope.rules"
 local shard = require "ascope.shard"
 local fs = core.fs
+local t = require("ascope.i18n").t
 
 local i18n = require "ascope.i18n"
 
@@ -54,14 +55,18 @@ end
 function M.find(path)
   local st = fs.stat(path)
   if not st then return nil, path .. ": no such file or folder" end
-  local files = st.type == "file" and { path } or fs.walk(path)
-  local found, problems = {}, {}
+  local files, unreadable = { path }, nil
+  if st.type ~= "file" then files, unreadable = fs.walk(path) end
+  local found, problems = {}, unreadable or {}
   for _, p in ipairs(files) do
     local base = discover.basename(p)
     if base == "kernel_details.csv" or base:match("^op_summary.*%.csv$") then found[#found + 1] = p end
   end
   return found, problems
 end
+
+-- Gaps in the card numbers filled in as missing cards at most: beyond, the numbering is sparse.
+local MAX_CARD_GAPS = 4096
 
 --- The work of a run as a plan (see ascope.shard): one unit per kernel file. Returns the plan
 -- or nil, message.
@@ -89,11 +94,15 @@ end
 --- The cross-card step: the context and the files' outcomes -> the result run returns.
 function M.assemble(context, outcomes, rules)
   local files = context.files
-  local by_card, failed = {}, {}
+  local by_card, failed, warnings = {}, {}, {}
   for i, p in ipairs(files) do
     local o = outcomes[i]
     local got = o.ok or {}
     local data, card = got.data, got.card
+    if data and data.bad_cells > 0 then
+      warnings[#warnings + 1] = t("input.bad_cells", p, data.bad_cells, data.first_bad)
+    end
+    if data and data.cut then warnings[#warnings + 1] = data.cut end
     if not data then
       failed[#failed + 1] = { path = p, reason = tostring(got.error or o.error), card = card }
     else
@@ -108,17 +117,30 @@ function M.assemble(context, outcomes, rules)
       end
     end
   end
-  local max_card = -1
-  for c in pairs(by_card) do if c > max_card then max_card = c end end
-  for _, f in ipairs(failed) do if f.card and f.card > max_card then max_card = f.card end end
-  if context.cards and context.cards - 1 > max_card then max_card = context.cards - 1 end
+  -- the card numbers seen; the gaps below the highest are missing cards, unless the numbers
+  -- are too sparse to be a card range (a card numbered 99999999 is one card, not 10^8 columns)
+  local seen, numbers, max_card = {}, {}, -1
+  local function see(c)
+    if c and not seen[c] then
+      seen[c] = true
+      numbers[#numbers + 1] = c
+      if c > max_card then max_card = c end
+    end
+  end
+  for c in pairs(by_card) do see(c) end
+  for _, f in ipairs(failed) do see(f.card) end
+  for c = 0, (context.cards or 0) - 1 do see(c) end
+  if max_card < #numbers + MAX_CARD_GAPS then
+    for c = 0, max_card do see(c) end
+  end
+  table.sort(numbers)
   local cards, found, missing = {}, {}, {}
-  for c = 0, max_card do
+  for _, c in ipairs(numbers) do
     cards[#cards + 1] = { card = c, data = by_card[c] }
     if by_card[c] then found[#found + 1] = c else missing[#missing + 1] = c end
   end
   local res = analysis.jitter(cards, rules)
-  res.cards, res.found, res.missing, res.failed = cards, found, missing, failed
+  res.cards, res.found, res.missing, res.failed, res.warnings = cards, found, missing, failed, warnings
   res.aiv = analysis.aiv_checks(cards, rules)
   res.rules = rules
   res.input = context.input

@@ -17,7 +17,6 @@
 local core = require "ascope_core"
 local errors = require "ascope.errors"
 local fingerprint = require "ascope.fingerprint"
-local writer = require "ascope.report.writer"
 local t = require("ascope.i18n").t
 local fs, par, json = core.fs, core.par, core.json
 
@@ -151,14 +150,13 @@ function M.save(dir, info, plan, shard, picks, described, outcomes)
   if not ok then return nil, err end
   os.remove(dir .. "/" .. M.MANIFEST) -- a folder without its manifest is not a part
   local records, offset = {}, 0
-  local w, werr = writer.open(dir .. "/" .. M.DATA)
-  if not w then return nil, werr end
+  -- the C atomic file: a temporary name renamed into place at close, the first write error
+  -- (a full disk) kept and reported then
+  local f, ferr = fs.create(dir .. "/" .. M.DATA)
+  if not f then return nil, ferr end
   local function put(value)
-    local bytes = par.encode(value)
-    -- straight to the writer's temporary file: a rank's record can be hundreds of megabytes,
-    -- and the writer's buffer would copy it once more
-    local wok, e = w.f:write(bytes)
-    if not wok then error(e, 0) end
+    local bytes = par.encode(value) -- one record at a time: a rank's can be hundreds of megabytes
+    f:write(bytes)
     local at = { offset = offset, length = #bytes }
     offset = offset + #bytes
     return at
@@ -173,11 +171,11 @@ function M.save(dir, info, plan, shard, picks, described, outcomes)
     end
   end)
   if not pok then
-    w:abort()
+    f:abort()
     return nil, dir .. "/" .. M.DATA .. ": " .. tostring(perr)
   end
-  local cok, cerr = w:close()
-  if not cok then return nil, dir .. "/" .. M.DATA .. ": " .. tostring(cerr) end
+  local cok, cerr = f:close()
+  if not cok then return nil, cerr end
   local manifest = {
     format = M.FORMAT, format_version = M.FORMAT_VERSION, ascope_version = version(),
     ascope_build = fingerprint.get(),
@@ -188,10 +186,10 @@ function M.save(dir, info, plan, shard, picks, described, outcomes)
              byte_order = string.pack("=I2", 1) == "\1\0" and "little" or "big",
              context = records.context, records = records.units },
   }
-  local mw, merr = writer.open(dir .. "/" .. M.MANIFEST)
-  if not mw then return nil, merr end
-  mw:write(json.encode(manifest, { indent = 1 }), "\n")
-  return mw:close()
+  local mf, merr = fs.create(dir .. "/" .. M.MANIFEST)
+  if not mf then return nil, merr end
+  mf:write(json.encode(manifest, { indent = 1 }), "\n")
+  return mf:close()
 end
 
 local function canon(v) return json.encode(v) end

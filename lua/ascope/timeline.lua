@@ -86,6 +86,9 @@ function M.inputs(input, opts)
   if not dirs then return nil, err end
   local ranks = type(opts.rank_list) == "table" and opts.rank_list or cli.rank_list(opts.rank_list)
   local out, missing = {}, {}
+  for _, why in ipairs(dirs.unreadable or {}) do -- ranks may hide there: the run fails, the others are kept
+    missing[#missing + 1] = { role = "?", rank = nil, dirs = {}, reason = why }
+  end
   for _, d in ipairs(dirs) do
     if not ranks or (d.rank and ranks[d.rank]) then
       local trace = find_trace(d.dir)
@@ -128,6 +131,11 @@ function M.analyse(entry, rules, re, opts)
   local r, aerr = analysis.analyse(tl, rules, re, steps, opts)
   if not r then return nil, (entry.trace or entry.step_trace) .. ": " .. aerr end
   r.role, r.rank, r.trace, r.step_trace = entry.role, entry.rank, entry.trace, entry.step_trace
+  r.warning = tl and tl.warning -- a value the reader could not convert (it became empty)
+  if steps and steps.cut then r.warnings[#r.warnings + 1] = steps.cut end
+  if steps and steps.bad_cells and steps.bad_cells > 0 then
+    r.warnings[#r.warnings + 1] = require("ascope.i18n").t("input.bad_cells", steps.source, steps.bad_cells, steps.first_bad)
+  end
   r.events = tl and tl.n or 0
   r.findings = findings.evaluate(rules.rules, r)
   return r

@@ -25,9 +25,12 @@ local function step_time(s)
   return s.computing_us + (s.comm_not_overlapped_us or 0) + s.free_us + (s.preparing_us or 0)
 end
 
-local function finish(steps, has, source)
+-- extra: what the CSV reader says of the file (cut, bad_cells, first_bad)
+local function finish(steps, has, source, extra)
   for _, s in ipairs(steps) do s.time_us = step_time(s) end
-  return { steps = steps, has = has, source = source }
+  local out = { steps = steps, has = has, source = source, bad_cells = 0 }
+  for k, v in pairs(extra or {}) do out[k] = v end
+  return out
 end
 
 local function read_csv(path)
@@ -47,7 +50,7 @@ local function read_csv(path)
     for _, f in ipairs(FIELDS) do s[f[3]] = c[f[1]][i] end
     steps[#steps + 1] = s
   end
-  return finish(steps, has, path)
+  return finish(steps, has, path, { cut = r.cut, bad_cells = r.bad_cells, first_bad = r.first_bad })
 end
 
 local function read_db(path)

@@ -105,6 +105,10 @@ end
 
 --- Either format, by the file's first bytes.
 function M.read(path, progress)
+  local st = core.fs.stat(path)
+  if st and st.type ~= "file" then -- a FIFO or a device would block the probe below
+    return nil, path .. ": not a regular file (a FIFO, device or socket): not read"
+  end
   local f = io.open(path, "rb")
   if not f then return nil, path .. ": cannot open" end
   local head = f:read(16) or ""

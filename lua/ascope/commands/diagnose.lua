@@ -189,10 +189,15 @@ function M.main(opts, words, ctx)
   if #plan == 0 then
     errors.usage("ascope diagnose needs at least one of TARGET_DIR + SOC_VERSION, PROFILING_PATH, PLOG_PATH, GRAPH_PATH")
   end
+  -- an output folder that cannot be made fails once here, not once per analysis
+  local made, merr = require("ascope_core").fs.mkdirs(out)
+  if not made then error(merr, 0) end
   local unreadable, anomalies, results = 0, {}, {}
   for _, step in ipairs(plan) do
     print(("[INFO] ======== %s ========"):format(step[1]))
-    local ok, code, found, res = pcall(require(step[2]).main, step[3], {}, ctx)
+    -- composed: a command leaves its list of findings and its verdict to the summary below
+    local sub = setmetatable({ composed = true }, { __index = ctx or {} })
+    local ok, code, found, res = pcall(require(step[2]).main, step[3], {}, sub)
     if not ok then
       unreadable = unreadable + 1
       local msg = errors.is_usage(code) and code.msg or tostring(code)

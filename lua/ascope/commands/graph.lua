@@ -1,5 +1,6 @@
 --- `ascope graph`: compare the order of the dispatch/combine nodes in every card's graph.
 local graph = require "ascope.graph"
+local i18n = require "ascope.i18n"
 local errors = require "ascope.errors"
 local writer = require "ascope.report.writer"
 local core = require "ascope_core"
@@ -60,9 +61,13 @@ function M.main(opts, words)
   for f in (opts.format or "json"):gmatch("[^,%s]+") do
     if f ~= "json" then errors.usage("--format: unknown output %q (graph writes json)", f) end
   end
-  local res, err = graph.run(input, { rules = opts.rules, filter = opts.filter })
+  -- a rule file that does not hold is the command line's mistake (exit 2), told once
+  local rules_ok, rules_err = graph.rules(opts.rules)
+  if not rules_ok then errors.usage("%s", rules_err) end
+  local res, err = graph.run(input, { rules = opts.rules, filter = opts.filter, output = opts.output })
   if not res then error(err, 0) end
   if #res.cards == 0 and #res.failed == 0 then error(input .. ": no graph files found (see 'ascope help graph')", 0) end
+  if res.skipped_output > 0 then print("[INFO] " .. i18n.t("graph.skipped_output", res.skipped_output, opts.output)) end
   print(("[INFO] graph files of %d card(s): %s"):format(#res.cards, table.concat(res.cards, ", ")))
   for _, c in ipairs(res.cards) do
     print(("[INFO] card %d: %d nodes from %s"):format(c, #res.graphs[c].nodes, table.concat(res.graphs[c].files, ", ")))

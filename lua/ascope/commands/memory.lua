@@ -4,6 +4,7 @@ local report = require "ascope.report.memory"
 local memory_html = require "ascope.report.memory_html"
 local outputs = require "ascope.report.outputs"
 local errors = require "ascope.errors"
+local cli = require "ascope.cli"
 local fmt = require "ascope.fmt"
 local log = require "ascope.log"
 local t = require("ascope.i18n").t
@@ -47,7 +48,7 @@ chrome://tracing 打开）。有 rank 无法读取或只读到一部分（如 tr
     { "profiler-type", arg = "TYPE", choices = { "memory" }, help = "accepted for the reference tool's command line" },
     { "rank-list", arg = "LIST", default = "all", help = "ranks to read: all, or 0,2,4-7" },
     { "role", arg = "NAME", many = true, help = "only this role (repeatable)" },
-    { "jobs", "j", arg = "N", type = "int", min = 1, help = "ranks read in parallel (default: CPUs)" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = cli.MAX_JOBS, help = "ranks read in parallel (default: CPUs)" },
     { "match", arg = "MODE", choices = { "latest", "within", "within-or-latest" },
       help = "how an allocation is matched to an operator (default from rules: latest)" },
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/memory.lua" },
@@ -110,7 +111,7 @@ function M.main(opts, words, ctx)
     match = opts.match, rank_list = opts.rank_list, roles = opts.role, jobs = opts.jobs, rules = opts.rules,
   })
   if not plan then error(err, 0) end
-  if #plan.units == 0 and #plan.context.unknown == 0 then
+  if #plan.units == 0 and #plan.context.unknown == 0 and #plan.context.unreadable == 0 then
     error(t("memory.no_ranks", input), 0)
   end
   return merge_command.run(M, plan, opts, ctx)

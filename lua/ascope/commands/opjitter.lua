@@ -5,6 +5,8 @@ local field_html = require "ascope.report.field_html"
 local errors = require "ascope.errors"
 local shard = require "ascope.shard"
 local merge_command = require "ascope.commands.merge"
+local cli = require "ascope.cli"
+local log = require "ascope.log"
 
 local M = { recipe = opjitter }
 
@@ -31,8 +33,8 @@ A missing card is reported and shown as NA; exit code 1 when a file could not be
   options = {
     { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
     { "profiling-path", arg = "PATH", alias_of = "input" },
-    { "cards", arg = "N", type = "int", min = 1, help = "cards expected (default: up to the highest found)" },
-    { "jobs", "j", arg = "N", type = "int", min = 1, help = "files read in parallel (default: CPUs)" },
+    { "cards", arg = "N", type = "int", min = 1, max = 1 << 20, help = "cards expected (default: up to the highest found)" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = cli.MAX_JOBS, help = "files read in parallel (default: CPUs)" },
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/opjitter.lua" },
     { "format", arg = "LIST", default = "csv,json,html", help = "outputs to write: csv,json,html" },
     shard.OPTION,
@@ -82,12 +84,15 @@ end
 function M.finish(res, opts)
   local out = opts.output
   local formats = check_formats(opts.format)
+  for _, w in ipairs(res.warnings) do log.warn("%s", w) end
+  local werrs = {} -- every output is tried: one that cannot be written does not stop the others
   for _, w in ipairs(OUTPUTS) do
     if formats[w[1]] then
       local ok, werr = w[3](res, out .. "/" .. w[2])
-      if not ok then error(werr, 0) end
+      if not ok then werrs[#werrs + 1] = tostring(werr) end
     end
   end
+  if #werrs > 0 then error(table.concat(werrs, "; "), 0) end
   for _, l in ipairs(report.lines(res)) do print(l) end
   print(("opjitter: results in %s (%s)"):format(out, opts.format))
   return #res.failed > 0 and 1 or 0, opjitter.anomalies(res), res

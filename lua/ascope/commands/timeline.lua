@@ -4,6 +4,7 @@ local report = require "ascope.report.timeline"
 local timeline_html = require "ascope.report.timeline_html"
 local outputs = require "ascope.report.outputs"
 local errors = require "ascope.errors"
+local cli = require "ascope.cli"
 local log = require "ascope.log"
 local core = require "ascope_core"
 local shard = require "ascope.shard"
@@ -37,7 +38,7 @@ usage error (an invalid regular expression included).]],
     { "step-trace", arg = "FILE",
       help = "the profiler's step split: step_trace_time.csv or analysis.db (default: the one beside the trace)" },
     { "rank-list", arg = "LIST", default = "all", help = "ranks to read: all, or 0,2,4-7" },
-    { "jobs", "j", arg = "N", type = "int", min = 1, help = "ranks analysed in parallel (default: CPUs)" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = cli.MAX_JOBS, help = "ranks analysed in parallel (default: CPUs)" },
     { "step", arg = "K", type = "int", help = "analyse step K (default: the step with the median wall time)" },
     { "compare-step", arg = "K", type = "int",
       help = "compare step K with the typical one (default: the worst long-tail step)" },
@@ -108,6 +109,10 @@ function M.finish(res, opts)
   else
     print(report.text(res))
     print(("timeline: %d rank(s); results in %s: %s"):format(#res.ranks, out, table.concat(names, ", ")))
+  end
+  for _, r in ipairs(res.ranks) do
+    if r.warning then log.warn("rank %s: %s: %s (left empty)", tostring(r.rank), r.trace, r.warning) end
+    for _, w in ipairs(r.warnings or {}) do log.warn("rank %s: %s: %s", tostring(r.rank), r.trace, w) end
   end
   for _, f in ipairs(res.failed) do log.error("rank %s (%s): %s", tostring(f.rank or "?"), f.role or "", f.reason) end
   local found = {}

@@ -13,6 +13,10 @@ local SIDES = { "dispatch", "combine" }
 local FIELDS = { "flag", "position", "rank_id", "moe_expert_num", "ep_world_size", "global_bs", "run_count",
                  "hccl_rank_id", "hccl_ep_world_size" }
 
+--- The CSV archives, by name without .csv (files a merged run does not write are absent).
+M.CSV_FILES = { "win_data", "win_data_list", "win_status_list", "win_analysis_error", "win_all_card_data",
+                "win_all_card_expandidx" }
+
 local function open(path, bom)
   local w, err = core.csv.writer(path, { bom = bom })
   if not w then error(err, 0) end

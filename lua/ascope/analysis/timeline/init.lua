@@ -191,7 +191,7 @@ end
 function M.analyse(tl, rules, re, step_trace, opts)
   opts = opts or {}
   local top_n = opts.top_n or rules.top_n or 10
-  local r = { not_computed = {}, lanes = {} }
+  local r = { not_computed = {}, lanes = {}, warnings = {} }
   if not tl then
     r.steps_found = 0
     r.jitter, r.comm_jitter, r.not_computed = jitter.measure(step_trace, nil, nil, rules)
@@ -237,7 +237,10 @@ function M.analyse(tl, rules, re, step_trace, opts)
     local dev = sets.compute:union(sets.comm):union(sets.copy):clip(lo, hi)
     local stage = hi - lo
     -- 1 critical path
-    local edges = path.flow_edges(m, w.w0, w.w1)
+    local edges, skipped = path.flow_edges(m, w.w0, w.w1)
+    if skipped > 0 then
+      r.warnings[#r.warnings + 1] = require("ascope.i18n").t("timeline.flows_skipped", skipped)
+    end
     r.critical_path = { critical_path_ratio = ratio(dev:total(), stage), busy_union_ms = ms(dev:total()),
                         span_ms = ms(stage), flow_edges = #edges }
     local len, p, nnodes, gain, comm_time = path.longest(m, w.w0, w.w1, lo, hi, edges)

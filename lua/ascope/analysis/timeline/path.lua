@@ -15,11 +15,12 @@ local M = {}
 local function ms(ns) return ns and ns / 1e6 end
 
 --- Flow edges {producer row, consumer row} whose consumer sits in [w0, w1): each flow binds to
--- the slice that holds its end on its lane.
+-- the slice that holds its end on its lane. Also the number of flows left out because an end
+-- had no readable time.
 function M.flow_edges(m, w0, w1)
   local tl = m.tl
   local s_rows, f_rows = m.flow_starts, m.flow_ends
-  if #f_rows == 0 then return {} end
+  if #f_rows == 0 then return {}, 0 end
   local ix = match.index(tl.lane, tl.ts, tl.dur)
   local s_by_id = {}
   for k = 1, #s_rows do
@@ -28,25 +29,27 @@ function M.flow_edges(m, w0, w1)
     if id then s_by_id[id] = r end
   end
   local cons_lane, cons_ts, prod_lane, prod_ts = {}, {}, {}, {}
-  local n = 0
+  local n, skipped = 0, 0
   for k = 1, #f_rows do
     local r = f_rows[k]
     local t = tl.ts[r]
     local s = tl.flow[r] and s_by_id[tl.flow[r]]
-    if s and t and t >= w0 and t < w1 then
+    if s and (not t or not tl.ts[s]) then
+      skipped = skipped + 1 -- a time that could not be read: this flow only is left out
+    elseif s and t >= w0 and t < w1 then
       n = n + 1
       cons_lane[n], cons_ts[n] = tl.lane[r], t
       prod_lane[n], prod_ts[n] = tl.lane[s], tl.ts[s]
     end
   end
-  if n == 0 then return {} end
+  if n == 0 then return {}, skipped end
   local cons = ix:within(cons_lane, cons_ts)
   local prod = ix:within(prod_lane, prod_ts)
   local edges = {}
   for k = 1, n do
     if cons[k] and prod[k] and cons[k] ~= prod[k] then edges[#edges + 1] = { prod[k], cons[k] } end
   end
-  return edges
+  return edges, skipped
 end
 
 --- Alignment gaps (consumer start - producer end) along the edges: total, count and top n.
