@@ -7,7 +7,8 @@ local M = {}
 M.root = (os.getenv("PWD") or ".")
 M.fixtures = "spec/fixtures"
 M.real = "spec/fixtures/real"
-M.bin = os.getenv("ASCOPE_BIN") or "build/ascope"
+-- absolute: some specs run it from a scratch folder (busted from the root sets no ASCOPE_BIN)
+M.bin = os.getenv("ASCOPE_BIN") or (M.root .. "/build/ascope")
 
 --- The header line of operator_memory.csv as the profiler writes it.
 M.MEMORY_CSV_HEADER = "Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),"
