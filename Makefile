@@ -101,6 +101,12 @@ check-html: all
 screenshots: all
 	ASCOPE_BIN=$(BUILD)/ascope $(BUILD)/ascope run spec/screenshots.lua docs/screenshots
 
+# A one-node Slurm cluster (munged, slurmctld, slurmd started as root in a temporary folder) runs
+# examples/slurm over a generated tree; the merged outputs must be the single run's, byte for
+# byte. Needs the Debian packages slurmctld slurmd slurm-client munge (.ci/run installs them).
+slurm-check: all
+	ASCOPE_BUILD=$(BUILD) sh spec/slurm_check.sh
+
 bench: all $(BUILD)/bench/noop_yajl $(BUILD)/bench/noop_csv $(BUILD)/bench/measure
 	$(BUILD)/ascope run spec/bench/run.lua --build $(BUILD) $(BENCH_ARGS)
 
@@ -195,4 +201,4 @@ dist:
 clean:
 	rm -rf build build-asan build-rock build-fuzz
 
-.PHONY: all binaries doc test sanitize valgrind bench lint install install-lua uninstall rock rock-install dist clean ctests check-html screenshots fuzz
+.PHONY: all binaries doc test sanitize valgrind bench lint install install-lua uninstall rock rock-install dist clean ctests check-html screenshots fuzz slurm-check

@@ -628,8 +628,10 @@ describe("timeline command line", function()
   it("the same input gives the same bytes, twice", function()
     gen.dataloader_stall(dir .. "/in/stall.json", 5, 600)
     for _, input in ipairs({ L0, dir .. "/in/stall.json" }) do
-      assert.equal(0, (h.run("timeline", input, "-o", dir .. "/a", "-j", "2")))
-      assert.equal(0, (h.run("timeline", input, "-o", dir .. "/b", "-j", "1")))
+      local ca, _, ea = h.run("timeline", input, "-o", dir .. "/a", "-j", "2")
+      assert.equal(0, ca, ea)
+      local cb, _, eb = h.run("timeline", input, "-o", dir .. "/b", "-j", "1")
+      assert.equal(0, cb, eb)
       for _, f in ipairs({ "timeline_report.html", "timeline_report.md", "timeline_metrics.json" }) do
         assert.equal(h.read(dir .. "/a/" .. f), h.read(dir .. "/b/" .. f), f)
       end

@@ -17,13 +17,14 @@ M.commands = {
   plog = "ascope.commands.plog",
   moe = "ascope.commands.moe",
   diagnose = "ascope.commands.diagnose",
+  merge = "ascope.commands.merge",
   run = "ascope.commands.run",
   help = "ascope.commands.help",
   version = "ascope.commands.version",
 }
 
 -- the analyses in alphabetical order, then these
-local TOOLS = { "run", "help", "version" }
+local TOOLS = { "merge", "run", "help", "version" }
 
 --- The environment variables ascope reads, for help texts and the man page.
 M.environment = {

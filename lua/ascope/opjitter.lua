@@ -9,6 +9,7 @@ local discover = require "ascope.ascend.discover"
 local kernel_csv = require "ascope.ascend.kernel_csv"
 local analysis = require "ascope.analysis.opjitter"
 local rules_mod = require "ascope.rules"
+local shard = require "ascope.shard"
 local fs = core.fs
 local t = require("ascope.i18n").t
 
@@ -67,36 +68,44 @@ end
 -- Gaps in the card numbers filled in as missing cards at most: beyond, the numbering is sparse.
 local MAX_CARD_GAPS = 4096
 
---- Jitter of every operator type across the cards under path.
--- @tparam string path the profiling folder
--- @tparam[opt] table opts `rules` (a user rule file), `cards` (expected count), `jobs` (files read
--- at once; default: CPUs)
--- @treturn table `{cards, found, missing, rows, avg, aiv, failed}`
--- @treturn[2] nil when the input cannot be used at all
--- @treturn[2] string why
-function M.run(path, opts)
+--- The work of a run as a plan (see ascope.shard): one unit per kernel file. Returns the plan
+-- or nil, message.
+function M.plan(path, opts)
   opts = opts or {}
   local rules, rerr = M.rules(opts.rules)
   if not rules then return nil, rerr end
   local files, ferr = M.find(path)
   if not files then return nil, ferr end
-  -- one file per card, read in parallel worker processes
-  local datas, errs = core.par.map(files, function(p)
-    local data, err = kernel_csv.read(p, rules.aiv_columns)
-    if not data then error(err, 0) end
-    return data
-  end, { jobs = opts.jobs })
+  local units = {}
+  for i, p in ipairs(files) do units[i] = { key = p, files = { p } } end
+  return { units = units, rules = rules, opts = opts, unit_name = "shard.units.file",
+           context = { input = path, files = files, cards = opts.cards } }
+end
+
+--- One kernel file: {card, data} or {card, error} (the card read from the folders when the
+-- file cannot be read).
+function M.work(plan, i)
+  local p = plan.context.files[i]
+  local data, err = kernel_csv.read(p, plan.rules.aiv_columns)
+  if not data then return { card = card_of(p), error = err } end
+  return { card = card_of(p, data), data = data }
+end
+
+--- The cross-card step: the context and the files' outcomes -> the result run returns.
+function M.assemble(context, outcomes, rules)
+  local files = context.files
   local by_card, failed, warnings = {}, {}, {}
   for i, p in ipairs(files) do
-    local data, err = datas[i], errs[i] and tostring(errs[i])
+    local o = outcomes[i]
+    local got = o.ok or {}
+    local data, card = got.data, got.card
     if data and data.bad_cells > 0 then
       warnings[#warnings + 1] = t("input.bad_cells", p, data.bad_cells, data.first_bad)
     end
     if data and data.cut then warnings[#warnings + 1] = data.cut end
     if not data then
-      failed[#failed + 1] = { path = p, reason = err, card = card_of(p) }
+      failed[#failed + 1] = { path = p, reason = tostring(got.error or o.error), card = card }
     else
-      local card = card_of(p, data)
       if card == nil and #files == 1 then card = 0 end -- a single file is card 0
       if card == nil then
         failed[#failed + 1] = { path = p, reason = p .. ": cannot tell the card (no Device_id, rank or card number)" }
@@ -120,7 +129,7 @@ function M.run(path, opts)
   end
   for c in pairs(by_card) do see(c) end
   for _, f in ipairs(failed) do see(f.card) end
-  for c = 0, (opts.cards or 0) - 1 do see(c) end
+  for c = 0, (context.cards or 0) - 1 do see(c) end
   if max_card < #numbers + MAX_CARD_GAPS then
     for c = 0, max_card do see(c) end
   end
@@ -134,8 +143,22 @@ function M.run(path, opts)
   res.cards, res.found, res.missing, res.failed, res.warnings = cards, found, missing, failed, warnings
   res.aiv = analysis.aiv_checks(cards, rules)
   res.rules = rules
-  res.input = path
+  res.input = context.input
   return res
+end
+
+--- Jitter of every operator type across the cards under path.
+-- @tparam string path the profiling folder
+-- @tparam[opt] table opts `rules` (a user rule file), `cards` (expected count), `jobs` (files read
+-- at once; default: CPUs)
+-- @treturn table `{cards, found, missing, rows, avg, aiv, failed}`
+-- @treturn[2] nil when the input cannot be used at all
+-- @treturn[2] string why
+function M.run(path, opts)
+  local plan, err = M.plan(path, opts)
+  if not plan then return nil, err end
+  -- one file per card, read in parallel worker processes
+  return M.assemble(plan.context, shard.compute(M, plan, shard.select(plan), plan.opts.jobs), plan.rules)
 end
 
 --- Findings: {severity, card, analysis, message}: each card missing between 0 and the highest,

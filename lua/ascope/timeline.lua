@@ -15,9 +15,10 @@ local analysis = require "ascope.analysis.timeline"
 local findings = require "ascope.analysis.timeline.findings"
 local patterns = require "ascope.analysis.timeline.patterns"
 local rules_mod = require "ascope.rules"
+local shard = require "ascope.shard"
 local cli = require "ascope.cli"
 local log = require "ascope.log"
-local fs, par = core.fs, core.par
+local fs = core.fs
 
 local M = {}
 
@@ -140,6 +141,45 @@ function M.analyse(entry, rules, re, opts)
   return r
 end
 
+--- The work of a run as a plan (see ascope.shard): one unit per rank with its trace and step
+-- trace. opts as for run. Returns the plan, or nil, message and "usage" as run does.
+function M.plan(input, opts)
+  opts = opts or {}
+  local rules, rerr = M.rules(opts.rules)
+  if not rules then return nil, rerr, "usage" end
+  local re, perr = patterns.compile(rules, opts)
+  if not re then return nil, perr, "usage" end
+  local entries, missing = M.inputs(input, opts)
+  if not entries then return nil, missing end
+  local units = {}
+  for i, e in ipairs(entries) do
+    local files = {}
+    if e.trace then files[#files + 1] = e.trace end -- a step_trace_time.csv alone gives the jitter only
+    if e.step_trace then files[#files + 1] = e.step_trace end
+    units[i] = { key = ("%s/%s"):format(e.role, tostring(e.rank)), files = files }
+  end
+  return { units = units, rules = rules, re = re, opts = opts,
+           context = { input = input, entries = entries, missing = missing } }
+end
+
+--- One unit of a plan: the rank's result, or nil and the reason.
+function M.work(plan, i) return M.analyse(plan.context.entries[i], plan.rules, plan.re, plan.opts) end
+
+--- The cross-rank step: the context and the ranks' outcomes -> the result run returns.
+function M.assemble(context, outcomes, rules)
+  local res = { ranks = {}, failed = {}, rules = rules, input = context.input }
+  for i, f in ipairs(context.missing) do res.failed[i] = f end
+  for i, e in ipairs(context.entries) do
+    local o = outcomes[i]
+    if o.ok then
+      res.ranks[#res.ranks + 1] = o.ok
+    else
+      res.failed[#res.failed + 1] = { role = e.role, rank = e.rank, dirs = { e.dir }, reason = o.error }
+    end
+  end
+  return res
+end
+
 --- Analyse every rank under input.
 -- @tparam string input a `trace_view.json`, an `msprof_*.json`, an `ascend_pytorch_profiler_*.db`,
 -- a `step_trace_time.csv` or `analysis.db` (jitter only), or a profiling tree
@@ -153,27 +193,9 @@ end
 -- @treturn[2] string `"usage"` when the rules or an option are wrong rather than the data (the
 -- command line exits 2)
 function M.run(input, opts)
-  opts = opts or {}
-  local rules, rerr = M.rules(opts.rules)
-  if not rules then return nil, rerr, "usage" end
-  local re, perr = patterns.compile(rules, opts)
-  if not re then return nil, perr, "usage" end
-  local entries, missing = M.inputs(input, opts)
-  if not entries then return nil, missing end
-  local results, errors = par.map(entries, function(e)
-    local r, err = M.analyse(e, rules, re, opts)
-    if not r then error(err, 0) end
-    return r
-  end, { jobs = opts.jobs })
-  local res = { ranks = {}, failed = missing, rules = rules, input = input }
-  for i, e in ipairs(entries) do
-    if results[i] then
-      res.ranks[#res.ranks + 1] = results[i]
-    else
-      res.failed[#res.failed + 1] = { role = e.role, rank = e.rank, dirs = { e.dir }, reason = tostring(errors[i]) }
-    end
-  end
-  return res
+  local plan, err, kind = M.plan(input, opts)
+  if not plan then return nil, err, kind end
+  return M.assemble(plan.context, shard.compute(M, plan, shard.select(plan), plan.opts.jobs), plan.rules)
 end
 
 return M

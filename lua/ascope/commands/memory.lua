@@ -9,8 +9,10 @@ local fmt = require "ascope.fmt"
 local log = require "ascope.log"
 local t = require("ascope.i18n").t
 local fs = require("ascope_core").fs
+local shard = require "ascope.shard"
+local merge_command = require "ascope.commands.merge"
 
-local M = {}
+local M = { recipe = memory }
 
 M.spec = {
   name = "memory",
@@ -52,6 +54,7 @@ chrome://tracing 打开）。有 rank 无法读取或只读到一部分（如 tr
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/memory.lua" },
     { "format", arg = "LIST", default = "csv,json,md,html,trace", help = "outputs to write: csv,json,md,html,trace" },
     { "layout", arg = "FILE", help = "a layout file for the HTML report (see rules/layout_memory.lua)" },
+    shard.OPTION,
   },
   outputs = {
     { "memory_events.csv", format = "csv", help = {
@@ -86,25 +89,37 @@ local WRITERS = {
 }
 local ORDER = { "csv", "trace", "json", "md", "html" }
 
-function M.main(opts, words)
-  local input = opts.input or words[1]
-  if not input then errors.usage("ascope memory needs INPUT (a profiling folder); see 'ascope help memory'") end
-  if #words > (opts.input and 0 or 1) then errors.usage("unexpected argument %q", words[opts.input and 1 or 2]) end
+local function check_formats(text)
   local formats = {}
-  for f in opts.format:gmatch("[^,%s]+") do
+  for f in text:gmatch("[^,%s]+") do
     if not WRITERS[f] then errors.usage("--format: unknown output %q (csv, json, md, html, trace)", f) end
     formats[f] = true
   end
+  return formats
+end
+
+function M.main(opts, words, ctx)
+  local input = opts.input or words[1]
+  if not input then errors.usage("ascope memory needs INPUT (a profiling folder); see 'ascope help memory'") end
+  if #words > (opts.input and 0 or 1) then errors.usage("unexpected argument %q", words[opts.input and 1 or 2]) end
+  check_formats(opts.format)
+  if opts.shard then shard.parse(opts.shard) end -- a usage error before any reading
   local st = fs.stat(input)
   if not st then error(input .. ": no such file or folder", 0) end
 
-  local result, err = memory.parse(input, {
+  local plan, err = memory.plan(input, {
     match = opts.match, rank_list = opts.rank_list, roles = opts.role, jobs = opts.jobs, rules = opts.rules,
   })
-  if not result then error(err, 0) end
-  if #result.ranks == 0 and #result.failed == 0 then
+  if not plan then error(err, 0) end
+  if #plan.units == 0 and #plan.context.unknown == 0 and #plan.context.unreadable == 0 then
     error(t("memory.no_ranks", input), 0)
   end
+  return merge_command.run(M, plan, opts, ctx)
+end
+
+--- Write the outputs of a result and print its summary; returns the exit code.
+function M.finish(result, opts)
+  local formats = check_formats(opts.format)
   for _, d in ipairs(result.duplicates) do log.warn("%s", d) end
   for _, r in ipairs(result.ranks) do
     for _, w in ipairs(r.warnings) do log.warn("%s", w) end

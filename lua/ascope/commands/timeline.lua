@@ -6,8 +6,10 @@ local outputs = require "ascope.report.outputs"
 local errors = require "ascope.errors"
 local cli = require "ascope.cli"
 local log = require "ascope.log"
+local shard = require "ascope.shard"
+local merge_command = require "ascope.commands.merge"
 
-local M = {}
+local M = { recipe = timeline }
 
 M.spec = {
   name = "timeline",
@@ -47,6 +49,7 @@ usage error (an invalid regular expression included).]],
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/timeline.lua" },
     { "format", arg = "LIST", default = "json,md,html", help = "outputs to write: json,md,html" },
     { "layout", arg = "FILE", help = "a layout file for the HTML report (see rules/layout_timeline.lua)" },
+    shard.OPTION,
   },
   outputs = {
     { "timeline_metrics.json", format = "json", help = {
@@ -64,20 +67,26 @@ usage error (an invalid regular expression included).]],
   },
 }
 
-function M.main(opts, words)
+function M.main(opts, words, ctx)
   local input = words[1]
   if not input then errors.usage("ascope timeline needs INPUT (a trace, a .db or a profiling folder)") end
   if #words > 1 then errors.usage("unexpected argument %q", words[2]) end
-  local res, err, kind = timeline.run(input, {
+  if opts.shard then shard.parse(opts.shard) end -- a usage error before any reading
+  local plan, err, kind = timeline.plan(input, {
     rank_list = opts.rank_list, jobs = opts.jobs, rules = opts.rules, step = opts.step, pp = opts.pp,
     microbatches = opts.microbatches, top_n = opts.top, device_regex = opts.device_regex,
     comm_regex = opts.comm_regex, step_trace = opts.step_trace, compare_step = opts.compare_step,
   })
-  if not res and kind == "usage" then errors.usage("%s", err) end
-  if not res then error(err, 0) end
-  if #res.ranks == 0 and #res.failed == 0 then
+  if not plan and kind == "usage" then errors.usage("%s", err) end
+  if not plan then error(err, 0) end
+  if #plan.units == 0 and #plan.context.missing == 0 then
     error(input .. ": no timeline found (trace_view.json, msprof_*.json or ascend_pytorch_profiler_*.db)", 0)
   end
+  return merge_command.run(M, plan, opts, ctx)
+end
+
+--- Write the outputs of a result and print its summary; returns the exit code.
+function M.finish(res, opts)
   local out = opts.output
   local writers = {
     json = { "timeline_metrics.json", function(path) return report.metrics_json(res, path) end },
