@@ -10,7 +10,9 @@
 
 static int oom(lua_State *L) { return luaL_error(L, "out of memory"); }
 
-/* Keys as uint64: string ids for strings (through the shared table), values for integers. */
+/* Keys as uint64: string ids for strings (through the shared table), values for integers.
+ * The caller keeps the shared table on its stack (pushed by lasc_pushstrings) so that the ids
+ * stay valid while it works. */
 static uint64_t *to_keys(lua_State *L, int idx, size_t *n) {
   asc_col *c = luaL_testudata(L, idx, ASC_COLUMN_MT);
   uint64_t *out;
@@ -69,12 +71,16 @@ static uint64_t *to_keys(lua_State *L, int idx, size_t *n) {
 static int l_index(lua_State *L) {
   size_t nk, ns, nd = 0;
   int os, od = 0;
+  lua_settop(L, 3);
+  lasc_pushstrings(L); /* 4: the index keeps the string table its key ids belong to */
   uint64_t *k = to_keys(L, 1, &nk);
   int64_t *s = lasc_toint64s(L, 2, &ns, &os);
   int64_t *d = lua_isnoneornil(L, 3) ? NULL : lasc_toint64s(L, 3, &nd, &od);
-  asc_match_index *ix = lua_newuserdatauv(L, sizeof *ix, 0);
+  asc_match_index *ix = lua_newuserdatauv(L, sizeof *ix, 1);
   memset(ix, 0, sizeof *ix);
   luaL_setmetatable(L, INDEX_MT);
+  lua_pushvalue(L, 4);
+  lua_setiuservalue(L, -2, 1);
   int rc = nk != ns || (d && nd != ns) ? -2 : asc_match_build(ix, k, s, d, ns);
   free(k);
   if (os) free(s);
@@ -93,6 +99,8 @@ static int query(lua_State *L, lookup fn) {
   asc_match_index *ix = luaL_checkudata(L, 1, INDEX_MT);
   size_t nk, nt;
   int ot;
+  lua_settop(L, 3);
+  lasc_pushstrings(L); /* the index's table, alive as long as the index */
   uint64_t *k = to_keys(L, 2, &nk);
   int64_t *t = lasc_toint64s(L, 3, &nt, &ot);
   asc_col out;
@@ -135,6 +143,8 @@ static int m_within_or_latest(lua_State *L) {
   asc_match_index *ix = luaL_checkudata(L, 1, INDEX_MT);
   size_t nk, nt;
   int ot;
+  lua_settop(L, 3);
+  lasc_pushstrings(L); /* the index's table, alive as long as the index */
   uint64_t *k = to_keys(L, 2, &nk);
   int64_t *t = lasc_toint64s(L, 3, &nt, &ot);
   lua_Integer changed = 0;

@@ -1,0 +1,73 @@
+-- Embedding the library in another Lua program: interned strings live as long as the results
+-- that use them, and nothing is printed unless the caller asks.
+local core = require "ascope_core"
+local h = require "helper"
+
+local PAGE = 4096
+
+local function rss_bytes()
+  local f = assert(io.open("/proc/self/statm"))
+  local _, resident = f:read("n", "n")
+  f:close()
+  return resident * PAGE
+end
+
+-- a trace of n complete events whose names all differ from those of any other k
+local function write_trace(path, k, n)
+  local parts = {}
+  for i = 1, n do
+    parts[i] = ('{"name":"op_%d_%d_%s","ph":"X","ts":%d,"dur":1}'):format(k, i, ("x"):rep(24), i)
+  end
+  h.write(path, "[" .. table.concat(parts, ",") .. "]")
+end
+
+describe("interned strings", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  it("are released with the results that use them: 60 scans of different strings", function()
+    local path = dir .. "/trace.json"
+    local function scan(k)
+      write_trace(path, k, 6000)
+      local r = assert(core.json.scan(path, { fields = { name = "string" } }))
+      assert.equal(6000, r.n)
+      assert.equal(("op_%d_6000_%s"):format(k, ("x"):rep(24)), r.columns.name[6000])
+      local count = core.column.strings():info()
+      return count
+    end
+    scan(0)
+    collectgarbage()
+    collectgarbage()
+    local base = rss_bytes()
+    for k = 1, 60 do
+      -- while no earlier result is alive, the table holds this scan's strings only
+      assert.equal(6000, scan(k))
+      collectgarbage()
+      collectgarbage()
+    end
+    local growth = rss_bytes() - base
+    -- 360,000 distinct strings of ~40 bytes: kept forever they take > 20 MB
+    assert.is_true(growth < 4e6, ("RSS grew by %.1f MB"):format(growth / 1e6))
+  end)
+
+  it("stay shared, so ids compare, while a result that uses them is alive", function()
+    local a, b = dir .. "/a.json", dir .. "/b.json"
+    h.write(a, '[{"name":"x","ph":"X","ts":1,"dur":1},{"name":"y","ph":"X","ts":2,"dur":1}]')
+    h.write(b, '[{"name":"y","ph":"X","ts":1,"dur":1}]')
+    local ra = assert(core.json.scan(a, { fields = { name = "string" } }))
+    collectgarbage()
+    local rb = assert(core.json.scan(b, { fields = { name = "string" } }))
+    assert.equal(ra.columns.name:id(2), rb.columns.name:id(1))
+    -- a match index keeps its key ids valid after the columns it was built from are gone
+    local ix = core.match.index({ "x", "y" }, { 10, 20 })
+    ra, rb = nil, nil -- luacheck: ignore 311
+    collectgarbage()
+    collectgarbage()
+    local rows, matched = ix:latest({ "y", "x", "z" }, { 25, 15, 30 })
+    assert.equal(2, matched)
+    assert.same({ 2, 1 }, { rows[1], rows[2] })
+    assert.is_nil(rows[3])
+  end)
+end)
+
