@@ -291,8 +291,8 @@ describe("timeline on real samples (values from an independent Python computatio
     h.write(dir .. "/bad.lua",
       [[return { rules = { { id = "x", metric = "op_utilization", op = "<<", value = 1, severity = "warning" } } }]])
     local code2, _, err2 = h.run("timeline", L0 .. "/rank0_ascend_pt", "-o", dir, "--rules", dir .. "/bad.lua")
-    assert.equal(1, code2)
-    assert.truthy(err2:find("timeline.rules[12] (id x): op must be one of", 1, true), err2)
+    assert.equal(2, code2)
+    assert.truthy(err2:find(dir .. '/bad.lua: rule x, key rules[1].op: "<<" is not one of "<", ">"', 1, true), err2)
     h.cleanup(dir)
   end)
 

@@ -28,22 +28,7 @@ local OUT = "/ASCEND_PROFILER_OUTPUT/"
 
 --- Load and validate the memory rules (bundled, plus a user file).
 function M.rules(user_file)
-  local r, err = rules_mod.load("memory", user_file)
-  if not r then return nil, err end
-  local bad = checks.validate(r.input, "memory.input") or checks.validate(r.output, "memory.output")
-  if bad then return nil, bad end
-  local c = r.components
-  if c ~= nil then
-    if type(c) ~= "table" or type(c.default or "") ~= "string" or type(c.pools or {}) ~= "table" then
-      return nil, "rules memory.components: a table {pools = {{name, prefixes}}, default = NAME} expected"
-    end
-    for i, p in ipairs(c.pools or {}) do
-      if type(p) ~= "table" or type(p.name) ~= "string" or type(p.prefixes) ~= "table" then
-        return nil, ("rules memory.components.pools[%d]: {name = TEXT, prefixes = {TEXT, ...}} expected"):format(i)
-      end
-    end
-  end
-  return r
+  return rules_mod.load("memory", user_file) -- checked against its schema (ascope.rule_schemas)
 end
 
 local function concat(parts, key)

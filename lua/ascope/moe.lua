@@ -15,15 +15,7 @@ local function T(key, ...) return i18n.t("moe." .. key, ...) end
 local M = {}
 
 function M.rules(user_file)
-  local r, err = rules_mod.load("win_layout", user_file)
-  if not r then return nil, err end
-  for soc, s in pairs(r.socs or {}) do
-    if not (r.layouts or {})[s.layout] then
-      return nil, ("rules: win_layout.socs[%q] names layout %q, which win_layout.layouts does not have"):format(soc,
-        tostring(s.layout))
-    end
-  end
-  return r
+  return rules_mod.load("win_layout", user_file) -- checked against its schema (ascope.rule_schemas)
 end
 
 --- Card folders TARGET_DIR/<n>/ in numeric order.

@@ -17,24 +17,7 @@ local fs = core.fs
 local M = {}
 
 function M.rules(user_file)
-  local r, err = rules_mod.load("plog", user_file)
-  if not r then return nil, err end
-  if type(r.classifiers) ~= "table" then return nil, "rules: plog.classifiers must be a list" end
-  for i, c in ipairs(r.classifiers) do
-    local name = ("plog.classifiers[%d] (id %s)"):format(i, tostring(c.id))
-    if type(c.id) ~= "string" then return nil, "rules: " .. name .. " has no id" end
-    if type(c.pattern) ~= "string" and type(c.pattern) ~= "table" and type(c.modules) ~= "table" then
-      return nil, "rules: " .. name .. ": pattern must be a Lua pattern or a list of them (or give modules)"
-    end
-    for _, m in ipairs(c.modules or {}) do
-      if type(m) ~= "string" then return nil, "rules: " .. name .. ": modules must be a list of module names" end
-    end
-    for _, p in ipairs(model.alternatives(c.pattern)) do
-      local ok, perr = pcall(string.find, "", p)
-      if not ok then return nil, ("rules: %s: bad pattern %q: %s"):format(name, p, perr) end
-    end
-  end
-  return r
+  return rules_mod.load("plog", user_file) -- checked against its schema (ascope.rule_schemas)
 end
 
 --- Parse a log line: level, module, pid, time, source (file:line), tid, message; nil for a

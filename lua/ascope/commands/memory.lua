@@ -94,6 +94,7 @@ function M.main(opts, words)
     if not WRITERS[f] then errors.usage("--format: unknown output %q (csv, json, md, html, trace)", f) end
     formats[f] = true
   end
+  require("ascope.report.layout").check("memory", opts.layout)
   local st = fs.stat(input)
   if not st then error(input .. ": no such file or folder", 0) end
 

@@ -63,6 +63,7 @@ function M.main(opts, words)
   local input = words[1]
   if not input then errors.usage("ascope timeline needs INPUT (a trace, a .db or a profiling folder)") end
   if #words > 1 then errors.usage("unexpected argument %q", words[2]) end
+  require("ascope.report.layout").check("timeline", opts.layout)
   local res, err = timeline.run(input, {
     rank_list = opts.rank_list, jobs = opts.jobs, rules = opts.rules, step = opts.step, pp = opts.pp,
     microbatches = opts.microbatches, top_n = opts.top, device_regex = opts.device_regex,

@@ -29,6 +29,14 @@ function M.load(name, user_file)
   return l
 end
 
+--- Check a user's layout file before any work: a file that does not fit its schema is a usage
+-- error raised here (exit 2), not a failed report after the analysis.
+function M.check(name, user_file)
+  if not user_file then return end
+  local l, err = M.load(name, user_file)
+  if not l then error(err, 0) end
+end
+
 --- The page of a layout: an intro paragraph, then each enabled section in order, drawn by
 -- o.kinds[kind](res, sec [, rank]). Kinds where o.per_rank(kind) get one section per rank of res.ranks,
 -- identified by o.rank_id(r) and titled with o.rank_name(r); the others one section.

@@ -11,27 +11,26 @@ local OPS = {
 local SEVERITIES = { info = 1, warning = 2, error = 3 }
 M.SEVERITIES = SEVERITIES
 
---- nil, or a message naming the rule that is not well formed.
-function M.validate(list)
-  if type(list) ~= "table" then return "rules: timeline.rules must be a list" end
-  for i, r in ipairs(list) do
-    local name = ("timeline.rules[%d] (id %s)"):format(i, tostring(r.id))
-    if type(r.id) ~= "string" then return "rules: " .. name .. " has no id" end
-    if type(r.metric) ~= "string" then return "rules: " .. name .. ": metric must be a string" end
-    if not OPS[r.op] then return ("rules: %s: op must be one of < > <= >= == ~=, not %q"):format(name, tostring(r.op)) end
-    if type(r.value) ~= "number" then return "rules: " .. name .. ": value must be a number" end
-    if not SEVERITIES[r.severity] then return "rules: " .. name .. ": severity must be info, warning or error" end
+--- The facts derived from a rank's result that rules can test besides the dashboard keys.
+M.DERIVED = { "long_tail_steps", "bubble_excess", "hidden_comm_jitter", "raw_top_off_path" }
+
+-- The limit above which a metric fires a rule of the list (the step and communication jitter
+-- rules' values also say when communication jitter is "hidden": one number, in rules/ only).
+local function upper_limit(list, metric)
+  for _, rule in ipairs(list or {}) do
+    if rule.metric == metric and (rule.op == ">" or rule.op == ">=") then return rule.value end
   end
 end
 
---- The values the rules can test: the dashboard plus derived facts.
-function M.metrics(r)
+--- The values the rules of list can test: the dashboard plus derived facts.
+function M.metrics(r, list)
   local v = {}
   for k, x in pairs(r.dashboard) do v[k] = x end
   v.long_tail_steps = r.jitter and #r.jitter.long_tail or nil
   v.bubble_excess = r.pp_bubble and r.pp_bubble.excess or nil
-  if v.step_cv and v.comm_jitter then
-    v.hidden_comm_jitter = (v.step_cv <= 0.10 and v.comm_jitter > 0.15) and 1 or 0
+  local step_limit, comm_limit = upper_limit(list, "step_cv"), upper_limit(list, "comm_jitter")
+  if v.step_cv and v.comm_jitter and step_limit and comm_limit then
+    v.hidden_comm_jitter = (v.step_cv <= step_limit and v.comm_jitter > comm_limit) and 1 or 0
   end
   if r.raw_top_off_path ~= nil then v.raw_top_off_path = r.raw_top_off_path and 1 or 0 end
   return v
@@ -44,7 +43,7 @@ end
 
 --- Findings, most severe first: {id, severity, metric, value, finding, action}.
 function M.evaluate(list, r)
-  local values = M.metrics(r)
+  local values = M.metrics(r, list)
   local out = {}
   for _, rule in ipairs(list) do
     local x = values[rule.metric]
