@@ -97,20 +97,21 @@ end
 
 -- ctx: {partial, rule (the id of the rule we are in)}; returns nil or {path, rule, message}
 check = function(v, s, path, ctx, base)
-  local function fail(msg) return { path = path, rule = ctx.rule, message = msg } end
+  local function fail(msg, mismatch) return { path = path, rule = ctx.rule, message = msg, mismatch = mismatch } end
   if s.kind == "either" then
-    local first
+    -- the error of the first option of the right type, else "must be A or B"
     for _, o in ipairs(s.options) do
       local e = check(v, o, path, ctx, base)
       if not e then return nil end
-      first = first or e
+      if not e.mismatch then return e end
     end
-    if first.path ~= path then return first end
-    return fail(("must be %s, not %s"):format(describe(s), type(v)))
+    return fail(("must be %s, not %s"):format(describe(s), type(v)), true)
   end
   if s.check then
     local e = s.check(v, s)
-    if e == "" then return fail(("must be %s, not %s"):format(s.kind, type(v) == "string" and ("%q"):format(v) or type(v))) end
+    if e == "" then
+      return fail(("must be %s, not %s"):format(s.kind, type(v) == "string" and ("%q"):format(v) or type(v)), true)
+    end
     if e then return fail(e) end
     if s.test then
       e = s.test(v)
@@ -118,7 +119,7 @@ check = function(v, s, path, ctx, base)
     end
     return nil
   end
-  if type(v) ~= "table" then return fail(("must be %s, not %s"):format(describe(s), type(v))) end
+  if type(v) ~= "table" then return fail(("must be %s, not %s"):format(describe(s), type(v)), true) end
   if s.kind == "list" then
     local n = #v
     for k in pairs(v) do
@@ -154,7 +155,7 @@ check = function(v, s, path, ctx, base)
         if v[k] == nil then return fail(("the key %q is missing"):format(k)) end
       end
     end
-    if s.test and not ctx.partial then
+    if s.test and (not ctx.partial or ctx.new_rule) then
       local e = s.test(v)
       if e then return fail(e) end
     end

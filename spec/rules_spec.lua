@@ -1,0 +1,173 @@
+-- Rule files are strict data loaded in a sandbox: every bundled file fits its schema, and a user
+-- file with a typo, an unknown metric or id, a wrong type, a bad pattern, or code that loops,
+-- explodes or patches the host is a usage error naming the file (exit 2 from the command line).
+local h = require "helper"
+local rules = require "ascope.rules"
+local errors = require "ascope.errors"
+local sandbox = require "ascope.sandbox"
+local pattern = require "ascope.pattern"
+
+local NAMES = { "memory", "timeline", "plog", "graph", "opjitter", "win_layout", "layout_memory", "layout_timeline" }
+
+describe("rule files", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  -- load rules NAME with a user file holding text; returns the error (a usage error value)
+  local function refused(name, text)
+    local path = dir .. "/user.lua"
+    h.write(path, text)
+    local r, err = rules.load(name, path)
+    assert.is_nil(r)
+    assert.is_true(errors.is_usage(err), tostring(err))
+    local msg = tostring(err)
+    assert.equal(path .. ":", msg:sub(1, #path + 1), msg)
+    return msg
+  end
+
+  it("bundled: every file fits its schema and loads as plain data", function()
+    for _, name in ipairs(NAMES) do
+      local r, err = rules.load(name)
+      assert.is_table(r, tostring(err))
+      assert.is_nil(getmetatable(r))
+    end
+    assert.equal(0.10, assert(rules.load("timeline")).rules[6].value)
+  end)
+
+  it("a healthy override changes only what it names", function()
+    h.write(dir .. "/ok.lua", [[return { rules = { { id = "step_jitter", value = 0.2 },
+      { id = "mine", metric = "op_utilization", op = "<", value = 0.3, severity = "info", finding = { en = "x %s" } } },
+      top_n = 5 }]])
+    local r = assert(rules.load("timeline", dir .. "/ok.lua"))
+    local by = {}
+    for _, x in ipairs(r.rules) do by[x.id] = x end
+    assert.equal(0.2, by.step_jitter.value)
+    assert.equal("step_cv", by.step_jitter.metric)
+    assert.equal("mine", r.rules[#r.rules].id)
+    assert.equal(5, r.top_n)
+  end)
+
+  it("a misspelt key names the file, the rule and the key", function()
+    local msg = refused("timeline", [[return { rules = { { id = "step_jitter", valeu = 0.2 } } }]])
+    assert.truthy(msg:find('rule step_jitter, key rules[1].valeu: unknown key "valeu"', 1, true), msg)
+    msg = refused("memory", [[return { reprot = { top_n = 3 } }]])
+    assert.truthy(msg:find('key reprot: unknown key "reprot" (known keys: components, input, match, output, report)', 1,
+      true), msg)
+  end)
+
+  it("an unknown metric, a wrong type and an unknown id are refused", function()
+    local msg = refused("timeline", [[return { rules = { { id = "mine", metric = "step_cvv", op = ">", value = 1,
+      severity = "info", finding = { en = "%s" } } } }]])
+    assert.truthy(msg:find('rule mine, key rules[1].metric: "step_cvv" is not one of', 1, true), msg)
+    msg = refused("opjitter", [[return { tolerance = "0.5" }]])
+    assert.truthy(msg:find('key tolerance: must be a number, not "0.5"', 1, true), msg)
+    msg = refused("opjitter", [[return { tolerance = 0 }]])
+    assert.truthy(msg:find("key tolerance: must be above 0", 1, true), msg)
+    msg = refused("timeline", [[return { rules = { { id = "step_jiter", value = 0.2 } } }]])
+    assert.truthy(msg:find('rule step_jiter, key rules[1]: unknown id "step_jiter"', 1, true), msg)
+    assert.truthy(msg:find("step_jitter", 1, true))
+    msg = refused("plog", [[return { classifiers = { { id = "mine", category = "x", title = { en = "t" } } } }]])
+    assert.truthy(msg:find("rule mine, key classifiers[1]: needs a pattern or modules", 1, true), msg)
+  end)
+
+  it("malformed and costly patterns are refused, where a match would never reach them too", function()
+    local msg = refused("plog", [[return { classifiers = { { id = "broken", pattern = "[unclosed" } } }]])
+    assert.truthy(msg:find("rule broken, key classifiers[1].pattern", 1, true), msg)
+    assert.truthy(msg:find("missing ']'", 1, true), msg)
+    msg = refused("graph", [[return { card = { "rank_(%d+)%" } }]])
+    assert.truthy(msg:find("key card[1]: bad pattern", 1, true), msg)
+    -- eight lazy repetitions: a failing match costs the line length to the 8th power
+    msg = refused("timeline", [[return { patterns = { step = "^(.-)(.-)(.-)(.-)(.-)(.-)(.-)(.-)x$" } }]])
+    assert.truthy(msg:find("key patterns.step: bad pattern", 1, true), msg)
+    assert.truthy(msg:find("8 repetitions", 1, true), msg)
+    -- lane alternatives are checked one by one
+    msg = refused("timeline", [[return { lanes = { device = "NPU|AI (Core" } }]])
+    assert.truthy(msg:find('key lanes.device: bad pattern "AI (Core": unfinished capture', 1, true), msg)
+    assert.same({ true }, { pattern.check("kernel_name[=:]%s*([%w_%.%-]+)") })
+    assert.equal(3, pattern.repeats('"name"%s*:%s*"([^"]+)"'))
+    assert.equal(0, pattern.repeats("%f[%w](E[ZEILK]%d%d%d%d)%f[%W]"))
+  end)
+
+  it("window layout sizes and offsets are bounded by the window before they reach C", function()
+    local msg = refused("win_layout", [[return { layouts = { v2 = { window_bytes = -1 } } }]])
+    assert.truthy(msg:find("key layouts.v2.window_bytes: -1 is below the least allowed", 1, true), msg)
+    msg = refused("win_layout", [[return { layouts = { v2 = { dispatch = { info = { 768 * 1024, 2048 * 1024 } } } } }]])
+    assert.truthy(msg:find("dispatch.info must be {start, end} with start < end <= window_bytes", 1, true), msg)
+    msg = refused("win_layout", [[return { layouts = { v2 = { fields = { flag = 200 } } } }]])
+    assert.truthy(msg:find("fields.flag: word 200 lies outside a block of 512 bytes", 1, true), msg)
+    msg = refused("win_layout", [[return { socs = { ["950"] = { layout = "v9" } } }]])
+    assert.truthy(msg:find('key socs.950.layout: "v9" is not one of the layouts (v2)', 1, true), msg)
+  end)
+
+  it("rule code cannot change the host's string library", function()
+    local msg = refused("graph", [[getmetatable("").__index.format = function() return "pwned" end return {}]])
+    assert.truthy(msg:find("getmetatable", 1, true), msg)
+    -- its own copy is its own: changing it changes nothing outside
+    assert.is_table(sandbox.run([[string.format = function() return "pwned" end
+      local s = ("%d"):format(1) assert(s == "pwned") return {}]], "@own.lua"))
+    assert.equal("1", ("%d"):format(1))
+    assert.equal("1", string.format("%d", 1))
+    for _, code in ipairs({ "load('x = 1')()", "debug.sethook()", "collectgarbage('stop')", "pcall(error)",
+                            "require('os')", "io.write('x')", "os.exit(3)", "setmetatable({}, {})" }) do
+      msg = refused("graph", code .. " return {}")
+      assert.truthy(msg:find("attempt to ", 1, true), code .. ": " .. msg)
+    end
+  end)
+
+  it("a rule file that loops, has a __pairs metamethod or explodes is stopped", function()
+    local msg = refused("graph", "while true do end")
+    assert.truthy(msg:find("runs more than", 1, true), msg)
+    msg = refused("graph", "local n = 0 repeat n = n + 1 until n < 0 return {}")
+    assert.truthy(msg:find("runs more than", 1, true), msg)
+    -- without setmetatable no __pairs (or __index, __gc) can reach the host's pairs() later
+    msg = refused("graph", "return setmetatable({}, { __pairs = function() while true do end end })")
+    assert.truthy(msg:find("setmetatable", 1, true), msg)
+    msg = refused("graph", "local s = 'x' while true do s = s .. s end")
+    assert.truthy(msg:find("uses more than 64 MiB of memory", 1, true), msg)
+    msg = refused("graph", "return { card = { ('x'):rep(1 << 40) } }")
+    assert.truthy(msg:find("uses more than 64 MiB of memory", 1, true), msg)
+    msg = refused("graph", "local t = {} for i = 1, 1e9 do t[i] = { i } end return t")
+    assert.truthy(msg:find("more than", 1, true), msg)
+  end)
+
+  it("rule code's own pattern matching is held to the same limits", function()
+    local msg = refused("graph", [[local x = ("a"):rep(30):find(".-.-.-.-.-.-.-.-.-.-b") return {}]])
+    assert.truthy(msg:find("10 repetitions", 1, true), msg)
+    msg = refused("graph", [[local x = ("a"):rep(5000):find("a*a*a*b") return {}]])
+    assert.truthy(msg:find("too costly to match", 1, true), msg)
+    assert.is_table(sandbox.run([[return { n = select(2, ("a,b,c"):gsub(",", ";")) }]], "@ok.lua"))
+  end)
+
+  it("only data comes back: no functions, no cycles", function()
+    local msg = refused("graph", "return { filter = { function() end } }")
+    assert.truthy(msg:find("filter[1]: a function; rule files hold data only", 1, true), msg)
+    msg = refused("graph", "local t = {} t.filter = t return t")
+    assert.truthy(msg:find("filter: a table that contains itself", 1, true), msg)
+  end)
+
+  it("the command line exits 2 naming the file, for every job's rule file and the layouts", function()
+    local bad = dir .. "/bad.lua"
+    h.write(bad, [[return { valeu = 1 }]])
+    local empty = dir .. "/empty"
+    assert(require("ascope_core").fs.mkdirs(empty))
+    local runs = {
+      { "memory", empty, "--rules", bad }, { "timeline", empty, "--rules", bad }, { "plog", empty, "--rules", bad },
+      { "graph", empty, "--rules", bad }, { "opjitter", empty, "--rules", bad },
+      { "moe", "TARGET_DIR=" .. empty, "SOC_VERSION=950", "--rules", bad },
+      { "timeline", empty, "--layout", bad }, { "memory", empty, "--layout", bad },
+    }
+    for _, args in ipairs(runs) do
+      args[#args + 1] = "-o"
+      args[#args + 1] = dir .. "/out"
+      local code, _, err = h.run(table.unpack(args))
+      assert.equal(2, code, table.concat(args, " ") .. ": " .. err)
+      assert.truthy(err:find(bad .. ': key valeu: unknown key "valeu"', 1, true), err)
+    end
+    h.write(bad, "while true do end")
+    local code, out, err = h.run("timeline", empty, "--rules", bad, "-o", dir .. "/out")
+    assert.equal(2, code)
+    assert.equal("", out)
+    assert.truthy(err:find(bad .. ": the rule file runs more than", 1, true), err)
+  end)
+end)
