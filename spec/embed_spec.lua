@@ -71,3 +71,57 @@ describe("interned strings", function()
   end)
 end)
 
+
+describe("a job run from a stock lua5.4", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  -- run a Lua script with the stock interpreter (LUA_PATH/LUA_CPATH as the suite has them);
+  -- returns its exit status and everything it wrote on stdout and stderr
+  local function lua(script)
+    local file = dir .. "/script.lua"
+    h.write(file, script)
+    local p = assert(io.popen(("lua5.4 %s 2>&1"):format(file)))
+    local out = p:read("a")
+    local ok, _, code = p:close()
+    return ok and 0 or code, out
+  end
+
+  it("prints nothing and forks no worker unless asked", function()
+    local code, out = lua(([[
+      local ascope = require "ascope"
+      -- every rank's read counted in this process: a forked worker's count would be lost
+      local reader = require "ascope.ascend.timeline"
+      local read, reads = reader.read, 0
+      reader.read = function(...) reads = reads + 1 return read(...) end
+      local res = assert(ascope.timeline.run(%q))
+      assert(#res.ranks == 2, "ranks: " .. #res.ranks)
+      assert(reads == 2, "reads in this process: " .. reads)
+      local m = assert(ascope.memory.parse(%q))
+      assert(#m.ranks >= 1)
+      if ascope.log.sink() ~= nil then io.stdout:write("a sink is set") end
+    ]]):format(h.real .. "/msinsight_pytorch_text_level0", h.real .. "/rl-insight/memory_data"))
+    assert.equal(0, code, out)
+    assert.equal("", out)
+  end)
+
+  it("gives stage lines and progress to a sink the caller installs", function()
+    local code, out = lua(([[
+      local ascope = require "ascope"
+      local lines, progress = {}, 0
+      ascope.log.set_sink({
+        on_log = function(level, text) lines[#lines + 1] = level .. " " .. text end,
+        on_progress = function(label, done, total) progress = progress + 1 assert(done <= total) end,
+      })
+      assert(ascope.timeline.run(%q, { rank_list = "1" }))
+      print(#lines, progress)
+      print(lines[1])
+    ]]):format(h.real .. "/msinsight_pytorch_text_level0"))
+    assert.equal(0, code, out)
+    local n, calls, first = out:match("^(%d+)\t(%d+)\n(.-)\n$")
+    assert.equal("1", n, out)
+    assert.equal("1", calls, out) -- one small file: the final call
+    assert.truthy(first:find("^stage rank 1: .*rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view%.json$"), first)
+  end)
+end)

@@ -1,6 +1,5 @@
 -- Shared spec helpers: fixture paths, scratch folders, running the ascope executable.
 local core = require "ascope_core"
-require("ascope.log").quiet = true -- stage lines of in-process runs would clutter the output
 
 local M = {}
 

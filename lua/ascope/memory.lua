@@ -19,6 +19,7 @@ local checks = require "ascope.checks"
 local rules_mod = require "ascope.rules"
 local cli = require "ascope.cli"
 local log = require "ascope.log"
+local workers = require "ascope.workers"
 local t = require("ascope.i18n").t
 local column, par = core.column, core.par
 
@@ -254,7 +255,7 @@ end
 -- @tparam string input a tree `<in>/<role>/<..>_ascend_pt/`, one `*_ascend_pt` folder or an
 -- `ASCEND_PROFILER_OUTPUT` folder
 -- @tparam[opt] table opts `match` ("latest", "within", "within-or-latest"; default from the rules),
--- `rank_list` ("all", "0,2,4-7" or a set), `roles` (list), `jobs` (default: CPUs), `rules` (a user
+-- `rank_list` ("all", "0,2,4-7" or a set), `roles` (list), `jobs` (worker processes, forked; default 1: see ascope.workers), `rules` (a user
 -- rule file)
 -- @treturn table the result: `ranks` (each with `rank`, `role`, `columns` and `summary`), `failed`
 -- (`{role, rank, dirs, reason}` each), and the `rows()` and `order()` iterators
@@ -276,12 +277,12 @@ function M.parse(input, opts)
     }
   end
   -- spare CPUs read a rank's CSV and trace at the same time
-  opts.split_reads = #groups * 2 <= (opts.jobs or core.fs.cpus())
+  opts.split_reads = #groups * 2 <= workers.count(opts.jobs)
   local results, errors = par.map(groups, function(g)
     local r, err = M.read_rank(g, opts, rules)
     if not r then error(err, 0) end
     return r
-  end, { jobs = opts.jobs, here = true }) -- this process reads one rank itself; bad input stays that rank's error
+  end, { jobs = workers.count(opts.jobs), here = true }) -- this process reads one rank itself; bad input stays that rank's error
   for i, g in ipairs(groups) do
     local r = results[i]
     if r then

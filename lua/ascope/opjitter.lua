@@ -57,7 +57,7 @@ end
 --- Jitter of every operator type across the cards under path.
 -- @tparam string path the profiling folder
 -- @tparam[opt] table opts `rules` (a user rule file), `cards` (expected count), `jobs` (files read
--- at once; default: CPUs)
+-- at once in forked worker processes; default 1: see ascope.workers)
 -- @treturn table `{cards, found, missing, rows, avg, aiv, failed}`
 -- @treturn[2] nil when the input cannot be used at all
 -- @treturn[2] string why
@@ -72,7 +72,7 @@ function M.run(path, opts)
     local data, err = kernel_csv.read(p, rules.aiv_columns)
     if not data then error(err, 0) end
     return data
-  end, { jobs = opts.jobs })
+  end, { jobs = require("ascope.workers").count(opts.jobs) })
   local by_card, failed = {}, {}
   for i, p in ipairs(files) do
     local data, err = datas[i], errs[i] and tostring(errs[i])

@@ -108,7 +108,8 @@ end
 --- Analyse every rank under input.
 -- @tparam string input a `trace_view.json`, an `msprof_*.json`, an `ascend_pytorch_profiler_*.db`
 -- or a profiling tree
--- @tparam[opt] table opts `rank_list`, `jobs`, `rules` (a user rule file), `step`, `pp`,
+-- @tparam[opt] table opts `rank_list`, `jobs` (worker processes, forked; default 1: see
+-- ascope.workers), `rules` (a user rule file), `step`, `pp`,
 -- `microbatches`, `top_n`, `device_regex`, `comm_regex`, `step_trace`
 -- @treturn table `{ranks, failed, rules}`; each rank has the eight dimensions, `dashboard`,
 -- `findings` and `not_computed`
@@ -124,7 +125,7 @@ function M.run(input, opts)
     local r, err = M.analyse(e, rules, opts)
     if not r then error(err, 0) end
     return r
-  end, { jobs = opts.jobs })
+  end, { jobs = require("ascope.workers").count(opts.jobs) })
   local res = { ranks = {}, failed = missing, rules = rules, input = input }
   for i, e in ipairs(entries) do
     if results[i] then

@@ -38,7 +38,7 @@ end
 
 function M.write(outputs, jobs)
   if #outputs == 0 then return true end
-  jobs = jobs or core.fs.cpus()
+  jobs = require("ascope.workers").count(jobs)
   -- the workers only read the results: no collection, so no page of the inherited heap is copied
   local _, errs = core.par.map(M.groups(outputs, jobs), function(group)
     local failed = {}
