@@ -171,3 +171,59 @@ describe("rule files", function()
     assert.truthy(err:find(bad .. ": the rule file runs more than", 1, true), err)
   end)
 end)
+
+describe("thresholds and field lists exist once, in rules/", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  it("the memory reader requires the columns the input check requires", function()
+    local memory_csv = require "ascope.ascend.memory_csv"
+    assert.same({ "Name", "Size(KB)", "Allocation Time(us)", "Duration(us)", "Allocation Total Allocated(MB)",
+                  "Device Type" }, memory_csv.required())
+    local p = dir .. "/operator_memory.csv"
+    h.write(p, "Name,Size(KB),Allocation Time(us),Allocation Total Allocated(MB),Device Type\naten::x,1,5,1,NPU:0\n")
+    local none, err = memory_csv.read(p)
+    assert.is_nil(none)
+    assert.truthy(err:find("Duration(us)", 1, true), err)
+    -- a rule set that no longer requires Duration(us) reads the same file
+    local r = assert(memory_csv.read(p, nil, { "Name", "Size(KB)", "Allocation Time(us)" }))
+    assert.equal(1, r.n)
+    assert.is_nil(r.dur_ns[1])
+  end)
+
+  it("the hidden communication jitter fact uses the jitter rules' limits", function()
+    local findings = require "ascope.analysis.timeline.findings"
+    local list = assert(rules.load("timeline")).rules
+    local rank = { dashboard = { step_cv = 0.12, comm_jitter = 0.2 } }
+    -- step CV 0.12 is above the bundled 0.10: the jitter shows, it is not hidden
+    assert.equal(0, findings.metrics(rank, list).hidden_comm_jitter)
+    h.write(dir .. "/r.lua", [[return { rules = { { id = "step_jitter", value = 0.15 } } }]])
+    local raised = assert(rules.load("timeline", dir .. "/r.lua")).rules
+    assert.equal(1, findings.metrics(rank, raised).hidden_comm_jitter)
+    h.write(dir .. "/r2.lua", [[return { rules = { { id = "comm_jitter", disabled = true } } }]])
+    assert.is_nil(findings.metrics(rank, assert(rules.load("timeline", dir .. "/r2.lua")).rules).hidden_comm_jitter)
+  end)
+
+  it("error_plog.csv has a column per field of the rules, in their field_order", function()
+    local plog = require "ascope.plog"
+    local base = assert(rules.load("plog"))
+    assert.same({ "device_id", "stream_id", "report_stream_id", "task_id", "kernel_name", "origin_op_name", "error_code" },
+      plog.field_names(base))
+    h.write(dir .. "/f.lua", [[return { fields = { pid = { "pid=(%d+)" } } }]])
+    local names = plog.field_names(assert(rules.load("plog", dir .. "/f.lua")))
+    assert.equal("pid", names[#names])
+    h.write(dir .. "/log/plog-1.log",
+      "[ERROR] RUNTIME(1,python):2025-01-01-00:00:00.000.000 [a.cc:1]2 EE9999 pid=77 device_id=3\n")
+    local code, _, err = h.run("plog", dir .. "/log", "--rules", dir .. "/f.lua", "-o", dir .. "/out", "-q")
+    assert.equal(0, code, err)
+    local rows, header = h.csv_rows(dir .. "/out/error_plog.csv")
+    assert.equal("pid", header[#header])
+    assert.equal("77", rows[1].pid)
+    assert.equal("3", rows[1].device_id)
+    h.write(dir .. "/g.lua", [[return { field_order = { "device_id", "pidd" } }]])
+    local none, gerr = rules.load("plog", dir .. "/g.lua")
+    assert.is_nil(none)
+    assert.truthy(tostring(gerr):find('key field_order[2]: "pidd" is not one of the fields', 1, true), tostring(gerr))
+  end)
+end)

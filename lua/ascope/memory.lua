@@ -44,7 +44,7 @@ end
 -- missing trace or memory_record.csv is no data, an unreadable memory_record.csv is a problem
 -- (record_error). With split, the files are read in worker processes at once (used when there
 -- are more CPUs than ranks).
-local function read_inputs(d, split)
+local function read_inputs(d, split, required)
   local paths = {
     csv = d.dir .. OUT .. "operator_memory.csv",
     trace = d.dir .. OUT .. "trace_view.json",
@@ -53,7 +53,7 @@ local function read_inputs(d, split)
   local function read(what)
     log.stage("rank %s (%s): %s", tostring(d.rank), d.role, paths[what])
     if what == "csv" then
-      local v, err = memory_csv.read(paths.csv, log.progress("operator_memory.csv"))
+      local v, err = memory_csv.read(paths.csv, log.progress(memory_csv.FILE), required)
       if not v then error(err, 0) end -- level 0: the message already names file and place
       return v
     elseif what == "trace" then
@@ -85,7 +85,7 @@ local function read_folder(d, opts, rules, warnings, problems, split)
     if p.severity == "error" then errs[#errs + 1] = p.message else warnings[#warnings + 1] = p.message end
   end
   if #errs > 0 then return nil, table.concat(errs, "; ") end
-  local inputs, err = read_inputs(d, split)
+  local inputs, err = read_inputs(d, split, memory_csv.required(rules))
   if not inputs then return nil, err end
   local mem, tr = inputs.mem, inputs.trace
   if mem.bad_cells > 0 then

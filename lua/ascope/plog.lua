@@ -120,6 +120,22 @@ function M.classify(msg, level, rules, module)
   return out
 end
 
+--- The names of the fields extracted from lines, in the order of the rules' field_order, then
+-- the others by name.
+function M.field_names(rules)
+  local out, seen = {}, {}
+  for _, name in ipairs(rules.field_order or {}) do
+    if rules.fields[name] and not seen[name] then out[#out + 1], seen[name] = name, true end
+  end
+  local rest = {}
+  for name in pairs(rules.fields) do
+    if not seen[name] then rest[#rest + 1] = name end
+  end
+  table.sort(rest)
+  for _, name in ipairs(rest) do out[#out + 1] = name end
+  return out
+end
+
 --- The fields of a line (name -> the first capture of the first of its patterns that matches).
 function M.fields(text, rules)
   local out = {}

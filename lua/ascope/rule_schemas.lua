@@ -78,6 +78,7 @@ M.plog = S.record({
     if c.pattern == nil and c.modules == nil then return "needs a pattern or modules" end
   end }),
   fields = S.map(S.list(S.pattern())),
+  field_order = S.list(S.string()),
   moe_kernels = S.list(S.pattern()),
   examples = S.integer({ min = 0 }),
   files = S.list(S.pattern()),
@@ -177,6 +178,11 @@ M.layout_timeline = report_layout()
 
 --- Cross-checks that need the whole merged table: nil or a message.
 M.after_merge = {
+  plog = function(r)
+    for i, name in ipairs(r.field_order or {}) do
+      if not (r.fields or {})[name] then return ("key field_order[%d]: %q is not one of the fields"):format(i, name) end
+    end
+  end,
   win_layout = function(r)
     for soc, s in pairs(r.socs or {}) do
       if not (r.layouts or {})[s.layout] then

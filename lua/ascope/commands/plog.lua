@@ -40,7 +40,6 @@ ras_code）分类：各类数量与前几条原始日志、提取字段、每张
   examples = { "ascope plog /root/ascend/log -o out", "ascope plog PLOG_PATH=logs --rules my_classifiers.lua" },
 }
 
-local FIELDS = { "device_id", "stream_id", "report_stream_id", "task_id", "kernel_name", "origin_op_name", "error_code" }
 
 local function array(t) return setmetatable(t or {}, { __jsontype = "array" }) end
 
@@ -86,11 +85,12 @@ function M.main(opts, words)
     local w, werr = core.csv.writer(out .. "/error_plog.csv", { bom = true })
     if not w then error(werr, 0) end
     local header = { "错误类型", "错误信息", "card", "file", "line", "time" }
-    for _, f in ipairs(FIELDS) do header[#header + 1] = f end
+    local fields = plog.field_names(res.rules)
+    for _, f in ipairs(fields) do header[#header + 1] = f end
     w:row(header)
     for _, r in ipairs(res.records) do
       local row = { i18n.pick(r.classifier.title), r.text, r.card or "", r.file, r.line, r.time or "" }
-      for _, f in ipairs(FIELDS) do row[#row + 1] = r.fields[f] or "" end
+      for _, f in ipairs(fields) do row[#row + 1] = r.fields[f] or "" end
       w:row(row)
     end
     local ok, cerr = w:close()
