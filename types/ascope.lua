@@ -14,7 +14,7 @@ local ascope = {}
 ---@class ascope.log
 local log = {}
 ---Where the library's stage lines, warnings and progress go; nil (the default): nowhere.
----@alias ascope.log.sink {on_log: fun(level: string, text: string), on_progress: fun(label: string, done: integer, total: integer, seconds: number)}
+---@alias ascope.log.sink {on_log: fun(level: string, text: string), on_progress: fun(label: string, done: integer, total: integer, s: number)}
 ---@param sink? ascope.log.sink level is "stage", "warning" or "error"
 function log.set_sink(sink) end
 ---The sink in use, or nil.
