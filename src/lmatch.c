@@ -11,15 +11,14 @@
 static int oom(lua_State *L) { return luaL_error(L, "out of memory"); }
 
 /* Keys as uint64: string ids for strings (through the shared table), values for integers.
- * The caller keeps the shared table on its stack (pushed by lasc_pushstrings) so that the ids
- * stay valid while it works. */
+ * Leaves the shared table pushed: on the caller's stack it stays alive, and the ids valid,
+ * while the caller works (an index keeps it for as long as the index lives). */
 static uint64_t *to_keys(lua_State *L, int idx, size_t *n) {
   asc_col *c = luaL_testudata(L, idx, ASC_COLUMN_MT);
   uint64_t *out;
   if (c) {
     asc_strtab *own = c->kind == ASC_STR ? lasc_column_strings(L, idx) : NULL;
     asc_strtab *shared = lasc_pushstrings(L);
-    lua_pop(L, 1);
     out = malloc((c->n ? c->n : 1) * sizeof *out);
     if (!out) oom(L);
     for (size_t i = 0; i < c->n; i++) {
@@ -43,7 +42,6 @@ static uint64_t *to_keys(lua_State *L, int idx, size_t *n) {
   }
   luaL_checktype(L, idx, LUA_TTABLE);
   asc_strtab *shared = lasc_pushstrings(L);
-  lua_pop(L, 1);
   size_t m = (size_t)lua_rawlen(L, idx);
   out = malloc((m ? m : 1) * sizeof *out);
   if (!out) oom(L);
@@ -72,8 +70,7 @@ static int l_index(lua_State *L) {
   size_t nk, ns, nd = 0;
   int os, od = 0;
   lua_settop(L, 3);
-  lasc_pushstrings(L); /* 4: the index keeps the string table its key ids belong to */
-  uint64_t *k = to_keys(L, 1, &nk);
+  uint64_t *k = to_keys(L, 1, &nk); /* 4: the string table, which the index keeps */
   int64_t *s = lasc_toint64s(L, 2, &ns, &os);
   int64_t *d = lua_isnoneornil(L, 3) ? NULL : lasc_toint64s(L, 3, &nd, &od);
   asc_match_index *ix = lua_newuserdatauv(L, sizeof *ix, 1);
@@ -99,8 +96,6 @@ static int query(lua_State *L, lookup fn) {
   asc_match_index *ix = luaL_checkudata(L, 1, INDEX_MT);
   size_t nk, nt;
   int ot;
-  lua_settop(L, 3);
-  lasc_pushstrings(L); /* the index's table, alive as long as the index */
   uint64_t *k = to_keys(L, 2, &nk);
   int64_t *t = lasc_toint64s(L, 3, &nt, &ot);
   asc_col out;
@@ -143,8 +138,6 @@ static int m_within_or_latest(lua_State *L) {
   asc_match_index *ix = luaL_checkudata(L, 1, INDEX_MT);
   size_t nk, nt;
   int ot;
-  lua_settop(L, 3);
-  lasc_pushstrings(L); /* the index's table, alive as long as the index */
   uint64_t *k = to_keys(L, 2, &nk);
   int64_t *t = lasc_toint64s(L, 3, &nt, &ot);
   lua_Integer changed = 0;

@@ -16,29 +16,27 @@ describe("a progress callback that raises", function()
 
   local function boom() error("stop here", 0) end
 
-  it("reaches the caller from json.scan and leaves no file open", function()
-    local path = dir .. "/t.json"
-    h.write(path, '[{"name":"a","ph":"X","ts":1,"dur":1},{"name":"b","ph":"X","ts":2,"dur":1}]')
-    local before = open_fds()
-    for _ = 1, 20 do
-      local ok, err = pcall(core.json.scan, path, { fields = { name = "string" }, progress = boom })
-      assert.is_false(ok)
-      assert.equal("stop here", err)
-    end
-    assert.equal(before, open_fds())
-  end)
-
-  it("reaches the caller from csv.read and leaves no file open", function()
-    local path = dir .. "/t.csv"
-    h.write(path, "Name,Size(KB)\na,1\nb,2\n")
-    local before = open_fds()
-    for _ = 1, 20 do
-      local ok, err = pcall(core.csv.read, path, { columns = { Name = "string" }, progress = boom })
-      assert.is_false(ok)
-      assert.equal("stop here", err)
-    end
-    assert.equal(before, open_fds())
-    local r = assert(core.csv.read(path, { columns = { Name = "string" }, progress = function() end }))
-    assert.equal(2, r.n)
-  end)
+  local readers = {
+    { "json.scan", core.json.scan, "t.json", '[{"name":"a","ph":"X","ts":1,"dur":1},{"name":"b","ph":"X","ts":2,"dur":1}]',
+      { fields = { name = "string" } } },
+    { "csv.read", core.csv.read, "t.csv", "Name,Size(KB)\na,1\nb,2\n", { columns = { Name = "string" } } },
+  }
+  for _, case in ipairs(readers) do
+    local name, read, file, text, opts = table.unpack(case)
+    it("reaches the caller from " .. name .. " and leaves no file open", function()
+      local path = dir .. "/" .. file
+      h.write(path, text)
+      local before = open_fds()
+      opts.progress = boom
+      for _ = 1, 20 do
+        local ok, err = pcall(read, path, opts)
+        assert.is_false(ok)
+        assert.equal("stop here", err)
+      end
+      assert.equal(before, open_fds())
+      opts.progress = function() end
+      local r = assert(read(path, opts))
+      assert.equal(2, r.n)
+    end)
+  end
 end)
