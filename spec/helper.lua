@@ -1,5 +1,8 @@
 -- Shared spec helpers: fixture paths, scratch folders, running the ascope executable.
 local core = require "ascope_core"
+-- in-process runs stay silent, also when busted runs inside the ascope executable (which
+-- installs the stderr sink before it runs a script)
+require("ascope.log").set_sink(nil)
 
 local M = {}
 
