@@ -105,7 +105,7 @@ describe("rule files", function()
     assert.truthy(msg:find("getmetatable", 1, true), msg)
     -- its own copy is its own: changing it changes nothing outside
     assert.is_table(sandbox.run([[string.format = function() return "pwned" end
-      local s = ("%d"):format(1) assert(s == "pwned") return {}]], "@own.lua"))
+      assert(string.format("%d", 1) == "pwned") assert(("%d"):format(1) == "1") return {}]], "@own.lua"))
     assert.equal("1", ("%d"):format(1))
     assert.equal("1", string.format("%d", 1))
     for _, code in ipairs({ "load('x = 1')()", "debug.sethook()", "collectgarbage('stop')", "pcall(error)",
@@ -225,5 +225,18 @@ describe("thresholds and field lists exist once, in rules/", function()
     local none, gerr = rules.load("plog", dir .. "/g.lua")
     assert.is_nil(none)
     assert.truthy(tostring(gerr):find('key field_order[2]: "pidd" is not one of the fields', 1, true), tostring(gerr))
+  end)
+end)
+
+describe("the sandbox's own string library", function()
+  it("cannot be turned against the checks that guard it", function()
+    -- the rule replaces its string.sub (which the pattern checks use through string methods)
+    -- and then asks for a costly pattern: still refused, and the host's sub is untouched
+    local r, err = sandbox.run([[string.sub = function() return "" end
+      string.find = function() return 1 end
+      return { ("a"):rep(40):match(".-.-.-.-.-.-.-.-.-.-b") }]], "@evil.lua")
+    assert.is_nil(r)
+    assert.truthy(err:find("10 repetitions", 1, true), err)
+    assert.equal("b", ("abc"):sub(2, 2))
   end)
 end)

@@ -81,8 +81,7 @@ function M.check(p)
   local ok, err = pcall(string.find, "", p)
   if not ok then return false, (tostring(err):gsub("^.-:%d+: ", "")) end
   if n > M.MAX_REPEATS then
-    return false, ("%d repetitions (* + -): a failing match may cost the line length to that power; at most %d"):format(
-      n, M.MAX_REPEATS)
+    return false, require("ascope.i18n").t("rules.too_many_repeats", n, M.MAX_REPEATS)
   end
   return true
 end

@@ -5,6 +5,7 @@
 -- @module ascope.rule_schemas
 local S = require "ascope.schema"
 local model = require "ascope.analysis.timeline.model"
+local t = require("ascope.i18n").t
 
 local M = {}
 
@@ -13,7 +14,7 @@ local function patterns()
   return S.either(S.list(S.pattern()), S.string({ test = function(v)
     for _, alt in ipairs(model.alternatives(v)) do
       local ok, why = require("ascope.pattern").check(alt)
-      if not ok then return ("bad pattern %q: %s"):format(alt, why) end
+      if not ok then return t("rules.bad_pattern", alt, why) end
     end
   end }))
 end
@@ -75,7 +76,7 @@ M.plog = S.record({
     category = S.string(), title = text(), pattern = patterns(), code = S.boolean(), sequence = S.boolean(),
     modules = S.list(S.string()), any_level = S.boolean(), advice = text(), doc = S.string(),
   }, { required = { "category", "title" }, test = function(c)
-    if c.pattern == nil and c.modules == nil then return "needs a pattern or modules" end
+    if c.pattern == nil and c.modules == nil then return t("rules.pattern_or_modules") end
   end }),
   fields = S.map(S.list(S.pattern())),
   field_order = S.list(S.string()),
@@ -94,7 +95,7 @@ M.graph = S.record({
 M.opjitter = S.record({
   aiv_types = S.list(S.pattern()),
   aiv_columns = S.list(S.string()),
-  tolerance = S.number({ min = 0, test = function(v) if v <= 0 then return "must be above 0" end end }),
+  tolerance = S.number({ min = 0, test = function(v) if v <= 0 then return t("rules.above_zero") end end }),
   skip_calls = S.integer({ min = 0 }),
   top_n = S.integer({ min = 1 }),
 })
@@ -117,7 +118,7 @@ local function layout_test(l)
   local function inside(name, r)
     if not r then return nil end
     if #r ~= 2 or r[1] >= r[2] or r[2] > l.window_bytes then
-      return ("%s must be {start, end} with start < end <= window_bytes (%d)"):format(name, l.window_bytes)
+      return t("rules.window_span", name, l.window_bytes)
     end
   end
   for _, kernel in ipairs({ "dispatch", "combine" }) do
@@ -131,11 +132,11 @@ local function layout_test(l)
   end
   for name, w in pairs(l.fields or {}) do
     if (w + 1) * WORD > l.block_bytes then
-      return ("fields.%s: word %d lies outside a block of %d bytes"):format(name, w, l.block_bytes)
+      return t("rules.word_outside_block", name, w, l.block_bytes)
     end
   end
-  if l.in_use_words * WORD > l.block_bytes then return "in_use_words: more words than a block holds" end
-  if (l.slot_word + 1) * WORD > l.slot_bytes then return "slot_word: outside a slot of slot_bytes" end
+  if l.in_use_words * WORD > l.block_bytes then return t("rules.in_use_words") end
+  if (l.slot_word + 1) * WORD > l.slot_bytes then return t("rules.slot_word") end
 end
 
 M.win_layout = S.record({
@@ -180,19 +181,16 @@ M.layout_timeline = report_layout()
 M.after_merge = {
   plog = function(r)
     for i, name in ipairs(r.field_order or {}) do
-      if not (r.fields or {})[name] then return ("key field_order[%d]: %q is not one of the fields"):format(i, name) end
+      if not (r.fields or {})[name] then return t("rules.no_field", i, name) end
     end
   end,
   win_layout = function(r)
     for soc, s in pairs(r.socs or {}) do
       if not (r.layouts or {})[s.layout] then
-        return ("key socs.%s.layout: %q is not one of the layouts (%s)"):format(soc, s.layout,
-          table.concat((function()
-            local k = {}
-            for name in pairs(r.layouts or {}) do k[#k + 1] = name end
-            table.sort(k)
-            return k
-          end)(), ", "))
+        local names = {}
+        for name in pairs(r.layouts or {}) do names[#names + 1] = name end
+        table.sort(names)
+        return t("rules.no_layout", soc, s.layout, table.concat(names, ", "))
       end
     end
   end,

@@ -122,7 +122,7 @@ function M.load(name, user_file)
   local merged, named = base, file_of(chunk)
   if user_file then
     local utext = read_file(user_file)
-    if not utext then return fail(("%s: cannot read the rule file"):format(user_file)) end
+    if not utext then return fail(require("ascope.i18n").t("rules.unreadable", user_file)) end
     local user, uerr = M.eval(utext, "@" .. user_file)
     if not user then return fail(uerr) end
     -- a user file may hold several rule sets keyed by name ({memory = {...}, timeline = {...}})

@@ -6,6 +6,7 @@
 --   local value, err = sandbox.run(text, "@rules/my.lua")
 -- @module ascope.sandbox
 local pattern = require "ascope.pattern"
+local t = require("ascope.i18n").t
 
 local M = {}
 
@@ -30,10 +31,10 @@ local function guarded_string()
       local plain = fn == string.find and select(2, ...)
       if type(p) == "string" and not plain then
         local ok, why = pattern.check(p)
-        if not ok then error(("pattern %q: %s"):format(p, why), 2) end
+        if not ok then error(t("rules.bad_pattern", p, why), 2) end
         local n = pattern.repeats(p)
         if n > 0 and type(subject) == "string" and (#subject + 1) ^ (n + 1) > 1e9 then
-          error(("pattern %q on a string of %d bytes: too costly to match"):format(p, #subject), 2)
+          error(t("rules.costly_match", p, #subject), 2)
         end
       end
       return fn(subject, p, ...)
@@ -58,6 +59,8 @@ local function guarded_string()
   return s
 end
 
+-- The rule's globals, and the string functions its string methods ("x"):rep(n) reach: a private
+-- copy the rule cannot change (the host's own code, run while the rule runs, uses them too).
 local function environment()
   local env = {}
   for _, k in ipairs(BASE) do env[k] = _G[k] end
@@ -65,23 +68,25 @@ local function environment()
     env[lib] = {}
     for k, v in pairs(_G[lib]) do env[lib][k] = v end
   end
-  env.string = guarded_string()
-  return env
+  local methods = guarded_string()
+  env.string = {}
+  for k, v in pairs(methods) do env.string[k] = v end
+  return env, methods
 end
 
 -- A deep copy made with raw access only (no metamethod runs), refusing what is not data.
 local function copy_data(v, path, seen, depth)
-  local t = type(v)
-  if t == "string" or t == "number" or t == "boolean" then return v end
-  if t ~= "table" then return nil, ("%s: a %s; rule files hold data only"):format(path, t) end
-  if seen[v] then return nil, path .. ": a table that contains itself" end
-  if depth > M.MAX_DEPTH then return nil, path .. ": tables nested too deep" end
+  local ty = type(v)
+  if ty == "string" or ty == "number" or ty == "boolean" then return v end
+  if ty ~= "table" then return nil, t("rules.data_only", path, ty) end
+  if seen[v] then return nil, t("rules.self", path) end
+  if depth > M.MAX_DEPTH then return nil, t("rules.too_deep", path) end
   seen[v] = true
   local out = {}
   local k, x = next(v)
   while k ~= nil do
     local kt = type(k)
-    if kt ~= "string" and kt ~= "number" then return nil, ("%s: a %s key"):format(path, kt) end
+    if kt ~= "string" and kt ~= "number" then return nil, t("rules.key_type", path, kt) end
     local key = kt == "string" and path .. "." .. k or ("%s[%s]"):format(path, tostring(k))
     local c, err = copy_data(x, key, seen, depth + 1)
     if c == nil then return nil, err end
@@ -97,7 +102,7 @@ end
 -- @tparam string chunkname "@path" (as load takes it)
 function M.run(text, chunkname)
   local file = chunkname:gsub("^[@=]", "")
-  local env = environment()
+  local env, methods = environment()
   local fn, err = load(text, chunkname, "t", env)
   if not fn then return nil, err end
   local co = coroutine.create(fn)
@@ -108,29 +113,27 @@ function M.run(text, chunkname)
     if steps > max_steps then limit_error("instructions") end
     if collectgarbage("count") - kb0 > M.MEMORY_KB then limit_error("memory") end
   end, "", HOOK_EVERY)
-  -- string methods ("x"):rep(n) go through the rule's own copy while it runs
+  -- string methods ("x"):rep(n) go through the guarded copy while the rule runs
   local smt = getmetatable("")
   local host_index = smt.__index
-  smt.__index = env.string
+  smt.__index = methods
   local ok, value = coroutine.resume(co)
   smt.__index = host_index
-  if coroutine.status(co) ~= "dead" then ok, value = false, "a rule file must not yield" end
+  if coroutine.status(co) ~= "dead" then ok, value = false, t("rules.yields") end
   collectgarbage()
   if not ok then
     if type(value) == "table" and value.sandbox_limit == "instructions" then
-      return nil, ("%s: the rule file runs more than %d instructions (a loop that does not end?)"):format(file,
-        M.INSTRUCTIONS)
-    elseif type(value) == "table" and value.sandbox_limit == "memory" then
-      return nil, ("%s: the rule file uses more than %d MiB of memory"):format(file, M.MEMORY_KB // 1024)
-    elseif type(value) == "string" and value:find("not enough memory", 1, true) then
-      return nil, ("%s: the rule file uses more than %d MiB of memory"):format(file, M.MEMORY_KB // 1024)
+      return nil, t("rules.instructions", file, M.INSTRUCTIONS)
+    elseif (type(value) == "table" and value.sandbox_limit == "memory")
+      or (type(value) == "string" and value:find("not enough memory", 1, true)) then
+      return nil, t("rules.memory", file, M.MEMORY_KB // 1024)
     end
     value = tostring(value)
     if value:sub(1, #file) ~= file then value = file .. ": " .. value end
     return nil, value
   end
   if type(value) ~= "table" then
-    return nil, ("%s: a rule file must return a table, not %s"):format(file, type(value))
+    return nil, t("rules.not_table", file, type(value))
   end
   local data, derr = copy_data(value, "", {}, 0)
   if not data then return nil, ("%s: %s"):format(file, (derr:gsub("^%.", ""))) end

@@ -9,9 +9,11 @@
 -- an entry whose id the bundled list does not have is a new rule and must be complete.
 -- @module ascope.schema
 local pattern = require "ascope.pattern"
+local t = require("ascope.i18n").t
 
 local M = {}
 
+-- kind: the locale key of what the value must be ("rules.kind_string": "a string")
 local function leaf(kind, check)
   return function(o)
     o = o or {}
@@ -20,34 +22,34 @@ local function leaf(kind, check)
 end
 
 local function range(v, s)
-  if s.min and v < s.min then return ("%s is below the least allowed, %s"):format(v, s.min) end
-  if s.max and v > s.max then return ("%s is above the most allowed, %s"):format(v, s.max) end
+  if s.min and v < s.min then return t("rules.below_min", v, s.min) end
+  if s.max and v > s.max then return t("rules.above_max", v, s.max) end
 end
 
-M.string = leaf("a string", function(v) if type(v) ~= "string" then return "" end end)
-M.boolean = leaf("true or false", function(v) if type(v) ~= "boolean" then return "" end end)
-M.number = leaf("a number", function(v, s)
+M.string = leaf("rules.kind_string", function(v) if type(v) ~= "string" then return "" end end)
+M.boolean = leaf("rules.kind_boolean", function(v) if type(v) ~= "boolean" then return "" end end)
+M.number = leaf("rules.kind_number", function(v, s)
   if type(v) ~= "number" or v ~= v or v == math.huge or v == -math.huge then return "" end
   return range(v, s)
 end)
-M.integer = leaf("an integer", function(v, s)
+M.integer = leaf("rules.kind_integer", function(v, s)
   if math.type(v) ~= "integer" then return "" end
   return range(v, s)
 end)
 --- One of a set of strings (o.values).
-M.enum = leaf("one of the listed values", function(v, s)
+M.enum = leaf("rules.kind_enum", function(v, s)
   for _, x in ipairs(s.values) do
     if v == x then return nil end
   end
   local shown = {}
   for i, x in ipairs(s.values) do shown[i] = ("%q"):format(x) end
-  return ("%s is not one of %s"):format(type(v) == "string" and ("%q"):format(v) or tostring(v), table.concat(shown, ", "))
+  return t("rules.not_one_of", type(v) == "string" and ("%q"):format(v) or tostring(v), table.concat(shown, ", "))
 end)
 --- A Lua pattern: well formed and not too costly (see ascope.pattern).
-M.pattern = leaf("a Lua pattern", function(v)
+M.pattern = leaf("rules.kind_pattern", function(v)
   if type(v) ~= "string" then return "" end
   local ok, why = pattern.check(v)
-  if not ok then return ("bad pattern %q: %s"):format(v, why) end
+  if not ok then return t("rules.bad_pattern", v, why) end
 end)
 
 function M.list(item, o) return { kind = "list", item = item, min = o and o.min } end
@@ -71,14 +73,14 @@ function M.either(...) return { kind = "either", options = { ... } } end
 function M.text() return M.record({ en = M.string(), zh = M.string() }, { required = { "en" } }) end
 
 local function describe(s)
-  if s.kind == "list" or s.kind == "rules" then return "a list" end
-  if s.kind == "map" or s.kind == "record" then return "a table" end
+  if s.kind == "list" or s.kind == "rules" then return t("rules.kind_list") end
+  if s.kind == "map" or s.kind == "record" then return t("rules.kind_table") end
   if s.kind == "either" then
     local d = {}
     for i, o in ipairs(s.options) do d[i] = describe(o) end
-    return table.concat(d, " or ")
+    return table.concat(d, t("rules.or"))
   end
-  return s.kind
+  return t(s.kind)
 end
 
 local function keys_of(fields)
@@ -105,12 +107,12 @@ check = function(v, s, path, ctx, base)
       if not e then return nil end
       if not e.mismatch then return e end
     end
-    return fail(("must be %s, not %s"):format(describe(s), type(v)), true)
+    return fail(t("rules.must_be", describe(s), type(v)), true)
   end
   if s.check then
     local e = s.check(v, s)
     if e == "" then
-      return fail(("must be %s, not %s"):format(s.kind, type(v) == "string" and ("%q"):format(v) or type(v)), true)
+      return fail(t("rules.must_be", t(s.kind), type(v) == "string" and ("%q"):format(v) or type(v)), true)
     end
     if e then return fail(e) end
     if s.test then
@@ -119,15 +121,15 @@ check = function(v, s, path, ctx, base)
     end
     return nil
   end
-  if type(v) ~= "table" then return fail(("must be %s, not %s"):format(describe(s), type(v)), true) end
+  if type(v) ~= "table" then return fail(t("rules.must_be", describe(s), type(v)), true) end
   if s.kind == "list" then
     local n = #v
     for k in pairs(v) do
       if math.type(k) ~= "integer" or k < 1 or k > n then
-        return fail(("must be a list; it has the key %s"):format(tostring(k)))
+        return fail(t("rules.not_list", tostring(k)))
       end
     end
-    if s.min and n < s.min and not ctx.partial then return fail(("needs at least %d entries"):format(s.min)) end
+    if s.min and n < s.min and not ctx.partial then return fail(t("rules.min_entries", s.min)) end
     for i = 1, n do
       local e = check(v[i], s.item, join(path, i), ctx, nil)
       if e then return e end
@@ -144,15 +146,19 @@ check = function(v, s, path, ctx, base)
       local f = type(k) == "string" and s.fields[k]
       if not f then
         return { path = join(path, type(k) == "string" and k or tostring(k)), rule = ctx.rule,
-                 message = ("unknown key %s (known keys: %s)"):format(type(k) == "string" and ("%q"):format(k)
-                   or tostring(k), keys_of(s.fields)) }
+                 message = t("rules.unknown_key", type(k) == "string" and ("%q"):format(k) or tostring(k),
+                   keys_of(s.fields)) }
       end
       local e = check(x, f, join(path, k), ctx, base and base[k])
       if e then return e end
     end
     if not ctx.partial or ctx.new_rule then
       for _, k in ipairs(s.required) do
-        if v[k] == nil then return fail(("the key %q is missing"):format(k)) end
+        if v[k] == nil then
+          local e = fail(t("rules.missing_key", k))
+          e.missing = true
+          return e
+        end
       end
     end
     if s.test and (not ctx.partial or ctx.new_rule) then
@@ -166,21 +172,20 @@ check = function(v, s, path, ctx, base)
     end
     for k in pairs(v) do
       if math.type(k) ~= "integer" or k < 1 or k > #v then
-        return fail(("must be a list of rules with an id; it has the key %s"):format(tostring(k)))
+        return fail(t("rules.not_rule_list", tostring(k)))
       end
     end
     for i, r in ipairs(v) do
       local id = type(r) == "table" and r.id or nil
-      if id ~= nil and ids[id] then return fail(("the id %q appears twice"):format(tostring(id))) end
+      if id ~= nil and ids[id] then return fail(t("rules.duplicate_id", tostring(id))) end
       if id ~= nil then ids[id] = true end
       local sub = { partial = ctx.partial, rule = id, new_rule = ctx.partial and not known[id] }
       local e = check(r, s.item, join(path, i), sub, nil)
-      if e and sub.new_rule and id ~= nil and e.message:match("^the key .* is missing$") then
+      if e and sub.new_rule and id ~= nil and e.missing then
         local list = {}
         for k in pairs(known) do list[#list + 1] = tostring(k) end
         table.sort(list)
-        e.message = ("unknown id %q (known ids: %s); as a new rule, %s"):format(tostring(id), table.concat(list, ", "),
-          e.message)
+        e.message = t("rules.unknown_id", tostring(id), table.concat(list, ", "), e.message)
       end
       if e then return e end
     end
@@ -195,8 +200,8 @@ function M.check(value, shape, opts)
   local e = check(value, shape, "", { partial = opts.partial }, opts.base)
   if not e then return nil end
   local where = {}
-  if e.rule ~= nil then where[#where + 1] = ("rule %s"):format(tostring(e.rule)) end
-  if e.path ~= "" then where[#where + 1] = ("key %s"):format(e.path) end
+  if e.rule ~= nil then where[#where + 1] = t("rules.where_rule", tostring(e.rule)) end
+  if e.path ~= "" then where[#where + 1] = t("rules.where_key", e.path) end
   if #where == 0 then return e.message end
   return table.concat(where, ", ") .. ": " .. e.message
 end
