@@ -160,7 +160,7 @@ describe("rule files", function()
     for _, args in ipairs(runs) do
       args[#args + 1] = "-o"
       args[#args + 1] = dir .. "/out"
-      local code, _, err = h.run(table.unpack(args))
+      local code, _, err = h.run("--lang", "en", table.unpack(args))
       assert.equal(2, code, table.concat(args, " ") .. ": " .. err)
       assert.truthy(err:find(bad .. ': key valeu: unknown key "valeu"', 1, true), err)
     end
