@@ -240,3 +240,14 @@ describe("the sandbox's own string library", function()
     assert.equal("b", ("abc"):sub(2, 2))
   end)
 end)
+
+describe("the sandbox's memory cap", function()
+  it("counts what a rule holds, not the garbage it leaves", function()
+    -- 20,000 temporary strings of 10 KB (about 200 MB made, almost none held)
+    local r, err = sandbox.run([[local n = 0
+      for i = 1, 20000 do local s = ("x"):rep(10000) .. i n = n + #s end
+      return { n = n }]], "@garbage.lua")
+    assert.is_table(r, tostring(err))
+    assert.is_true(r.n > 20000 * 10000)
+  end)
+end)

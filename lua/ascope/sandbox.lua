@@ -111,7 +111,10 @@ function M.run(text, chunkname)
   debug.sethook(co, function()
     steps = steps + 1
     if steps > max_steps then limit_error("instructions") end
-    if collectgarbage("count") - kb0 > M.MEMORY_KB then limit_error("memory") end
+    if collectgarbage("count") - kb0 > M.MEMORY_KB then
+      collectgarbage() -- garbage is not use: only what is still held counts against the cap
+      if collectgarbage("count") - kb0 > M.MEMORY_KB then limit_error("memory") end
+    end
   end, "", HOOK_EVERY)
   -- string methods ("x"):rep(n) go through the guarded copy while the rule runs
   local smt = getmetatable("")
