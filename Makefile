@@ -13,11 +13,11 @@ WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -Iinclude -I$(LUAINC) $(CFLAGS) $(EXTRA_CFLAGS)
 
-PRIM_SRCS := src/error.c src/strtab.c src/column.c src/decimal.c src/json_scan.c \
+PRIM_SRCS := src/error.c src/strtab.c src/lpat.c src/logclass.c src/column.c src/decimal.c src/json_scan.c src/json_escape.c \
              src/csv_read.c src/csv_write.c src/interval.c src/match.c src/bin.c src/db.c \
-             src/fs.c src/par.c
+             src/fs.c src/par.c src/regex.c src/iconv.c
 BIND_SRCS := src/lcolumn.c src/ljson.c src/ljson_writer.c src/lcsv.c src/linterval.c src/lmatch.c src/lbin.c \
-             src/ldb.c src/lfs.c src/lpar.c src/core.c
+             src/ldb.c src/lfs.c src/lpar.c src/lregex.c src/liconv.c src/llogclass.c src/core.c
 LUA_FILES := $(shell find lua -name '*.lua' | sort) $(shell find rules -name '*.lua' | sort)
 
 PRIM_OBJS := $(PRIM_SRCS:src/%.c=$(BUILD)/obj/%.o)
@@ -96,13 +96,60 @@ $(BUILD)/bench/%: spec/bench/%.c
 check-html: all
 	ASCOPE_BIN=$(BUILD)/ascope $(BUILD)/ascope run spec/check_html.lua
 
+# The README's pictures of the memory, timeline, opjitter and moe reports (docs/screenshots/),
+# taken by headless Chromium; run it after changing a report and commit the PNGs.
+screenshots: all
+	ASCOPE_BIN=$(BUILD)/ascope $(BUILD)/ascope run spec/screenshots.lua docs/screenshots
+
+# A one-node Slurm cluster (munged, slurmctld, slurmd started as root in a temporary folder) runs
+# examples/slurm over a generated tree; the merged outputs must be the single run's, byte for
+# byte. Needs the Debian packages slurmctld slurmd slurm-client munge (.ci/run installs them).
+slurm-check: all
+	ASCOPE_BUILD=$(BUILD) sh spec/slurm_check.sh
+
 bench: all $(BUILD)/bench/noop_yajl $(BUILD)/bench/noop_csv $(BUILD)/bench/measure
 	$(BUILD)/ascope run spec/bench/run.lua --build $(BUILD) $(BENCH_ARGS)
+
+# libFuzzer harnesses (spec/fuzz/fuzz_*.c) built with clang, ASan and UBSan, each run for
+# FUZZ_SECONDS from a corpus seeded with spec/fixtures (files cut to FUZZ_MAX_LEN bytes). A crash
+# leaves its input as build-fuzz/crash-* and fails the target.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 25
+FUZZ_MAX_LEN ?= 16384
+FUZZ_BUILD   := build-fuzz
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_NAMES   := $(patsubst spec/fuzz/fuzz_%.c,%,$(wildcard spec/fuzz/fuzz_*.c))
+FUZZ_OBJS    := $(patsubst src/%.c,$(FUZZ_BUILD)/obj/%.o,$(PRIM_SRCS) $(BIND_SRCS))
+.SECONDARY: $(FUZZ_OBJS)
+
+$(FUZZ_BUILD)/obj/%.o: src/%.c $(wildcard include/ascope/*.h) src/lbind.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Iinclude -I$(LUAINC) -g -O1 -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz_%: spec/fuzz/fuzz_%.c spec/fuzz/fuzz_common.h $(FUZZ_OBJS)
+	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc -I$(LUAINC) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< \
+	  $(FUZZ_OBJS) $(STATIC_LIBS) -lm -ldl -lpthread
+
+fuzz: $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz_%)
+	@rm -f $(FUZZ_BUILD)/crash-* $(FUZZ_BUILD)/leak-* $(FUZZ_BUILD)/timeout-* $(FUZZ_BUILD)/oom-*
+	@set -e; for n in $(FUZZ_NAMES); do \
+	  c=$(FUZZ_BUILD)/corpus/$$n; mkdir -p $$c; \
+	  case $$n in json*) ext=json;; csv) ext=csv;; *) ext='*';; esac; \
+	  find spec/fixtures -type f -name "*.$$ext" | while read -r f; do \
+	    head -c $(FUZZ_MAX_LEN) "$$f" > "$$c/seed-$$(printf '%s' "$$f" | cksum | cut -d' ' -f1)"; done; \
+	  echo "fuzz_$$n: $(FUZZ_SECONDS) s"; \
+	  dict=; case $$n in json*) dict=-dict=spec/fuzz/json.dict;; esac; \
+	  $(FUZZ_BUILD)/fuzz_$$n $$dict -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) -timeout=10 \
+	    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ $$c 2>&1 | \
+	    grep -E '^(stat::number_of_executed_units|stat::new_units_added|==[0-9]+==ERROR|SUMMARY|json.scan|fs.grep)' ; \
+	  if ls $(FUZZ_BUILD)/crash-* $(FUZZ_BUILD)/leak-* $(FUZZ_BUILD)/timeout-* $(FUZZ_BUILD)/oom-* 2>/dev/null; then \
+	    echo "fuzz_$$n found a failing input (above)"; exit 1; fi; \
+	done
 
 lint:
 	luacheck lua rules spec examples types
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 -Iinclude src
-	clang-format --dry-run --Werror src/*.c src/*.h include/ascope/*.h
+	clang-format --dry-run --Werror src/*.c src/*.h include/ascope/*.h spec/fuzz/*.c spec/fuzz/*.h
 
 # The module for a stock lua5.4, the Lua modules and the rules beside them (LUADIR/ascope/rules/,
 # where ascope.rules looks once installed).
@@ -152,6 +199,6 @@ dist:
 	cp ascope-$(VERSION)-1.rockspec $(BUILD)/dist/
 
 clean:
-	rm -rf build build-asan build-rock
+	rm -rf build build-asan build-rock build-fuzz
 
-.PHONY: all binaries doc test sanitize valgrind bench lint install install-lua uninstall rock rock-install dist clean ctests check-html
+.PHONY: all binaries doc test sanitize valgrind bench lint install install-lua uninstall rock rock-install dist clean ctests check-html screenshots fuzz slurm-check

@@ -9,6 +9,7 @@ return {
     { id = "overlap", kind = "overlap", title = { en = "Compute and communication", zh = "计算与通信重叠" } },
     { id = "critical_path", kind = "critical_path", title = { en = "Critical path composition", zh = "关键路径构成" } },
     { id = "steps", kind = "steps", title = { en = "Step times", zh = "各 step 耗时" } },
+    { id = "compare", kind = "compare", title = { en = "The long step against the typical one", zh = "长尾 step 与典型 step 对比" } },
     { id = "hotspots", kind = "hotspots", title = { en = "Critical-path hotspots", zh = "关键路径热点" } },
     { id = "dashboard", kind = "dashboard", title = { en = "Metrics dashboard", zh = "指标看板" } },
   },

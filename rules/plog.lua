@@ -9,6 +9,9 @@
 -- modules whose lines match whatever the message (the GE module), any_level = true to match
 -- lines of every level (default: only [ERROR] lines), advice and doc. Categories are independent:
 -- a line counts in every category it matches; an [ERROR] line none matches is "unclassified".
+-- Patterns run in C in time linear in the line when each quantified item (* + - ?) is followed
+-- by something it cannot take, as all below are; another pattern (%b, ".-" before text it could
+-- take, ...) still works, through Lua's matcher, more slowly (README: "plog rules and speed").
 return {
   classifiers = {
     { id = "bus_error_0x800000", category = "hardware", pattern = "errcode:%(0x800000",
@@ -80,7 +83,7 @@ return {
   field_order = { "device_id", "stream_id", "report_stream_id", "task_id", "kernel_name", "origin_op_name", "error_code" },
   -- kernels of the MoE dispatch/combine family (case-insensitive Lua patterns)
   moe_kernels = { "moedistributedispatch", "moedistributecombine" },
-  examples = 10, -- lines shown per category
+  examples = 10, -- lines shown per category (at most 100)
   -- files read: every file under the path whose name matches one of these
   files = { "%.log$", "%.txt$", "^plog", "^device" },
   -- literals a line must hold to be looked at (searched in C at memory speed): the error

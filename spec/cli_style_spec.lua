@@ -46,7 +46,7 @@ describe("one command-line style", function()
     local listed = {}
     for name in ("\n" .. overview:match("\ncommands:\n(.-)\n\n")):gmatch("\n  (%a+) ") do listed[#listed + 1] = name end
     assert.same(main.command_names(), listed)
-    assert.same({ "diagnose", "graph", "memory", "moe", "opjitter", "plog", "timeline", "run", "help", "version" }, listed)
+    assert.same({ "diagnose", "graph", "memory", "moe", "opjitter", "plog", "timeline", "merge", "run", "help", "version" }, listed)
     local _, bare = h.run()
     assert.equal(overview, bare)
     for _, name in ipairs(listed) do

@@ -137,10 +137,10 @@ describe("diagnose", function()
 
   it("exits 1 when an input cannot be read, after running the others", function()
     h.write(dir .. "/graphs/graph_1_device0.json", '{"op": [{"name": "MoeDistributeDispatchV2_1"}]}')
-    local code, out = h.run("diagnose", "PLOG_PATH=" .. dir .. "/nowhere", "GRAPH_PATH=" .. dir .. "/graphs", "-o",
+    local code, out, err = h.run("diagnose", "PLOG_PATH=" .. dir .. "/nowhere", "GRAPH_PATH=" .. dir .. "/graphs", "-o",
       dir .. "/out")
     assert.equal(1, code)
-    assert.truthy(out:find("[ERROR] " .. dir .. "/nowhere: no such file or folder", 1, true))
+    assert.truthy(err:find("[ERROR] " .. dir .. "/nowhere: no such file or folder", 1, true))
     assert.truthy(out:find("======== graph ========", 1, true))
     local code2, _, err2 = h.run("diagnose", "-o", dir .. "/out")
     assert.equal(2, code2)

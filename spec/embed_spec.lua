@@ -134,4 +134,17 @@ describe("a job run from a stock lua5.4", function()
     assert.equal("1", calls, out) -- one small file: the final call
     assert.truthy(first:find("^stage rank 1: .*rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view%.json$"), first)
   end)
+
+  it("gives an analysis' step-by-step lines (log.line) to the sink as their level, and prints none without one", function()
+    local code, out = lua([[
+      local log = require("ascope").log
+      log.line("INFO", "card 0: before any sink")
+      local lines = {}
+      log.set_sink({ on_log = function(level, text) lines[#lines + 1] = level .. " " .. text end })
+      log.line("INFO", "card 1: 100% of the slots")
+      io.stdout:write(table.concat(lines, "|"))
+    ]])
+    assert.equal(0, code, out)
+    assert.equal("info card 1: 100% of the slots", out)
+  end)
 end)

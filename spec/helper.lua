@@ -9,19 +9,33 @@ local M = {}
 M.root = (os.getenv("PWD") or ".")
 M.fixtures = "spec/fixtures"
 M.real = "spec/fixtures/real"
-M.bin = os.getenv("ASCOPE_BIN") or "build/ascope"
+-- absolute: some specs run the executable from inside a scratch folder
+M.bin = os.getenv("ASCOPE_BIN") or core.fs.realpath("build/ascope") or "build/ascope"
 
-local counter = 0
---- A fresh scratch folder under /tmp (removed by cleanup()).
+--- The header line of operator_memory.csv as the profiler writes it.
+M.MEMORY_CSV_HEADER = "Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),"
+  .. "Active Duration(us),Allocation Total Allocated(MB),Allocation Total Reserved(MB),"
+  .. "Allocation Total Active(MB),Release Total Allocated(MB),Release Total Reserved(MB),"
+  .. "Release Total Active(MB),Stream Ptr,Device Type\n"
+
+local reserved = {} -- scratch folder -> the os.tmpname() file that keeps its name unique
+--- A fresh scratch folder under /tmp (removed by cleanup()). Named after an os.tmpname() file
+-- (mkstemp), kept until cleanup: a name made of the time and math.random collides between spec
+-- runs started in the same second under ASan, whose fixed heap addresses give every process the
+-- same random seed.
 function M.tmpdir()
-  counter = counter + 1
-  local dir = ("/tmp/ascope-spec-%d-%d-%d"):format(os.time(), counter, math.random(1, 1e9))
+  local name = os.tmpname()
+  local dir = "/tmp/ascope-spec-" .. name:match("([^/]+)$")
+  assert(not core.fs.stat(dir), dir .. " exists")
   assert(core.fs.mkdirs(dir))
+  reserved[dir] = name
   return dir
 end
 
 function M.cleanup(dir)
   if dir and dir:match("^/tmp/ascope%-spec%-") then core.fs.remove_tree(dir) end
+  if reserved[dir] then os.remove(reserved[dir]) end
+  reserved[dir] = nil
 end
 
 function M.write(path, text)
@@ -41,12 +55,28 @@ end
 
 local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
---- Run the ascope executable; returns exit code, stdout, stderr.
+--- Run the ascope executable; returns exit code, stdout, stderr. A table as the first argument
+-- sets environment variables for the run ({LANG = "zh_CN.UTF-8"}; false unsets one).
 function M.run(...)
-  local args = {}
-  for i = 1, select("#", ...) do args[i] = quote(select(i, ...)) end
+  local args, env = {}, {}
+  local first = 1
+  if type((...)) == "table" then
+    local names = {}
+    for k in pairs((...)) do names[#names + 1] = k end
+    table.sort(names)
+    for _, k in ipairs(names) do -- env takes its -u options before the assignments
+      if not (...)[k] then env[#env + 1] = "-u " .. k end
+    end
+    for _, k in ipairs(names) do
+      local v = (...)[k]
+      if v then env[#env + 1] = k .. "=" .. quote(v) end
+    end
+    first = 2
+  end
+  for i = first, select("#", ...) do args[#args + 1] = quote(select(i, ...)) end
   local out, err = os.tmpname(), os.tmpname()
-  local cmd = ("%s %s >%s 2>%s"):format(quote(M.bin), table.concat(args, " "), out, err)
+  local cmd = ("%s%s %s >%s 2>%s"):format(#env > 0 and ("env " .. table.concat(env, " ") .. " ") or "", quote(M.bin),
+    table.concat(args, " "), out, err)
   local _, _, code = os.execute(cmd)
   local o, e = M.read(out), M.read(err)
   os.remove(out)

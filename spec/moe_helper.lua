@@ -121,6 +121,10 @@ local function inputs(card)
   if not third and not card.ep_send_counts and (card.op or ""):find("Dispatch") then
     list[3] = { data = string.rep("\255", 64), shape = { 16 } }
   end
+  -- damaged dumps: card.cut_inputs = {[i] = bytes kept} (the shape stays), card.input_sizes =
+  -- {[i] = size written in a raw dump's header} (the data stays)
+  for i, n in pairs(card.cut_inputs or {}) do list[i].data = list[i].data:sub(1, n) end
+  for i, n in pairs(card.input_sizes or {}) do list[i].size = n end
   return list
 end
 
@@ -152,7 +156,7 @@ function M.write_card(dir, card, params, form)
     for _, inp in ipairs(ins) do
       local dims = {}
       for _, d in ipairs(inp.shape) do dims[#dims + 1] = fv(1, d) end
-      header[#header + 1] = fl(4, fv(1, 3) .. fv(2, 2) .. fl(3, table.concat(dims)) .. fv(5, #inp.data))
+      header[#header + 1] = fl(4, fv(1, 3) .. fv(2, 2) .. fl(3, table.concat(dims)) .. fv(5, inp.size or #inp.data))
     end
     if card.op_in_header ~= false then header[#header + 1] = fl(6, op) end
     header[#header + 1] = fl(8, fv(1, 0) .. fv(3, #ws0))
@@ -315,6 +319,23 @@ function M.write_cluster(dir, cards, form, params)
   for r, card in pairs(cards) do
     M.write_card(dir .. "/" .. r, card, params or {}, type(form) == "function" and form(r) or form or "mc2")
   end
+end
+
+--- A cluster as machines of two cards (dir/m<k>/dumps/<local card>, mc2 dumps, 910B), each
+-- analysed by `ascope moe` into dir/results/m<k>: the input of a START_A2_CLUSTER=1 merge.
+-- Returns the exit code of each machine's run.
+function M.machine_results(dir, cards)
+  local machines = 0
+  for rank, card in pairs(cards) do
+    M.write_card(("%s/m%d/dumps/%d"):format(dir, rank // 2, rank % 2), card, {}, "mc2")
+    machines = math.max(machines, rank // 2 + 1)
+  end
+  local codes = {}
+  for m = 0, machines - 1 do
+    codes[m + 1] = h.run("moe", ("TARGET_DIR=%s/m%d/dumps"):format(dir, m), "SOC_VERSION=910B", "-o",
+      ("%s/results/m%d"):format(dir, m), "-q")
+  end
+  return codes
 end
 
 return M

@@ -48,7 +48,7 @@ describe("the bash completion", function()
   end
 
   it("completes commands and global options, and the command after global options", function()
-    assert.same({ "memory", "moe" }, complete("m"))
+    assert.same({ "memory", "merge", "moe" }, complete("m"))
     local all = flags_of(cli.globals, {})
     for _, n in ipairs(main.command_names()) do all[#all + 1] = n end
     assert.same(sorted(all), complete(""))

@@ -56,16 +56,27 @@ describe("plog", function()
 
   it("extracts fields and finds each card's failing kernel; names the card that failed elsewhere", function()
     tree(dir)
-    local r = assert(plog.run(dir))
+    local r = assert(plog.run(dir, { records = dir .. "/records.csv" }))
+    assert(plog.write_records(r))
+    local records = h.csv_rows(dir .. "/records.csv")
     local bus
-    for _, rec in ipairs(r.records) do
-      if rec.id == "bus_error_0x800000" and rec.card == 0 then bus = rec end
+    for _, rec in ipairs(records) do
+      if rec["错误类型"] == "bus error 0x800000 (MTE address out of range)" and rec.card == "0" then bus = rec end
     end
-    assert.equal("5", bus.fields.stream_id)
-    assert.equal("5", bus.fields.report_stream_id)
-    assert.equal("12", bus.fields.task_id)
-    assert.equal("MoeDistributeDispatchV2_a1b2_mix_aiv", bus.fields.kernel_name)
-    assert.equal("errcode:(0x800000", bus.fields.error_code)
+    assert.equal("5", bus.stream_id)
+    assert.equal("5", bus.report_stream_id)
+    assert.equal("12", bus.task_id)
+    assert.equal("MoeDistributeDispatchV2_a1b2_mix_aiv", bus.kernel_name)
+    assert.equal("errcode:(0x800000", bus.error_code)
+    assert.equal("0", bus.device_id)
+    assert.equal("2024-06-01-10:00:02.123.456", bus.time)
+    assert.equal("4", bus.line)
+    -- the CRLF file's lines lose their CR; a line without a device_id takes the card of its folder
+    local ee = records[#records]
+    assert.equal(dir .. "/device-1/plog-3975661_20240601100000.log", ee.file)
+    assert.equal(line("ERROR", "GE", "00:04", "EE9999: event wait timeout"), ee["错误信息"])
+    assert.equal("1", ee.card)
+    assert.equal("", ee.device_id)
     -- one failure per failing (card, task): card 0 tasks 12 and 13, card 1 task 99
     assert.equal(3, #r.failures)
     assert.same({ card = 0, kernel_name = "MoeDistributeDispatchV2_a1b2_mix_aiv", origin_op_name = "MoeDistributeDispatchV2",
@@ -85,7 +96,8 @@ describe("plog", function()
     local rows, header = h.csv_rows(dir .. "/out/error_plog.csv")
     assert.equal("错误类型", header[1])
     assert.equal("\239\187\191", h.read(dir .. "/out/error_plog.csv"):sub(1, 3)) -- UTF-8 with BOM for Excel
-    assert.equal(#r.records, #rows)
+    assert.equal(r.record_count, #rows)
+    assert.equal(#records, #rows)
   end)
 
   it("takes a user classifier from a rule file without rebuilding", function()
@@ -119,11 +131,17 @@ describe("plog", function()
   it("counts one line in every category it matches", function()
     h.write(dir .. "/device-2/plog-1.log", line("ERROR", "GE", "00:01",
       "Error happened, origin_op_name [MoeDistributeCombineV2], op_name [layer_3_combine]") .. "\n")
-    local r = assert(plog.run(dir))
+    local r = assert(plog.run(dir, { records = dir .. "/records.csv" }))
     assert.equal(1, r.categories.error_happened_origin_op.count)
     assert.equal(1, r.categories.ge_error.count)
-    assert.equal(2, #r.records)
-    assert.equal(r.records[1].line, r.records[2].line)
+    assert.equal(2, r.record_count)
+    assert(plog.write_records(r))
+    local records = h.csv_rows(dir .. "/records.csv")
+    assert.equal(2, #records)
+    assert.same({ "Error happened, origin_op_name", "GE error (module GE, or an E1xxxx code)" },
+      { records[1]["错误类型"], records[2]["错误类型"] })
+    assert.equal("1", records[1].line)
+    assert.equal("1", records[2].line)
     assert.same({ { card = 2, file = dir .. "/device-2/plog-1.log", line = 1, time = "2024-06-01-10:00:01.123.456",
                     origin_op_name = "MoeDistributeCombineV2" } }, r.failures)
     assert.same({}, r.non_moe_failures)
@@ -164,5 +182,72 @@ describe("plog", function()
     local _, zh = h.run("plog", dir, "-o", dir .. "/out", "--lang", "zh")
     assert.truthy(zh:find("检测到 GE 错误（GE 模块，或 E1xxxx 错误码）：4 个，请前往该网址，搜索GE Errors查询对应报错信息及解决方法：", 1, true))
   end)
-end)
 
+  it("matches the shipped classifiers and fields in linear time, a user's .- pattern through Lua", function()
+    local rules = assert(plog.rules())
+    assert.same({}, (plog.classifier(rules)):slow())
+    h.write(dir .. "/device-0/plog-1.log", table.concat({
+      -- thousands of repeats of the classifiers' and fields' words, none complete: Lua's
+      -- patterns took quadratic time here
+      line("ERROR", "HCCL", "00:01", ("topo exchange EZ9999x task_id= E1 kernel_name= retCode=0x device_id=a "):rep(40000)),
+      line("ERROR", "APP", "00:02", "NPU out of memory. Tried to allocate 2.00 GiB"),
+    }, "\n") .. "\n")
+    h.write(dir .. "/r.lua", [[return { classifiers = {
+      { id = "lazy", category = "app", pattern = "Tried.-GiB", title = { en = "l", zh = "l" } } } }]])
+    local r = assert(plog.run(dir, { rules = dir .. "/r.lua" }))
+    assert.equal(1, r.unclassified.count)
+    assert.equal(1, r.unclassified.examples[1].line)
+    assert.equal(1, r.categories.lazy.count)
+    assert.equal(1, r.categories.oom_npu.count)
+    assert.same({ "Tried.-GiB" }, (plog.classifier(r.rules)):slow())
+  end)
+
+  it("follows at most MAX_FAILURES failing tasks and says how many lines it did not follow", function()
+    local lines = {}
+    for k = 1, 5 do
+      lines[k] = line("ERROR", "RUNTIME", "00:0" .. k, ("Aicore kernel execute failed, device_id=0, stream_id=5, task_id=%d"):format(k))
+    end
+    h.write(dir .. "/device-0/plog-1.log", table.concat(lines, "\n") .. "\n")
+    local max = plog.MAX_FAILURES
+    plog.MAX_FAILURES = 3
+    local r = assert(plog.run(dir))
+    plog.MAX_FAILURES = max
+    assert.same({ "1", "2", "3" }, { r.failures[1].task_id, r.failures[2].task_id, r.failures[3].task_id })
+    assert.equal(3, #r.failures)
+    assert.equal(2, r.failures_dropped)
+    assert.equal(5, r.categories.aicore_kernel_failed.count) -- counting is not capped
+    local found
+    for _, a in ipairs(plog.anomalies(r)) do
+      if a.analysis == "plog failures" then found = a.message end
+    end
+    assert.truthy(found:find("2", 1, true))
+    -- lines that wait for a task keep only what can be used: many of them drop nothing
+    local ops = {}
+    for k = 1, 50 do
+      ops[k] = line("ERROR", "GE", "00:01", ("Error happened, origin_op_name [Op_%d], op_name [x]"):format(k))
+    end
+    h.write(dir .. "/device-0/plog-1.log", table.concat(ops, "\n") .. "\n")
+    plog.MAX_FAILURES = 3
+    local w = assert(plog.run(dir))
+    plog.MAX_FAILURES = max
+    assert.equal(0, w.failures_dropped)
+    assert.same({ { card = 0, origin_op_name = "Op_1", file = dir .. "/device-0/plog-1.log", line = 1,
+                    time = "2024-06-01-10:00:01.123.456" } }, w.failures)
+  end)
+
+  it("classifies a line of 5 MB without an end of line by its first 64 KiB and says so", function()
+    assert(core.fs.mkdirs(dir .. "/device-3"))
+    local f = assert(io.open(dir .. "/device-3/plog-1.log", "wb"))
+    f:write(line("ERROR", "RUNTIME", "00:01", "EZ9999 then " .. ("z"):rep(5 * 1024 * 1024)))
+    f:close()
+    local r = assert(plog.run(dir))
+    assert.equal(1, r.categories.ez9999.count)
+    assert.equal(1, r.cut_lines)
+    assert.equal(4096 + 3, #r.categories.ez9999.examples[1].text)
+    local code, out = h.run("--lang", "en", "plog", dir, "-o", dir .. "/out")
+    assert.equal(0, code)
+    assert.truthy(out:find("[WARNING] 1 line(s) longer than 64 KiB were classified by their first 64 KiB", 1, true))
+    local rows = h.csv_rows(dir .. "/out/error_plog.csv")
+    assert.equal(65536, #rows[1]["错误信息"])
+  end)
+end)

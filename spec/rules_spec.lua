@@ -32,7 +32,11 @@ describe("rule files", function()
       assert.is_table(r, tostring(err))
       assert.is_nil(getmetatable(r))
     end
-    assert.equal(0.10, assert(rules.load("timeline")).rules[6].value)
+    local step_jitter
+    for _, r in ipairs(assert(rules.load("timeline")).rules) do
+      if r.id == "step_jitter" then step_jitter = r end
+    end
+    assert.equal(0.10, step_jitter.value)
   end)
 
   it("a healthy override changes only what it names", function()
@@ -81,10 +85,19 @@ describe("rule files", function()
     msg = refused("timeline", [[return { patterns = { step = "^(.-)(.-)(.-)(.-)(.-)(.-)(.-)(.-)x$" } }]])
     assert.truthy(msg:find("key patterns.step: bad pattern", 1, true), msg)
     assert.truthy(msg:find("8 repetitions", 1, true), msg)
-    -- lane alternatives are checked one by one
+    -- lane, name and tag patterns are extended regular expressions, checked by the regcomp that
+    -- runs them, each element of a list on its own; never as Lua patterns
     msg = refused("timeline", [[return { lanes = { device = "NPU|AI (Core" } }]])
-    assert.truthy(msg:find('key lanes.device: bad pattern "AI (Core": unfinished capture', 1, true), msg)
+    assert.truthy(msg:find('key lanes.device: invalid regular expression "NPU|AI (Core"', 1, true), msg)
+    msg = refused("timeline", [[return { names = { comm = { "^hcom_", "all(reduce" } } }]])
+    assert.truthy(msg:find('key names.comm[2]: invalid regular expression "all(reduce"', 1, true), msg)
+    h.write(dir .. "/ere.lua", [[return { lanes = { device = "Stream [0-9]{2}%" }, names = { sync = { "^event_(wait|record)" } } }]])
+    assert.is_table(rules.load("timeline", dir .. "/ere.lua"))
     assert.same({ true }, { pattern.check("kernel_name[=:]%s*([%w_%.%-]+)") })
+    -- six repetitions, each followed by what it cannot take: the linear subset, no limit
+    assert.equal(6, pattern.repeats("a%s*b%s*c%s*d%s*e%s*(%d+)"))
+    assert.same({ true }, { pattern.check("a%s*b%s*c%s*d%s*e%s*(%d+)") })
+    assert.is_false((pattern.check("a.-b.-c.-d.-e.-f")))
     assert.equal(3, pattern.repeats('"name"%s*:%s*"([^"]+)"'))
     assert.equal(0, pattern.repeats("%f[%w](E[ZEILK]%d%d%d%d)%f[%W]"))
   end)
@@ -201,8 +214,14 @@ describe("thresholds and field lists exist once, in rules/", function()
     h.write(dir .. "/r.lua", [[return { rules = { { id = "step_jitter", value = 0.15 } } }]])
     local raised = assert(rules.load("timeline", dir .. "/r.lua")).rules
     assert.equal(1, findings.metrics(rank, raised).hidden_comm_jitter)
-    h.write(dir .. "/r2.lua", [[return { rules = { { id = "comm_jitter", disabled = true } } }]])
-    assert.is_nil(findings.metrics(rank, assert(rules.load("timeline", dir .. "/r2.lua")).rules).hidden_comm_jitter)
+    assert.equal(0, findings.metrics(rank, raised).compute_side_jitter)
+    -- without a comm_jitter rule its limit is the bundled value, 0.15: 0.2 is still above it
+    h.write(dir .. "/r2.lua", [[return { rules = { { id = "step_jitter", value = 0.15 }, { id = "comm_jitter", disabled = true } } }]])
+    assert.equal(1, findings.metrics(rank, assert(rules.load("timeline", dir .. "/r2.lua")).rules).hidden_comm_jitter)
+    h.write(dir .. "/r3.lua", [[return { rules = { { id = "comm_jitter", value = 0.25 } } }]])
+    local calm = findings.metrics(rank, assert(rules.load("timeline", dir .. "/r3.lua")).rules)
+    assert.equal(0, calm.hidden_comm_jitter)
+    assert.equal(1, calm.compute_side_jitter)
   end)
 
   it("error_plog.csv has a column per field of the rules, in their field_order", function()

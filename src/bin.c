@@ -1,6 +1,9 @@
 /* mmap views, protobuf wire format and .npy headers: the byte-level half of dump reading. */
 #include "ascope/bin.h"
 
+#include "ascope/checked.h"
+#include "ascope/fs.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,8 +15,8 @@
 
 int asc_view_open(const char *path, asc_view *v, asc_error *err) {
   memset(v, 0, sizeof *v);
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) return asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(errno));
+  int fd = asc_open_input_fd(path, err);
+  if (fd < 0) return -1;
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
@@ -95,16 +98,56 @@ int asc_pb_next(const uint8_t *p, size_t n, size_t *pos, asc_pb_field *f, const 
   }
 }
 
-/* Find 'key': value in the header dict text; returns pointer to the value or NULL. */
-static const char *dict_value(const char *h, size_t n, const char *key) {
+/* Find 'key': value in the header dict text h (NUL-terminated); returns the value or NULL. */
+static const char *dict_value(const char *h, const char *key) {
   size_t kl = strlen(key);
-  for (size_t i = 0; i + kl + 2 < n; i++)
-    if ((h[i] == '\'' || h[i] == '"') && memcmp(h + i + 1, key, kl) == 0 && h[i + 1 + kl] == h[i]) {
-      const char *q = h + i + kl + 2;
-      while (q < h + n && (*q == ' ' || *q == ':')) q++;
-      return q;
+  for (const char *q = h; *q; q++)
+    if ((*q == '\'' || *q == '"') && strncmp(q + 1, key, kl) == 0 && q[1 + kl] == *q) {
+      const char *v = q + kl + 2;
+      while (*v == ' ' || *v == ':') v++;
+      return v;
     }
   return NULL;
+}
+
+/* The header dict h (NUL-terminated, so no scan can leave it): dtype, order and shape. */
+static int npy_dict(const char *h, asc_npy *out, char *why, size_t whylen) {
+  const char *d = dict_value(h, "descr");
+  if (!d || (*d != '\'' && *d != '"')) return snprintf(why, whylen, "no descr in .npy header"), -1;
+  size_t k = 0;
+  for (d++; *d && *d != '\'' && *d != '"' && k < sizeof out->descr - 1; d++) out->descr[k++] = *d;
+  const char *t = out->descr;
+  if (*t == '<' || *t == '|' || *t == '=')
+    t++;
+  else if (*t == '>')
+    return snprintf(why, whylen, "big-endian .npy data is not supported"), -1;
+  out->kind = *t;
+  out->itemsize = *t ? atoi(t + 1) : 0;
+  if (!out->kind || !strchr("iufb", out->kind) ||
+      (out->itemsize != 1 && out->itemsize != 2 && out->itemsize != 4 && out->itemsize != 8))
+    return snprintf(why, whylen, "unsupported dtype %s", out->descr), -1;
+  const char *fo = dict_value(h, "fortran_order");
+  out->fortran = fo && strncmp(fo, "True", 4) == 0;
+  const char *sh = dict_value(h, "shape");
+  if (!sh || *sh != '(') return snprintf(why, whylen, "no shape in .npy header"), -1;
+  size_t count = 1;
+  for (sh++; *sh && *sh != ')';) {
+    while (*sh == ' ' || *sh == ',') sh++;
+    if (*sh == ')') break;
+    if (*sh < '0' || *sh > '9' || out->ndim >= 8)
+      return snprintf(why, whylen, "bad shape in .npy header"), -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(sh, &end, 10);
+    if (errno || v > SIZE_MAX || asc_size_mul(count, (size_t)v, &count))
+      return snprintf(why, whylen, "shape in .npy header is too large"), -1;
+    out->shape[out->ndim++] = v;
+    sh = end;
+    if (*sh == 'L') sh++;
+  }
+  if (*sh != ')') return snprintf(why, whylen, "bad shape in .npy header"), -1;
+  out->count = count;
+  return 0;
 }
 
 int asc_npy_parse(const uint8_t *p, size_t n, asc_npy *out, char *why, size_t whylen) {
@@ -123,43 +166,22 @@ int asc_npy_parse(const uint8_t *p, size_t n, asc_npy *out, char *why, size_t wh
   } else {
     return snprintf(why, whylen, ".npy version %d is not supported", major), -1;
   }
-  if (start + hl > n) return snprintf(why, whylen, "truncated .npy header"), -1;
-  const char *h = (const char *)p + start;
-  const char *d = dict_value(h, hl, "descr");
-  if (!d || (*d != '\'' && *d != '"')) return snprintf(why, whylen, "no descr in .npy header"), -1;
-  size_t k = 0;
-  for (d++; d < h + hl && *d != '\'' && *d != '"' && k < sizeof out->descr - 1; d++) out->descr[k++] = *d;
-  const char *t = out->descr;
-  if (*t == '<' || *t == '|' || *t == '=')
-    t++;
-  else if (*t == '>')
-    return snprintf(why, whylen, "big-endian .npy data is not supported"), -1;
-  out->kind = *t;
-  out->itemsize = atoi(t + 1);
-  if (!strchr("iufb", out->kind) ||
-      (out->itemsize != 1 && out->itemsize != 2 && out->itemsize != 4 && out->itemsize != 8))
-    return snprintf(why, whylen, "unsupported dtype %s", out->descr), -1;
-  const char *fo = dict_value(h, hl, "fortran_order");
-  out->fortran = fo && strncmp(fo, "True", 4) == 0;
-  const char *sh = dict_value(h, hl, "shape");
-  if (!sh || *sh != '(') return snprintf(why, whylen, "no shape in .npy header"), -1;
-  out->count = 1;
-  for (sh++; sh < h + hl && *sh != ')';) {
-    while (sh < h + hl && (*sh == ' ' || *sh == ',')) sh++;
-    if (*sh == ')') break;
-    char *end;
-    unsigned long long v = strtoull(sh, &end, 10);
-    if (end == sh || out->ndim >= 8) return snprintf(why, whylen, "bad shape in .npy header"), -1;
-    out->shape[out->ndim++] = v;
-    out->count *= v;
-    sh = end;
-    if (*sh == 'L') sh++;
-  }
+  if (hl > n - start) return snprintf(why, whylen, "truncated .npy header"), -1;
+  if (hl > (1u << 20)) return snprintf(why, whylen, ".npy header of %zu bytes is too large", hl), -1;
+  char *h = malloc(hl + 1);
+  if (!h) return snprintf(why, whylen, "out of memory"), -1;
+  memcpy(h, p + start, hl);
+  h[hl] = '\0';
+  int rc = npy_dict(h, out, why, whylen);
+  free(h);
+  if (rc) return rc;
   out->data_off = start + hl;
-  if (out->count * (uint64_t)out->itemsize > n - out->data_off)
-    return snprintf(why, whylen, ".npy data truncated: %llu bytes expected, %llu present",
-                    (unsigned long long)(out->count * (uint64_t)out->itemsize),
-                    (unsigned long long)(n - out->data_off)),
+  size_t bytes;
+  if (asc_size_mul((size_t)out->count, (size_t)out->itemsize, &bytes))
+    return snprintf(why, whylen, "shape in .npy header is too large"), -1;
+  if (bytes > n - out->data_off)
+    return snprintf(why, whylen, ".npy data truncated: %zu bytes expected, %zu present", bytes,
+                    n - out->data_off),
            -1;
   return 0;
 }

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "ascope/checked.h"
+
 size_t asc_kind_size(asc_kind k) { return k == ASC_STR ? sizeof(uint32_t) : 8; }
 
 const char *asc_kind_name(asc_kind k) {
@@ -24,14 +26,18 @@ void asc_col_free(asc_col *c) {
 
 int asc_col_reserve(asc_col *c, size_t cap) {
   if (cap <= c->cap) return 0;
-  void *p = realloc(c->v.p, cap * asc_kind_size(c->kind));
+  void *p = asc_realloc_array(c->v.p, cap, asc_kind_size(c->kind));
   if (!p) return -1;
   c->v.p = p;
   c->cap = cap;
   return 0;
 }
 
-static int grow(asc_col *c) { return asc_col_reserve(c, c->cap ? c->cap * 2 : 64); }
+static int grow(asc_col *c) {
+  size_t cap;
+  if (asc_size_mul(c->cap ? c->cap : 32, 2, &cap)) return -1;
+  return asc_col_reserve(c, cap);
+}
 
 int asc_col_push_i64(asc_col *c, int64_t x) {
   if (c->n == c->cap && grow(c)) return -1;

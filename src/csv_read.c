@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "ascope/csv.h"
+#include "ascope/checked.h"
 #include "ascope/decimal.h"
+#include "ascope/fs.h"
 
 typedef struct {
   size_t off, len;
@@ -63,7 +65,7 @@ static void on_field(void *data, size_t n, void *ud) {
   }
   if (r->nfields == r->fields_cap) {
     size_t nc = r->fields_cap ? r->fields_cap * 2 : 256;
-    span *s = realloc(r->fields, nc * sizeof *s);
+    span *s = asc_realloc_array(r->fields, nc, sizeof *s);
     if (!s) {
       r->oom = 1;
       return;
@@ -86,7 +88,7 @@ static void on_row(int c, void *ud) {
   if (!r->row_open || r->oom) return;
   if (r->nrecs == r->recs_cap) {
     size_t nc = r->recs_cap ? r->recs_cap * 2 : 64;
-    rec *s = realloc(r->recs, nc * sizeof *s);
+    rec *s = asc_realloc_array(r->recs, nc, sizeof *s);
     if (!s) {
       r->oom = 1;
       return;
@@ -103,11 +105,10 @@ int asc_csv_open(const char *path, asc_csv_reader **out, asc_error *err) {
   asc_csv_reader *r = calloc(1, sizeof *r);
   if (!r) return asc_fail(err, path, -1, 0, 0, "out of memory");
   snprintf(r->path, sizeof r->path, "%s", path);
-  r->f = fopen(path, "rb");
+  r->f = asc_open_input(path, err);
   if (!r->f) {
-    int e = errno;
     free(r);
-    return asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(e));
+    return -1;
   }
   fseeko(r->f, 0, SEEK_END);
   r->size = ftello(r->f);
@@ -190,10 +191,10 @@ int asc_csv_next(asc_csv_reader *r, asc_csv_record *out, asc_error *err) {
   const rec *rc = &r->recs[r->next++];
   if (rc->n > r->out_cap) {
     size_t nc = rc->n * 2;
-    const char **p = realloc(r->outp, nc * sizeof *p);
+    const char **p = asc_realloc_array(r->outp, nc, sizeof *p);
     if (!p) return asc_fail(err, r->path, -1, 0, 0, "out of memory");
     r->outp = p;
-    size_t *l = realloc(r->outl, nc * sizeof *l);
+    size_t *l = asc_realloc_array(r->outl, nc, sizeof *l);
     if (!l) return asc_fail(err, r->path, -1, 0, 0, "out of memory");
     r->outl = l;
     r->out_cap = nc;
@@ -267,7 +268,7 @@ static void typed_field(typed *t, size_t f, const char *v, size_t n, long line) 
   if (!t->header_done) {
     if (t->nh == t->hcap) {
       size_t nc = t->hcap ? t->hcap * 2 : 32;
-      char **p = realloc(t->hnames, nc * sizeof *p);
+      char **p = asc_realloc_array(t->hnames, nc, sizeof *p);
       if (!p) return (void)(t->failed = 2);
       t->hnames = p;
       t->hcap = nc;
@@ -315,7 +316,7 @@ static void typed_field(typed *t, size_t f, const char *v, size_t n, long line) 
 static void typed_row(typed *t, long line) {
   if (!t->header_done) {
     t->header_done = 1;
-    t->hmap = malloc((t->nh + 1) * sizeof *t->hmap);
+    t->hmap = asc_alloc_array(t->nh + 1, sizeof *t->hmap);
     if (!t->hmap) return (void)(t->failed = 2);
     for (size_t h = 0; h < t->nh; h++) t->hmap[h] = -1;
     for (size_t j = 0; j < t->spec->ncols; j++) {
@@ -408,13 +409,24 @@ static int record(typed *t, fields_t *fl, const char *p, const char *e, int eof,
     if (p < e && *p == '\r' && p + 1 >= e && !eof) return REC_NEED;
     if (fl->n == fl->cap) {
       size_t nc = fl->cap ? fl->cap * 2 : 64;
-      span_t *ns = realloc(fl->sp, nc * sizeof *ns);
+      span_t *ns = asc_realloc_array(fl->sp, nc, sizeof *ns);
       if (!ns) return t->failed = 2, REC_BAD;
       fl->sp = ns;
       fl->cap = nc;
     }
     fl->sp[fl->n++] = sp;
-    if (p >= e) break;
+    if (p >= e) { /* the end of the file without a line end */
+      if (t->header_done) {
+        t->res->cut_line = line;
+        t->res->cut_fields = fl->n;
+        t->res->header_fields = t->nh;
+        if (fl->n < t->nh) { /* a row cut short: its last value may be cut too, so it is not used */
+          *out = p;
+          return REC_OK;
+        }
+      }
+      break;
+    }
     if (*p == ',') {
       p++;
       continue;
@@ -456,8 +468,8 @@ static int record(typed *t, fields_t *fl, const char *p, const char *e, int eof,
 int asc_csv_read(const char *path, const asc_csv_spec *spec, asc_csv_result *res, asc_error *err) {
   memset(res, 0, sizeof *res);
   if (!spec->strings) return asc_fail(err, path, -1, 0, 0, "no string table given");
-  FILE *f = fopen(path, "rb");
-  if (!f) return asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(errno));
+  FILE *f = asc_open_input(path, err);
+  if (!f) return -1;
   fseeko(f, 0, SEEK_END);
   long long total = ftello(f);
   fseeko(f, 0, SEEK_SET);

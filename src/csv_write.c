@@ -14,15 +14,16 @@ struct asc_csv_writer {
 };
 
 static int flush(asc_csv_writer *w) {
-  if (w->n && fwrite(w->buf, 1, w->n, w->out.f) != w->n) return -1;
+  if (asc_atomic_write(&w->out, w->buf, w->n)) return -1;
   w->n = 0;
   return 0;
 }
 
 static int put(asc_csv_writer *w, const char *s, size_t n) {
+  if (n == 0) return 0;
   if (w->n + n > w->cap) {
     if (flush(w)) return -1;
-    if (n > w->cap) return fwrite(s, 1, n, w->out.f) == n ? 0 : -1;
+    if (n > w->cap) return asc_atomic_write(&w->out, s, n);
   }
   memcpy(w->buf + w->n, s, n);
   w->n += n;
@@ -89,13 +90,8 @@ int asc_csv_end_row(asc_csv_writer *w) {
 }
 
 int asc_csv_writer_close(asc_csv_writer *w, asc_error *err) {
-  int rc = 0;
-  if (flush(w)) {
-    asc_atomic_abort(&w->out);
-    rc = asc_fail(err, w->out.path, -1, 0, 0, "write failed");
-  } else {
-    rc = asc_atomic_commit(&w->out, err);
-  }
+  flush(w); /* a failure is kept in w->out and reported by the commit */
+  int rc = asc_atomic_commit(&w->out, err);
   free(w->buf);
   free(w);
   return rc;

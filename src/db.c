@@ -1,5 +1,9 @@
-/* SQLite, opened read-only and immutable so a profiling folder is never touched. */
+/* SQLite, opened read-only so a profiling folder is never touched. The path is given to SQLite
+ * as a plain file name (never as a URI: a '%41' or '?' in a folder name means nothing), only real
+ * tables count, and every query runs under a step budget so a hostile schema cannot hang. */
 #include "ascope/db.h"
+
+#include "ascope/fs.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -7,16 +11,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 struct asc_db {
   sqlite3 *h;
   char path[1024];
+  long long budget, used; /* progress-handler calls a query may take, and took */
 };
+
+/* SQLite calls this every PROGRESS_STEPS virtual-machine steps; non-zero interrupts. */
+enum { PROGRESS_STEPS = 1000 };
+static int over_budget(void *ud) {
+  asc_db *db = ud;
+  return ++db->used > db->budget;
+}
 
 int asc_db_open(const char *path, asc_db **out, asc_error *err) {
   *out = NULL;
-  FILE *probe = fopen(path, "rb");
-  if (!probe) return asc_fail(err, path, -1, 0, 0, "cannot open");
+  FILE *probe = asc_open_input(path, err);
+  if (!probe) return -1;
   char magic[16] = {0};
   size_t got = fread(magic, 1, 16, probe);
   fclose(probe);
@@ -25,9 +38,10 @@ int asc_db_open(const char *path, asc_db **out, asc_error *err) {
   asc_db *db = calloc(1, sizeof *db);
   if (!db) return asc_fail(err, path, -1, 0, 0, "out of memory");
   snprintf(db->path, sizeof db->path, "%s", path);
-  char uri[1100];
-  snprintf(uri, sizeof uri, "file:%s?mode=ro&immutable=1", path);
-  int rc = sqlite3_open_v2(uri, &db->h, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+  /* a name starting with "file:" would be read as a URI where SQLite is built to accept them */
+  char name[1100];
+  snprintf(name, sizeof name, "%s%s", strncmp(path, "file:", 5) == 0 ? "./" : "", path);
+  int rc = sqlite3_open_v2(name, &db->h, SQLITE_OPEN_READONLY, NULL);
   if (rc != SQLITE_OK) {
     asc_fail(err, path, -1, 0, 0, "cannot open database: %s",
              db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc));
@@ -35,9 +49,17 @@ int asc_db_open(const char *path, asc_db **out, asc_error *err) {
     free(db);
     return -1;
   }
+  /* 10^8 steps plus 1000 per byte of the file: a full scan of every table fits many times
+   * over, a recursive view or a runaway join does not */
+  struct stat st;
+  long long size = stat(path, &st) == 0 ? (long long)st.st_size : 0;
+  asc_db_set_budget(db, 100000000LL + size * 1000);
+  sqlite3_progress_handler(db->h, PROGRESS_STEPS, over_budget, db);
   *out = db;
   return 0;
 }
+
+void asc_db_set_budget(asc_db *db, long long steps) { db->budget = steps / PROGRESS_STEPS + 1; }
 
 void asc_db_close(asc_db *db) {
   if (!db) return;
@@ -75,6 +97,7 @@ int asc_db_query(asc_db *db, const char *sql, const char *const *params, size_t 
                  asc_db_result *res, asc_error *err) {
   memset(res, 0, sizeof *res);
   sqlite3_stmt *st;
+  db->used = 0;
   if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
     return asc_fail(err, db->path, -1, 0, 0, "query failed: %s", sqlite3_errmsg(db->h));
   for (size_t i = 0; i < nparams; i++)
@@ -131,7 +154,11 @@ int asc_db_query(asc_db *db, const char *sql, const char *const *params, size_t 
     }
     res->nrows++;
   }
-  if (step != SQLITE_DONE) rc = asc_fail(err, db->path, -1, 0, 0, "query failed: %s", sqlite3_errmsg(db->h));
+  if (step == SQLITE_INTERRUPT)
+    rc = asc_fail(err, db->path, -1, 0, 0,
+                  "query stopped: it ran longer than a database of this size can need");
+  else if (step != SQLITE_DONE)
+    rc = asc_fail(err, db->path, -1, 0, 0, "query failed: %s", sqlite3_errmsg(db->h));
   goto done;
 oom:
   rc = asc_fail(err, db->path, -1, 0, 0, "out of memory");
@@ -144,8 +171,8 @@ done:
 
 int asc_db_has_table(asc_db *db, const char *name) {
   sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(db->h, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?", -1,
-                         &st, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2(db->h, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &st,
+                         NULL) != SQLITE_OK)
     return 0;
   sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
   int has = sqlite3_step(st) == SQLITE_ROW;

@@ -138,10 +138,13 @@ int asc_decimal_f64(const char *s, size_t n, double *out) {
   char buf[64];
   memcpy(buf, s, n);
   buf[n] = '\0';
+  /* decimal notation only: strtod would also take inf, nan, infinity and hex floats, values no
+   * profiler writes and no JSON output can carry */
+  if (strspn(buf, "0123456789+-.eE") != n) return -1;
   char *end;
   errno = 0;
   double d = strtod(buf, &end);
-  if (end != buf + n || errno == ERANGE) return -1;
+  if (end != buf + n || errno == ERANGE || !isfinite(d)) return -1;
   *out = d;
   return 0;
 }

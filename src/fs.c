@@ -1,8 +1,11 @@
 /* Atomic output files and a sorted, depth-first directory walk. */
 #include "ascope/fs.h"
+#include "ascope/checked.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -28,8 +31,66 @@ int asc_mkdirs(const char *path, asc_error *err) {
   return 0;
 }
 
+/* The temporary files open in this process. A signal handler must find them without help, so
+ * this list is the one piece of global state; changes to it are made with the cleanup signals
+ * blocked, so the handler never sees half a link. */
+static asc_atomic *open_files;
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+static void list_change(asc_atomic *a, int add) {
+  sigset_t block, old;
+  sigemptyset(&block);
+  for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals; i++)
+    sigaddset(&block, cleanup_signals[i]);
+  sigprocmask(SIG_BLOCK, &block, &old);
+  if (add) {
+    a->prev = NULL;
+    a->next = open_files;
+    if (open_files) open_files->prev = a;
+    open_files = a;
+  } else {
+    if (a->prev)
+      a->prev->next = a->next;
+    else if (open_files == a)
+      open_files = a->next;
+    if (a->next) a->next->prev = a->prev;
+    a->next = a->prev = NULL;
+  }
+  sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+static void cleanup_and_die(int sig) {
+  for (asc_atomic *a = open_files; a; a = a->next) unlink(a->tmp);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void asc_atomic_cleanup_on_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = cleanup_and_die;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals; i++) {
+    struct sigaction old;
+    /* a signal the caller ignores (nohup, a background job) stays ignored */
+    if (sigaction(cleanup_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    sigaction(cleanup_signals[i], &sa, NULL);
+  }
+}
+
+int asc_atomic_write(asc_atomic *a, const void *s, size_t n) {
+  if (a->err_no) return -1;
+  if (n && fwrite(s, 1, n, a->f) != n) {
+    a->err_no = errno ? errno : EIO;
+    return -1;
+  }
+  return 0;
+}
+
 int asc_atomic_open(asc_atomic *a, const char *path, asc_error *err) {
   a->f = NULL;
+  a->err_no = 0;
+  a->next = a->prev = NULL;
   if (snprintf(a->path, sizeof a->path, "%s", path) >= (int)sizeof a->path ||
       snprintf(a->tmp, sizeof a->tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof a->tmp)
     return asc_fail(err, path, -1, 0, 0, "path too long");
@@ -50,24 +111,27 @@ int asc_atomic_open(asc_atomic *a, const char *path, asc_error *err) {
     return asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(errno));
   }
   setvbuf(a->f, NULL, _IOFBF, 1 << 20);
+  list_change(a, 1);
   return 0;
 }
 
 int asc_atomic_commit(asc_atomic *a, asc_error *err) {
   if (!a->f) return asc_fail(err, a->path, -1, 0, 0, "not open");
-  int bad = ferror(a->f);
-  if (fclose(a->f) != 0) bad = 1;
+  int e = a->err_no;
+  errno = 0;
+  if (!e && fflush(a->f) != 0) e = errno ? errno : EIO;
+  if (!e && ferror(a->f)) e = EIO;
+  if (fclose(a->f) != 0 && !e) e = errno ? errno : EIO;
   a->f = NULL;
-  if (bad) {
-    int e = errno;
+  if (!e && rename(a->tmp, a->path) != 0) {
+    e = errno;
     unlink(a->tmp);
-    return asc_fail(err, a->path, -1, 0, 0, "write failed: %s", strerror(e));
-  }
-  if (rename(a->tmp, a->path) != 0) {
-    int e = errno;
-    unlink(a->tmp);
+    list_change(a, 0);
     return asc_fail(err, a->path, -1, 0, 0, "cannot rename into place: %s", strerror(e));
   }
+  if (e) unlink(a->tmp);
+  list_change(a, 0);
+  if (e) return asc_fail(err, a->path, -1, 0, 0, "cannot write: %s (nothing written)", strerror(e));
   return 0;
 }
 
@@ -76,16 +140,53 @@ void asc_atomic_abort(asc_atomic *a) {
     fclose(a->f);
     a->f = NULL;
     unlink(a->tmp);
+    list_change(a, 0);
   }
+}
+
+int asc_open_input_fd(const char *path, asc_error *err) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(errno)), -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    int dir = S_ISDIR(st.st_mode);
+    close(fd);
+    return asc_fail(err, path, -1, 0, 0,
+                    dir ? "is a folder, not a file"
+                        : "not a regular file (a FIFO, device or socket): not read"),
+           -1;
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+FILE *asc_open_input(const char *path, asc_error *err) {
+  int fd = asc_open_input_fd(path, err);
+  if (fd < 0) return NULL;
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(errno));
+    close(fd);
+  }
+  return f;
 }
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+/* A folder or entry the walk could not read: reported through fn, the walk goes on. */
+static int unreadable(int (*fn)(void *, const char *, int), void *ud, asc_error *err, const char *path,
+                      const char *why) {
+  asc_fail(err, path, -1, 0, 0, "%s", why);
+  char msg[sizeof err->msg + 8];
+  asc_error_format(err, msg, sizeof msg);
+  return fn(ud, msg, ASC_WALK_UNREADABLE);
+}
+
 static int walk(char *path, size_t len, int (*fn)(void *, const char *, int), void *ud, asc_error *err,
                 int depth) {
-  if (depth > 64) return 0;
+  if (depth > 64) return unreadable(fn, ud, err, path, "folders nested more than 64 deep are not read");
   DIR *d = opendir(path);
-  if (!d) return asc_fail(err, path, -1, 0, 0, "cannot read folder: %s", strerror(errno));
+  if (!d) return unreadable(fn, ud, err, path, strerror(errno));
   char **names = NULL;
   size_t n = 0, cap = 0;
   struct dirent *de;
@@ -93,31 +194,40 @@ static int walk(char *path, size_t len, int (*fn)(void *, const char *, int), vo
     if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
     if (n == cap) {
       cap = cap ? cap * 2 : 32;
-      char **nn = realloc(names, cap * sizeof *nn);
+      char **nn = asc_realloc_array(names, cap, sizeof *nn);
       if (!nn) break;
       names = nn;
     }
     if (!(names[n] = strdup(de->d_name))) break;
     n++;
   }
+  int rc = de ? unreadable(fn, ud, err, path, "out of memory listing the folder") : 0;
   closedir(d);
   if (n > 1) qsort(names, n, sizeof *names, by_name);
-  int rc = 0;
   for (size_t i = 0; i < n && rc == 0; i++) {
     size_t nl = strlen(names[i]);
-    if (len + 1 + nl + 1 > 4096) continue;
+    if (len + 1 + nl + 1 > 4096) {
+      rc = unreadable(fn, ud, err, path, "a name in this folder makes a path longer than 4096 bytes");
+      continue;
+    }
     path[len] = '/';
     memcpy(path + len + 1, names[i], nl + 1);
     struct stat st;
-    if (lstat(path, &st) != 0) continue;
-    if (S_ISLNK(st.st_mode) && stat(path, &st) != 0) continue;
+    if (lstat(path, &st) != 0) {
+      rc = unreadable(fn, ud, err, path, strerror(errno));
+      path[len] = '\0';
+      continue;
+    }
+    if (S_ISLNK(st.st_mode) && stat(path, &st) != 0) { /* a dangling link holds no data */
+      path[len] = '\0';
+      continue;
+    }
     if (S_ISDIR(st.st_mode)) {
       int is_link = 0;
       struct stat lst;
       if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) is_link = 1;
       rc = fn(ud, path, 1);
       if (rc == 0 && !is_link) rc = walk(path, len + 1 + nl, fn, ud, err, depth + 1);
-      if (rc < 0) rc = 0; /* a folder that could not be read is skipped */
     } else if (S_ISREG(st.st_mode)) {
       rc = fn(ud, path, 0);
     }
@@ -156,11 +266,11 @@ static int cmp_size(const void *a, const void *b) {
 
 int asc_grep(const char *path, const char *const *literals, size_t nlit,
              int (*fn)(void *ud, long long line, const char *text, size_t len), void *ud, asc_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(errno));
+  FILE *f = asc_open_input(path, err);
+  if (!f) return -1;
   size_t cap = 1 << 22, have = 0, hcap = 1024;
   char *buf = malloc(cap);
-  size_t *hits = malloc(hcap * sizeof *hits);
+  size_t *hits = asc_alloc_array(hcap, sizeof *hits);
   int rc = 0;
   long long line = 1; /* line number of buf[0] */
   if (!buf || !hits) {
@@ -202,7 +312,7 @@ int asc_grep(const char *path, const char *const *literals, size_t nlit,
         const char *ls = p;
         while (ls > buf && ls[-1] != '\n') ls--;
         if (nh == hcap) {
-          size_t *nhits = realloc(hits, hcap * 2 * sizeof *hits);
+          size_t *nhits = asc_realloc_array(hits, hcap * 2, sizeof *hits);
           if (!nhits) {
             rc = asc_fail(err, path, -1, 0, 0, "out of memory");
             goto done;

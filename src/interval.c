@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ascope/checked.h"
 #include "ascope/column.h"
 
 void asc_iset_free(asc_iset *a) {
@@ -98,9 +99,31 @@ int asc_iset_subtract(const asc_iset *a, const asc_iset *b, asc_iset *out) {
   return 0;
 }
 
+/* By binary search: clipping one step's window out of a whole trace's set costs the step's
+ * intervals, not the trace's. */
 int asc_iset_clip(const asc_iset *a, int64_t lo, int64_t hi, asc_iset *out) {
-  asc_iset w = {&(asc_ival){lo, hi}, lo < hi ? 1 : 0};
-  return asc_iset_intersect(a, &w, out);
+  size_t first = 0, top = a->n;
+  while (first < top) { /* the first interval that ends after lo */
+    size_t mid = first + (top - first) / 2;
+    if (a->v[mid].e <= lo)
+      first = mid + 1;
+    else
+      top = mid;
+  }
+  size_t last = first;
+  while (lo < hi && last < a->n && a->v[last].s < hi) last++;
+  size_t k = last - first;
+  out->n = 0;
+  out->v = malloc((k ? k : 1) * sizeof *out->v);
+  if (!out->v) return -1;
+  for (size_t i = 0; i < k; i++) {
+    asc_ival x = a->v[first + i];
+    if (x.s < lo) x.s = lo;
+    if (x.e > hi) x.e = hi;
+    out->v[i] = x;
+  }
+  out->n = k;
+  return 0;
 }
 
 int asc_iset_gaps(const asc_iset *a, int64_t lo, int64_t hi, asc_iset *out) {
@@ -110,7 +133,7 @@ int asc_iset_gaps(const asc_iset *a, int64_t lo, int64_t hi, asc_iset *out) {
 
 int64_t asc_iset_total(const asc_iset *a) {
   int64_t t = 0;
-  for (size_t i = 0; i < a->n; i++) t += a->v[i].e - a->v[i].s;
+  for (size_t i = 0; i < a->n; i++) t = asc_sat_add(t, asc_sat_sub(a->v[i].e, a->v[i].s));
   return t;
 }
 
@@ -123,7 +146,7 @@ double asc_iset_length_percentile(const asc_iset *a, double p) {
   if (a->n == 0) return 0;
   int64_t *len = malloc(a->n * sizeof *len);
   if (!len) return -1;
-  for (size_t i = 0; i < a->n; i++) len[i] = a->v[i].e - a->v[i].s;
+  for (size_t i = 0; i < a->n; i++) len[i] = asc_sat_sub(a->v[i].e, a->v[i].s);
   qsort(len, a->n, sizeof *len, cmp_i64);
   if (p < 0) p = 0;
   if (p > 100) p = 100;

@@ -17,8 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
+#include "ascope/checked.h"
 #include "ascope/decimal.h"
+#include "ascope/fs.h"
 
 enum { V_NONE = 0, V_STR, V_NUM, V_BOOL, V_NULL, V_CONTAINER };
 enum { OK = 0, NEED = 1, BAD = -1 };
@@ -56,13 +61,62 @@ typedef struct scan {
 
 /* ---------- tokens ---------- */
 
+/* White space as yajl has it: JSON's four, and form feed and vertical tab too. */
 static const char *skip_ws(const char *p, const char *e) {
-  while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+  while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' || *p == '\f' || *p == '\v')) p++;
   return p;
 }
 
+static int is_hex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* JSON's escapes: 1 for \" \\ \/ \b \f \n \r \t, 2 for \u (four hex digits follow). */
+static const unsigned char escape_kind[256] = {
+    ['"'] = 1, ['\\'] = 1, ['/'] = 1, ['b'] = 1, ['f'] = 1, ['n'] = 1, ['r'] = 1, ['t'] = 1, ['u'] = 2};
+
+/* The content of a string has no raw control character and only JSON's escapes (what yajl
+ * accepts; UTF-8 is not checked, as yajl is told not to). Eight bytes a step for the control
+ * characters (a byte below 0x20 sets its high bit in w - 0x20.. where w's own is clear), and
+ * from backslash to backslash for the escapes, only in strings that hold one. */
+static int string_ok(const char *s, size_t n, int esc) {
+  size_t i = 0;
+#ifdef __SSE2__
+  /* 64 bytes a step: a byte <= 0x1F is one whose unsigned max with 0x1F is 0x1F */
+  const __m128i lim = _mm_set1_epi8(0x1F);
+  for (; i + 64 <= n; i += 64) {
+    __m128i a = _mm_loadu_si128((const __m128i *)(s + i)), b = _mm_loadu_si128((const __m128i *)(s + i + 16)),
+            c = _mm_loadu_si128((const __m128i *)(s + i + 32)),
+            d = _mm_loadu_si128((const __m128i *)(s + i + 48));
+    __m128i m = _mm_min_epu8(_mm_min_epu8(a, b), _mm_min_epu8(c, d));
+    if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(m, lim), lim))) return 0;
+  }
+#endif
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, s + i, 8);
+    if ((w - 0x2020202020202020ull) & ~w & 0x8080808080808080ull) return 0;
+  }
+  for (; i < n; i++)
+    if ((unsigned char)s[i] < 0x20) return 0;
+  if (!esc) return 1;
+  const char *e = s + n;
+  for (const char *p = s; (p = memchr(p, '\\', (size_t)(e - p))) != NULL;) {
+    unsigned char k = p + 1 < e ? escape_kind[(unsigned char)p[1]] : 0;
+    if (k == 1) {
+      p += 2;
+    } else if (k == 2 && e - p >= 6 && is_hex(p[2]) && is_hex(p[3]) && is_hex(p[4]) && is_hex(p[5])) {
+      p += 6;
+    } else {
+      return 0;
+    }
+  }
+  return 1;
+}
+
 /* p at the opening quote; on OK *out is after the closing quote and [*s, *s + *n) the content. */
-static int string_span(const char *p, const char *e, const char **s, size_t *n, int *esc, const char **out) {
+static int string_span(scan *sc, const char *p, const char *e, const char **s, size_t *n, int *esc,
+                       const char **out) {
   const char *q = p + 1;
   for (;;) {
     const char *quote = memchr(q, '"', (size_t)(e - q));
@@ -73,6 +127,7 @@ static int string_span(const char *p, const char *e, const char **s, size_t *n, 
       *s = p + 1;
       *n = (size_t)(quote - p - 1);
       *esc = memchr(p + 1, '\\', *n) != NULL;
+      if (!string_ok(*s, *n, *esc)) return sc->bad_at = p, sc->bad_msg = "invalid string", BAD;
       *out = quote + 1;
       return OK;
     }
@@ -80,62 +135,122 @@ static int string_span(const char *p, const char *e, const char **s, size_t *n, 
   }
 }
 
-static int is_num_char(char c) {
-  return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* A number by JSON's grammar, -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?; NEED when it may go
+ * on in the next chunk. */
+static int number_span(scan *sc, const char *p, const char *e, const char **out) {
+  const char *q = p;
+  if (q < e && *q == '-') q++;
+  if (q >= e) return NEED;
+  if (*q == '0')
+    q++;
+  else if (is_digit(*q))
+    while (q < e && is_digit(*q)) q++;
+  else
+    return sc->bad_at = q, sc->bad_msg = "malformed number", BAD;
+  if (q < e && *q == '.') {
+    const char *d = ++q;
+    while (q < e && is_digit(*q)) q++;
+    if (q < e && q == d) return sc->bad_at = q, sc->bad_msg = "malformed number", BAD;
+  }
+  if (q < e && (*q == 'e' || *q == 'E')) {
+    q++;
+    if (q < e && (*q == '+' || *q == '-')) q++;
+    const char *d = q;
+    while (q < e && is_digit(*q)) q++;
+    if (q < e && q == d) return sc->bad_at = q, sc->bad_msg = "malformed number", BAD;
+  }
+  if (q >= e) return NEED; /* the number may continue in the next chunk */
+  *out = q;
+  return OK;
 }
 
-/* Skip any value; containers are matched bracket by bracket with strings skipped whole. */
+/* Skip any value, checking its grammar on the way (a file is accepted exactly when yajl accepts
+ * it, even in the parts no field is read from); containers keep their own small stack. */
 static int skip_value(scan *sc, const char *p, const char *e, const char **out) {
-  if (p >= e) return NEED;
-  char c = *p;
-  if (c == '"') {
-    const char *s;
-    size_t n;
-    int esc;
-    return string_span(p, e, &s, &n, &esc, out);
-  }
-  if (c == '{' || c == '[') {
-    char stack[256];
-    int depth = 0;
-    while (p < e) {
-      c = *p;
+  enum { VALUE, AFTER, OBJ_FIRST, KEY, COLON, ARR_FIRST } st = VALUE;
+  char stack[256];
+  int depth = 0;
+  for (;;) {
+    if (depth) p = skip_ws(p, e);
+    if (p >= e) return NEED;
+    char c = *p;
+    int closed = 0;
+    switch (st) {
+    case OBJ_FIRST:
+    case ARR_FIRST:
+      if (c == stack[depth - 1]) {
+        closed = 1;
+        break;
+      }
+      st = st == OBJ_FIRST ? KEY : VALUE;
+      continue;
+    case KEY: {
+      const char *s;
+      size_t n;
+      int esc;
+      if (c != '"') return sc->bad_at = p, sc->bad_msg = "expected a key", BAD;
+      int r = string_span(sc, p, e, &s, &n, &esc, &p);
+      if (r != OK) return r;
+      st = COLON;
+      continue;
+    }
+    case COLON:
+      if (c != ':') return sc->bad_at = p, sc->bad_msg = "expected ':'", BAD;
+      p++;
+      st = VALUE;
+      continue;
+    case AFTER:
+      if (c == ',') {
+        p++;
+        st = stack[depth - 1] == '}' ? KEY : VALUE;
+        continue;
+      }
+      if (c != stack[depth - 1])
+        return sc->bad_at = p, sc->bad_msg = "expected ',' or a closing bracket", BAD;
+      closed = 1;
+      break;
+    case VALUE:
+      if (c == '{' || c == '[') {
+        if (depth == (int)sizeof stack)
+          return sc->bad_at = p, sc->bad_msg = "nesting deeper than 256 levels is not supported", BAD;
+        stack[depth++] = c == '{' ? '}' : ']';
+        st = c == '{' ? OBJ_FIRST : ARR_FIRST;
+        p++;
+        continue;
+      }
+      int r;
       if (c == '"') {
         const char *s;
         size_t n;
         int esc;
-        if (string_span(p, e, &s, &n, &esc, &p) == NEED) return NEED;
-        continue;
+        r = string_span(sc, p, e, &s, &n, &esc, &p);
+      } else if (c == 't' || c == 'f' || c == 'n') {
+        const char *lit = c == 't' ? "true" : c == 'f' ? "false" : "null";
+        size_t n = strlen(lit), have = (size_t)(e - p) < n ? (size_t)(e - p) : n;
+        if (memcmp(p, lit, have) != 0) return sc->bad_at = p, sc->bad_msg = "invalid literal", BAD;
+        if (have < n) return NEED;
+        p += n;
+        r = OK;
+      } else if (c == '-' || is_digit(c)) {
+        r = number_span(sc, p, e, &p);
+      } else {
+        return sc->bad_at = p, sc->bad_msg = "unexpected character", BAD;
       }
-      if (c == '{' || c == '[') {
-        if (depth == (int)sizeof stack) return sc->bad_at = p, sc->bad_msg = "nesting too deep", BAD;
-        stack[depth++] = c == '{' ? '}' : ']';
-      } else if (c == '}' || c == ']') {
-        if (depth == 0 || stack[depth - 1] != c)
-          return sc->bad_at = p, sc->bad_msg = "unbalanced brackets", BAD;
-        if (--depth == 0) {
-          *out = p + 1;
-          return OK;
-        }
-      }
+      if (r != OK) return r;
+      break;
+    }
+    if (closed) {
+      depth--;
       p++;
     }
-    return NEED;
+    if (depth == 0) {
+      *out = p;
+      return OK;
+    }
+    st = AFTER;
   }
-  if (c == 't' || c == 'f' || c == 'n') {
-    const char *lit = c == 't' ? "true" : c == 'f' ? "false" : "null";
-    size_t n = strlen(lit);
-    if ((size_t)(e - p) < n) return NEED;
-    if (memcmp(p, lit, n) != 0) return sc->bad_at = p, sc->bad_msg = "invalid literal", BAD;
-    *out = p + n;
-    return OK;
-  }
-  if (is_num_char(c)) {
-    while (p < e && is_num_char(*p)) p++;
-    if (p == e) return NEED; /* a number may continue in the next chunk */
-    *out = p;
-    return OK;
-  }
-  return sc->bad_at = p, sc->bad_msg = "unexpected character", BAD;
 }
 
 /* A value for a slot: scalars are remembered as spans, containers only as present. */
@@ -145,7 +260,7 @@ static int slot_value(scan *sc, slot *sl, const char *p, const char *e, const ch
   int r;
   sl->esc = 0;
   if (c == '"') {
-    r = string_span(p, e, &sl->v, &sl->vlen, &sl->esc, out);
+    r = string_span(sc, p, e, &sl->v, &sl->vlen, &sl->esc, out);
     if (r == OK) sl->vtype = V_STR;
     return r;
   }
@@ -180,7 +295,8 @@ static int members(scan *sc, const char *p, const char *e, int in_args, const ch
     const char *k;
     size_t kn;
     int kesc, r;
-    if (string_span(p, e, &k, &kn, &kesc, &p) == NEED) return NEED;
+    r = string_span(sc, p, e, &k, &kn, &kesc, &p);
+    if (r != OK) return r;
     p = skip_ws(p, e);
     if (p >= e) return NEED;
     if (*p != ':') return sc->bad_at = p, sc->bad_msg = "expected ':'", BAD;
@@ -301,7 +417,7 @@ static int intern(scan *sc, const slot *sl, uint32_t *id) {
     if (rid >= sc->raw_cap) {
       size_t nc = sc->raw_cap ? sc->raw_cap * 2 : 1024;
       while (nc <= rid) nc *= 2;
-      uint32_t *p = realloc(sc->raw_id, nc * sizeof *p);
+      uint32_t *p = asc_realloc_array(sc->raw_id, nc, sizeof *p);
       if (!p) return sc->oom = 1;
       memset(p + sc->raw_cap, 0, (nc - sc->raw_cap) * sizeof *p);
       sc->raw_id = p;
@@ -408,6 +524,8 @@ typedef struct {
   int found_events;
 } machine;
 
+#define NO_EVENTS "no event array: expected a JSON array or an object with \"traceEvents\""
+
 /* One step of the top level; consumes a whole unit (an event, a root member) or nothing. */
 static int step(scan *sc, machine *m, const char *p, const char *e, int eof, const char **out) {
   p = skip_ws(p, e);
@@ -424,7 +542,7 @@ static int step(scan *sc, machine *m, const char *p, const char *e, int eof, con
     else if (*p == '{')
       m->state = ST_OBJ_FIRST, m->in_object = 1;
     else
-      return sc->bad_at = p, sc->bad_msg = "expected '[' or '{'", BAD;
+      return sc->bad_at = p, sc->bad_msg = NO_EVENTS, BAD;
     *out = p + 1;
     return OK;
   case ST_OBJ_FIRST:
@@ -439,7 +557,8 @@ static int step(scan *sc, machine *m, const char *p, const char *e, int eof, con
     size_t kn;
     int kesc;
     if (*p != '"') return sc->bad_at = p, sc->bad_msg = "expected a key", BAD;
-    if (string_span(p, e, &k, &kn, &kesc, &p) == NEED) return NEED;
+    r = string_span(sc, p, e, &k, &kn, &kesc, &p);
+    if (r != OK) return r;
     p = skip_ws(p, e);
     if (p >= e) return NEED;
     if (*p != ':') return sc->bad_at = p, sc->bad_msg = "expected ':'", BAD;
@@ -497,6 +616,7 @@ static void locate(const char *path, long long off, long *line, long *col) {
 
 /* yajl's own verdict on the file: its message and the byte offset it stopped at. */
 static int yajl_verdict(const char *path, char *msg, size_t msgsz, long long *off, int *at_end) {
+  msg[0] = '\0';
   FILE *f = fopen(path, "rb");
   if (!f) return 0;
   yajl_handle h = yajl_alloc(NULL, NULL, NULL);
@@ -511,10 +631,11 @@ static int yajl_verdict(const char *path, char *msg, size_t msgsz, long long *of
   size_t n;
   int found = 0;
   while (buf && (n = fread(buf, 1, CH, f)) > 0) {
-    if (yajl_parse(h, buf, n) != yajl_status_ok) {
-      size_t used = yajl_get_bytes_consumed(h);
+    size_t skip = base == 0 && n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0; /* as the scan does */
+    if (yajl_parse(h, buf + skip, n - skip) != yajl_status_ok) {
+      size_t used = yajl_get_bytes_consumed(h) + skip;
       *off = base + (long long)(used > n ? n : used);
-      unsigned char *m = yajl_get_error(h, 0, buf, n);
+      unsigned char *m = yajl_get_error(h, 0, buf + skip, n - skip);
       snprintf(msg, msgsz, "%s", m ? (char *)m : "parse error");
       if (m) yajl_free_error(h, m);
       found = 1;
@@ -545,16 +666,20 @@ static int parse_error(const char *path, long long fast_off, const char *fast_ms
                        asc_error *err) {
   char msg[256];
   long long off = fast_off;
-  int at_end = truncated;
+  int at_end = truncated, valid = 0;
   if (!yajl_verdict(path, msg, sizeof msg, &off, &at_end)) {
+    valid = 1;
     snprintf(msg, sizeof msg, "%s", fast_msg);
     off = fast_off;
     at_end = truncated;
   }
   long line, col;
   locate(path, off, &line, &col);
-  return asc_fail(err, path, off, line, col, "invalid JSON%s: %s",
-                  at_end ? " (the file ends early: truncated?)" : "", msg);
+  if (!valid)
+    return asc_fail(err, path, off, line, col, "invalid JSON%s: %s",
+                    at_end ? " (the file ends early: truncated?)" : "", msg);
+  /* valid JSON that is not a trace the scan can read (a bare value, nesting too deep) */
+  return asc_fail(err, path, off, line, col, "%s", fast_msg);
 }
 
 void asc_json_result_free(asc_json_result *res, size_t nfields) {
@@ -587,8 +712,8 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
   asc_col_init(&res->meta_tid, ASC_STR);
   asc_col_init(&res->meta_name, ASC_STR);
   if (!spec->strings) return asc_fail(err, path, -1, 0, 0, "no string table given");
-  FILE *f = fopen(path, "rb");
-  if (!f) return asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(errno));
+  FILE *f = asc_open_input(path, err);
+  if (!f) return -1;
   fseeko(f, 0, SEEK_END);
   long long total = ftello(f);
   fseeko(f, 0, SEEK_SET);
@@ -602,6 +727,7 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
   sc.pred_slot = calloc(spec->npreds + 1, sizeof(int));
   res->cols = calloc(spec->nfields + 1, sizeof *res->cols);
   size_t cap = spec->chunk ? spec->chunk : (size_t)1 << 20;
+  if (cap < 64) cap = 64; /* the first read holds a byte order mark whole */
   char *buf = malloc(cap);
   int rc = 0;
   long long base = 0; /* file offset of buf[0] */
@@ -675,6 +801,8 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
       }
       eof = 1;
     }
+    /* a UTF-8 byte order mark at the very start (CSV files may have one too) is skipped */
+    if (base == 0 && end == 0 && n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) start = 3;
     end += n;
     if (spec->progress && base + (long long)end >= next_report) {
       next_report = base + (long long)end + (64LL << 20);
@@ -685,8 +813,7 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
     }
   }
   if (!m.found_events) {
-    rc = asc_fail(err, path, 0, 1, 1,
-                  "no event array: expected a JSON array or an object with \"traceEvents\"");
+    rc = asc_fail(err, path, 0, 1, 1, NO_EVENTS);
     goto done;
   }
   /* A value that could not be converted became null; the caller decides whether to warn. */

@@ -67,13 +67,28 @@ static int l_from_string(lua_State *L) {
   return 1;
 }
 
-static size_t check_range(lua_State *L, view_ud *v, int idx, size_t len) {
-  lua_Integer off = luaL_checkinteger(L, idx);
-  if (off < 0) off += (lua_Integer)v->n;
-  if (off < 0 || (size_t)off > v->n || len > v->n - (size_t)off)
-    luaL_error(L, "%s: %d bytes at offset %d are outside the %d-byte view (file offset %d)", v->path,
-               (int)len, (int)luaL_checkinteger(L, idx), (int)v->n, (int)v->base);
-  return (size_t)off;
+/* Where [off, off + len) starts in the view (a negative off counts from the end); raises an
+ * error naming the file when the span is not inside the view. Every offset, length and count
+ * that Lua passes (a layout in a rule file, a size read from a dump) goes through here before it
+ * touches memory, so no value makes a view larger than the file. */
+static size_t check_span(lua_State *L, const view_ud *v, lua_Integer off, lua_Integer len) {
+  lua_Integer o = off < 0 ? off + (lua_Integer)v->n : off;
+  if (o < 0 || len < 0 || (lua_Unsigned)o > v->n || (lua_Unsigned)len > v->n - (size_t)o)
+    luaL_error(L, "%s: %I bytes at offset %I are outside the %I-byte view (file offset %I)", v->path, len,
+               off, (lua_Integer)v->n, (lua_Integer)v->base);
+  return (size_t)o;
+}
+
+/* count items of size bytes every stride bytes: the bytes they span, or an error. */
+static lua_Integer checked_span(lua_State *L, const view_ud *v, lua_Integer count, lua_Integer stride,
+                                size_t size) {
+  if (count < 0) luaL_error(L, "%s: negative count %I", v->path, count);
+  if (count == 0) return 0;
+  lua_Integer span;
+  if (__builtin_mul_overflow(count - 1, stride, &span) ||
+      __builtin_add_overflow(span, (lua_Integer)size, &span))
+    luaL_error(L, "%s: %I items of %I bytes are larger than any file", v->path, count, stride);
+  return span;
 }
 
 static int m_size(lua_State *L) {
@@ -90,11 +105,9 @@ static int m_offset(lua_State *L) {
 static int m_sub(lua_State *L) {
   view_ud *v = check_view(L, 1);
   lua_Integer off = luaL_checkinteger(L, 2);
-  if (off < 0) off += (lua_Integer)v->n;
-  lua_Integer len = luaL_optinteger(L, 3, (lua_Integer)v->n - off);
-  lua_pushinteger(L, off);
-  lua_replace(L, 2);
-  size_t o = check_range(L, v, 2, (size_t)(len < 0 ? 0 : len));
+  size_t o = check_span(L, v, off, 0);
+  lua_Integer len = luaL_optinteger(L, 3, (lua_Integer)(v->n - o));
+  check_span(L, v, off, len);
   lua_getiuservalue(L, 1, 1);
   push_view(L, -1, v->p + o, (size_t)len, v->base + o, v->path);
   return 1;
@@ -118,8 +131,9 @@ static int m_bytes(lua_State *L) {
     return 1;
   }
   lua_Integer off = luaL_checkinteger(L, 2);
-  if (len < 0) len = (lua_Integer)v->n - (off < 0 ? off + (lua_Integer)v->n : off);
-  size_t o = check_range(L, v, 2, (size_t)(len < 0 ? 0 : len));
+  size_t o = check_span(L, v, off, 0);
+  if (len < 0) len = (lua_Integer)(v->n - o); /* the rest of the view */
+  check_span(L, v, off, len);
   lua_pushlstring(L, (const char *)v->p + o, (size_t)len);
   return 1;
 }
@@ -165,8 +179,7 @@ static void push_scalar(lua_State *L, const uint8_t *p, scalar t) {
 static int m_read(lua_State *L) {
   view_ud *v = check_view(L, 1);
   scalar t = (scalar)luaL_checkoption(L, 2, NULL, scalar_names);
-  lua_remove(L, 2);
-  size_t o = check_range(L, v, 2, scalar_size[t]);
+  size_t o = check_span(L, v, luaL_checkinteger(L, 3), (lua_Integer)scalar_size[t]);
   push_scalar(L, v->p + o, t);
   return 1;
 }
@@ -179,9 +192,7 @@ static int m_array(lua_State *L) {
   lua_Integer stride = luaL_optinteger(L, 5, (lua_Integer)scalar_size[t]);
   luaL_argcheck(L, count >= 0, 4, "negative count");
   luaL_argcheck(L, stride > 0, 5, "stride must be positive");
-  size_t span = count ? (size_t)(count - 1) * (size_t)stride + scalar_size[t] : 0;
-  lua_remove(L, 2);
-  size_t o = check_range(L, v, 2, span);
+  size_t o = check_span(L, v, luaL_checkinteger(L, 3), checked_span(L, v, count, stride, scalar_size[t]));
   asc_col c;
   asc_col_init(&c, t >= T_F32 ? ASC_F64 : ASC_I64);
   if (asc_col_reserve(&c, (size_t)count + 1)) return luaL_error(L, "out of memory");
@@ -214,13 +225,15 @@ static void read_struct(lua_State *L, view_ud *v, size_t base, int layout) {
     scalar t = (scalar)luaL_checkoption(L, -2, NULL, scalar_names);
     lua_Integer count = luaL_optinteger(L, -1, 0);
     lua_pop(L, 3);
-    size_t need = (size_t)(count > 0 ? count : 1) * scalar_size[t];
-    if (off < 0 || base + (size_t)off + need > v->n)
-      luaL_error(L, "%s: field '%s' at %d+%d runs past the %d-byte view", v->path, lua_tostring(L, -2),
-                 (int)base, (int)off, (int)v->n);
+    lua_Integer size = (lua_Integer)scalar_size[t], need = 0;
+    if (count < 0 || __builtin_mul_overflow(count > 0 ? count : 1, size, &need) || off < 0 ||
+        (lua_Unsigned)off > v->n - base || (lua_Unsigned)need > v->n - base - (size_t)off)
+      luaL_error(L, "%s: field '%s' (%I x %s at %I+%I) runs past the %I-byte view", v->path,
+                 luaL_tolstring(L, -2, NULL), count, scalar_names[t], (lua_Integer)base, off,
+                 (lua_Integer)v->n);
     lua_pushvalue(L, -2);
     if (count > 0) {
-      lua_createtable(L, (int)count, 0);
+      lua_createtable(L, count < 1024 ? (int)count : 0, 0);
       for (lua_Integer i = 0; i < count; i++) {
         push_scalar(L, v->p + base + (size_t)off + (size_t)i * scalar_size[t], t);
         lua_rawseti(L, -2, i + 1);
@@ -236,7 +249,7 @@ static void read_struct(lua_State *L, view_ud *v, size_t base, int layout) {
 static int m_struct(lua_State *L) {
   view_ud *v = check_view(L, 1);
   luaL_checktype(L, 3, LUA_TTABLE);
-  size_t o = check_range(L, v, 2, 0);
+  size_t o = check_span(L, v, luaL_checkinteger(L, 2), 0);
   read_struct(L, v, o, 3);
   return 1;
 }
@@ -249,9 +262,10 @@ static int m_structs(lua_State *L) {
   lua_getfield(L, 4, "size");
   lua_Integer size = luaL_checkinteger(L, -1);
   lua_pop(L, 1);
-  luaL_argcheck(L, size > 0 && count >= 0, 3, "count and layout.size must be positive");
-  size_t o = check_range(L, v, 2, (size_t)count * (size_t)size);
-  lua_createtable(L, (int)count, 0);
+  if (size <= 0 || count < 0)
+    return luaL_error(L, "%s: %I blocks of layout.size %I: both must be positive", v->path, count, size);
+  size_t o = check_span(L, v, luaL_checkinteger(L, 2), checked_span(L, v, count, size, (size_t)size));
+  lua_createtable(L, count < 1024 ? (int)count : 0, 0);
   for (lua_Integer i = 0; i < count; i++) {
     read_struct(L, v, o + (size_t)i * (size_t)size, 4);
     lua_rawseti(L, -2, i + 1);
@@ -362,12 +376,10 @@ static int m_protobuf(lua_State *L) {
   luaL_checktype(L, 2, LUA_TTABLE);
   size_t o = 0, len = v->n;
   if (!lua_isnoneornil(L, 3)) {
-    lua_Integer l = luaL_optinteger(L, 4, -1);
     lua_Integer off = luaL_checkinteger(L, 3);
-    if (l < 0) l = (lua_Integer)v->n - (off < 0 ? off + (lua_Integer)v->n : off);
-    lua_pushvalue(L, 3);
-    lua_replace(L, 3);
-    o = check_range(L, v, 3, (size_t)l);
+    o = check_span(L, v, off, 0);
+    lua_Integer l = luaL_optinteger(L, 4, (lua_Integer)(v->n - o));
+    check_span(L, v, off, l);
     len = (size_t)l;
   }
   return pb_decode(L, v, v->p + o, len, 2, 0);

@@ -63,6 +63,9 @@ int lasc_open_bin(lua_State *L);
 int lasc_open_db(lua_State *L);
 int lasc_open_fs(lua_State *L);
 int lasc_open_par(lua_State *L);
+int lasc_open_regex(lua_State *L);
+int lasc_open_iconv(lua_State *L);
+int lasc_open_logclass(lua_State *L);
 int lasc_open_column(lua_State *L);
 void lasc_json_writer_register(lua_State *L);
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ascope/checked.h"
 #include "lbind.h"
 
 typedef struct {
@@ -509,18 +510,17 @@ int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n, int *owned) {
       *owned = 0;
       return c->v.i;
     }
-    int64_t *out = malloc((c->n ? c->n : 1) * sizeof *out);
+    int64_t *out = asc_alloc_array(c->n, sizeof *out);
     if (!out) luaL_error(L, "out of memory");
     for (size_t i = 0; i < c->n; i++)
-      out[i] =
-          c->kind == ASC_F64 ? (isnan(c->v.f[i]) ? ASC_NULL_I64 : (int64_t)c->v.f[i]) : (int64_t)c->v.s[i];
+      out[i] = c->kind == ASC_F64 ? asc_f64_to_i64(c->v.f[i]) : (int64_t)c->v.s[i];
     *n = c->n;
     *owned = 1;
     return out;
   }
   luaL_checktype(L, idx, LUA_TTABLE);
   size_t m = (size_t)lua_rawlen(L, idx);
-  int64_t *out = malloc((m ? m : 1) * sizeof *out);
+  int64_t *out = asc_alloc_array(m, sizeof *out);
   if (!out) luaL_error(L, "out of memory");
   for (size_t i = 0; i < m; i++) {
     lua_rawgeti(L, idx, (lua_Integer)i + 1);
@@ -530,7 +530,7 @@ int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n, int *owned) {
       if (lua_isnil(L, -1))
         v = ASC_NULL_I64;
       else if (lua_type(L, -1) == LUA_TNUMBER)
-        v = (lua_Integer)lua_tonumber(L, -1);
+        v = asc_f64_to_i64(lua_tonumber(L, -1));
       else {
         free(out);
         luaL_error(L, "bad argument #%d: element %d is not a number", idx, (int)i + 1);
@@ -565,6 +565,7 @@ lasc_buf *lasc_newbuf(lua_State *L) {
 }
 
 void lasc_addl(lua_State *L, lasc_buf *b, const char *s, size_t n) {
+  if (n == 0) return; /* an empty piece may come with a NULL pointer */
   if (b->n + n > b->cap) {
     size_t nc = b->cap ? b->cap : 256;
     while (b->n + n > nc) nc *= 2;

@@ -80,6 +80,13 @@ static int l_read(lua_State *L) {
   lua_setfield(L, -2, "columns");
   lua_pushinteger(L, res.bad_cells);
   lua_setfield(L, -2, "bad_cells");
+  if (res.cut_line) {
+    lua_pushfstring(
+        L, "%s:%I: the last line has no line end (was the file cut?): %s", path, (lua_Integer)res.cut_line,
+        res.cut_fields < res.header_fields ? "its row has fewer fields than the header and is left out"
+                                           : "its row is used");
+    lua_setfield(L, -2, "cut");
+  }
   if (res.bad_cells) {
     lua_pushstring(L, res.first_bad);
     lua_setfield(L, -2, "first_bad");
@@ -174,7 +181,7 @@ static void write_value(lua_State *L, asc_csv_writer *w, int idx) {
   case LUA_TBOOLEAN: s = lua_toboolean(L, idx) ? "true" : "false", n = strlen(s); break;
   default: s = luaL_tolstring(L, idx, &n), lua_pop(L, 1);
   }
-  if (asc_csv_write_field(w, s, n)) luaL_error(L, "csv write failed");
+  asc_csv_write_field(w, s, n); /* a write error is kept and reported by writer:close() */
 }
 
 /* writer:row(v1, v2, ...) or writer:row({v1, v2, ...}) */
@@ -192,7 +199,7 @@ static int writer_row(lua_State *L) {
   } else {
     for (int i = 2; i <= top; i++) write_value(L, w, i);
   }
-  if (asc_csv_end_row(w)) return luaL_error(L, "csv write failed");
+  asc_csv_end_row(w);
   u->rows++;
   return 0;
 }
@@ -305,8 +312,7 @@ static int writer_columns(lua_State *L) {
     for (int j = 0; j < ncols && rc == 0; j++) rc = write_cell(w, &cs[j], row);
     if (rc == 0) rc = asc_csv_end_row(w);
   }
-  if (owned) free(order);
-  if (rc) return luaL_error(L, "csv write failed");
+  if (owned) free(order); /* rc < 0: the disk refused a write, reported by writer:close() */
   u->rows += norder;
   lua_pushinteger(L, (lua_Integer)norder);
   return 1;

@@ -1,5 +1,5 @@
-/* Lua binding of the SQLite reader: db.open(path) -> handle; handle:query(sql, ...) -> result
- * with columns by name; handle:tables(); handle:close(). */
+/* Lua binding of the SQLite reader: db.open(path [, {max_steps = N}]) -> handle; handle:query(sql, ...) ->
+ * result with columns by name; handle:tables(); handle:close(). */
 #include <string.h>
 
 #include "ascope/db.h"
@@ -24,6 +24,11 @@ static int l_open(lua_State *L) {
   luaL_setmetatable(L, DB_MT);
   asc_error err;
   if (asc_db_open(path, &u->db, &err)) return lasc_pusherror(L, &err);
+  if (lua_istable(L, 2)) { /* {max_steps = N}: a tighter bound on each query */
+    lua_getfield(L, 2, "max_steps");
+    if (!lua_isnil(L, -1)) asc_db_set_budget(u->db, (long long)luaL_checkinteger(L, -1));
+    lua_pop(L, 1);
+  }
   return 1;
 }
 

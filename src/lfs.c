@@ -1,4 +1,4 @@
-/* Lua binding of the file-system helpers: fs.walk, fs.stat, fs.mkdirs, fs.write (atomic),
+/* Lua binding of the file-system helpers: fs.walk, fs.stat, fs.mkdirs, fs.write and fs.create (atomic),
  * fs.cpus, fs.isatty, fs.clock. */
 #include <dirent.h>
 #include <errno.h>
@@ -13,20 +13,30 @@
 
 typedef struct {
   lua_State *L;
-  int out;
+  int out, problems; /* problems: 0 until a folder cannot be read */
   int dirs;
   lua_Integer n;
 } walk_ctx;
 
 static int add_path(void *ud, const char *path, int is_dir) {
   walk_ctx *w = ud;
+  if (is_dir == ASC_WALK_UNREADABLE) {
+    if (!w->problems) {
+      lua_newtable(w->L);
+      w->problems = lua_gettop(w->L);
+    }
+    lua_pushstring(w->L, path);
+    lua_rawseti(w->L, w->problems, (lua_Integer)lua_rawlen(w->L, w->problems) + 1);
+    return 0;
+  }
   if (is_dir && !w->dirs) return 0;
   lua_pushstring(w->L, path);
   lua_rawseti(w->L, w->out, ++w->n);
   return 0;
 }
 
-/* fs.walk(root [, {dirs = true}]) -> sorted list of file paths (and folders when asked) */
+/* fs.walk(root [, {dirs = true}]) -> sorted list of file paths (and folders when asked), and a
+ * list of messages naming what could not be read (nil when everything could) */
 static int l_walk(lua_State *L) {
   const char *root = luaL_checkstring(L, 1);
   int dirs = 0;
@@ -36,10 +46,13 @@ static int l_walk(lua_State *L) {
     lua_pop(L, 1);
   }
   lua_newtable(L);
-  walk_ctx w = {L, lua_gettop(L), dirs, 0};
+  walk_ctx w = {L, lua_gettop(L), 0, dirs, 0};
   asc_error err;
   if (asc_walk(root, add_path, &w, &err) < 0) return lasc_pusherror(L, &err);
-  return 1;
+  if (!w.problems) return 1;
+  lua_pushvalue(L, w.out);
+  lua_pushvalue(L, w.problems);
+  return 2;
 }
 
 /* fs.stat(path) -> {type = "file"|"dir"|"other", size, mtime} or nil, message */
@@ -82,10 +95,50 @@ static int l_write(lua_State *L) {
       asc_atomic_abort(&a);
       return luaL_argerror(L, i, "string expected");
     }
-    fwrite(s, 1, n, a.f);
+    asc_atomic_write(&a, s, n); /* an error is kept and reported by the commit */
   }
   if (asc_atomic_commit(&a, &err)) return lasc_pusherror(L, &err);
   lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* fs.create(path) -> file written to a temporary name: file:write(s...), file:close() -> true
+ * or nil, message (renamed into place only when every byte reached the disk), file:abort() */
+#define FILE_MT "ascope.fs.file"
+
+static int file_write(lua_State *L) {
+  asc_atomic *a = luaL_checkudata(L, 1, FILE_MT);
+  if (!a->f) return luaL_error(L, "%s: file already closed", a->path);
+  int top = lua_gettop(L);
+  for (int i = 2; i <= top; i++) {
+    size_t n;
+    const char *s = luaL_checklstring(L, i, &n);
+    asc_atomic_write(a, s, n); /* an error is kept and reported by close */
+  }
+  return 0;
+}
+
+static int file_close(lua_State *L) {
+  asc_atomic *a = luaL_checkudata(L, 1, FILE_MT);
+  if (!a->f) return luaL_error(L, "%s: file already closed", a->path);
+  asc_error err;
+  if (asc_atomic_commit(a, &err)) return lasc_pusherror(L, &err);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int file_abort(lua_State *L) {
+  asc_atomic_abort(luaL_checkudata(L, 1, FILE_MT));
+  return 0;
+}
+
+static int l_create(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  asc_atomic *a = lua_newuserdatauv(L, sizeof *a, 0);
+  memset(a, 0, sizeof *a);
+  luaL_setmetatable(L, FILE_MT);
+  asc_error err;
+  if (asc_atomic_open(a, path, &err)) return lasc_pusherror(L, &err);
   return 1;
 }
 
@@ -207,7 +260,17 @@ int lasc_open_fs(lua_State *L) {
                                  {"list", l_list},
                                  {"grep", l_grep},
                                  {"remove_tree", l_remove_tree},
+                                 {"create", l_create},
                                  {NULL, NULL}};
+  static const luaL_Reg file_methods[] = {
+      {"write", file_write}, {"close", file_close}, {"abort", file_abort}, {NULL, NULL}};
+  if (luaL_newmetatable(L, FILE_MT)) {
+    lua_pushcfunction(L, file_abort); /* never closed: leave no half file behind */
+    lua_setfield(L, -2, "__gc");
+    luaL_newlib(L, file_methods);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
   luaL_newlib(L, fns);
   return 1;
 }
@@ -215,7 +278,7 @@ int lasc_open_fs(lua_State *L) {
 /* fs.remove_tree(path): remove a folder and everything in it (used for scratch output) */
 static int rm_one(void *ud, const char *path, int is_dir) {
   (void)ud;
-  if (!is_dir) unlink(path);
+  if (is_dir == 0) unlink(path);
   return 0;
 }
 
@@ -223,7 +286,7 @@ static int l_remove_tree(lua_State *L) {
   const char *root = luaL_checkstring(L, 1);
   asc_error err;
   lua_newtable(L);
-  walk_ctx w = {L, lua_gettop(L), 1, 0};
+  walk_ctx w = {L, lua_gettop(L), 0, 1, 0};
   if (asc_walk(root, add_path, &w, &err) < 0) return lasc_pusherror(L, &err);
   asc_walk(root, rm_one, NULL, &err);
   for (lua_Integer i = w.n; i >= 1; i--) {

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ascope/checked.h"
 #include "ascope/interval.h"
 #include "lbind.h"
 
@@ -22,20 +23,23 @@ static int oom(lua_State *L) { return luaL_error(L, "out of memory"); }
 
 /* Union of intervals from two columns or sequences; the second holds ends, or durations when
  * durations is set. An optional third argument (column or sequence of 1-based rows) selects
- * the rows to use, so a lane or a class of events needs no copied columns. */
+ * the rows to use, so a lane or a class of events needs no copied columns. An empty selection
+ * is an empty set: whether rows were given is told by the argument, never by the pointer
+ * (an empty column has none). */
 static int build(lua_State *L, int durations) {
   const char *fn = durations ? "interval.from_durations" : "interval.union";
   size_t ns, ne, nr = 0;
   int os, oe, orow = 0;
   int64_t *s = lasc_toint64s(L, 1, &ns, &os);
   int64_t *e = lasc_toint64s(L, 2, &ne, &oe);
-  int64_t *rows = lua_isnoneornil(L, 3) ? NULL : lasc_toint64s(L, 3, &nr, &orow);
-  size_t n = rows ? nr : ns;
+  int selected = !lua_isnoneornil(L, 3);
+  int64_t *rows = selected ? lasc_toint64s(L, 3, &nr, &orow) : NULL;
+  size_t n = selected ? nr : ns;
   int64_t *ss = malloc((n ? n : 1) * sizeof *ss), *ee = malloc((n ? n : 1) * sizeof *ee);
   int rc = ns != ne ? -2 : (!ss || !ee) ? -1 : 0;
   for (size_t k = 0; rc == 0 && k < n; k++) {
     size_t i = k;
-    if (rows) {
+    if (selected) {
       if (rows[k] < 1 || (size_t)rows[k] > ns) {
         rc = -3;
         break;
@@ -43,7 +47,9 @@ static int build(lua_State *L, int durations) {
       i = (size_t)rows[k] - 1;
     }
     ss[k] = s[i];
-    ee[k] = !durations ? e[i] : s[i] == ASC_NULL_I64 || e[i] == ASC_NULL_I64 ? ASC_NULL_I64 : s[i] + e[i];
+    ee[k] = !durations                                     ? e[i]
+            : s[i] == ASC_NULL_I64 || e[i] == ASC_NULL_I64 ? ASC_NULL_I64
+                                                           : asc_sat_add(s[i], e[i]);
   }
   asc_iset r;
   if (rc == 0) rc = asc_iset_union(ss, ee, n, &r);
@@ -126,7 +132,7 @@ static int m_stats(lua_State *L) {
   asc_iset *a = check_iset(L, 1);
   int64_t mx = 0, tot = asc_iset_total(a);
   for (size_t i = 0; i < a->n; i++)
-    if (a->v[i].e - a->v[i].s > mx) mx = a->v[i].e - a->v[i].s;
+    if (asc_sat_sub(a->v[i].e, a->v[i].s) > mx) mx = asc_sat_sub(a->v[i].e, a->v[i].s);
   lua_createtable(L, 0, 6);
   lua_pushinteger(L, (lua_Integer)a->n);
   lua_setfield(L, -2, "count");

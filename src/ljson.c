@@ -7,7 +7,9 @@
 #include <yajl/yajl_parse.h>
 
 #include "ascope/decimal.h"
+#include "ascope/fs.h"
 #include "ascope/json.h"
+#include "ascope/json_escape.h"
 #include "lbind.h"
 
 /* ---------- scan ---------- */
@@ -195,7 +197,7 @@ static int l_scan(lua_State *L) {
 
 typedef struct {
   lua_State *L;
-  int depth;
+  int depth, too_deep;
   int kind[256]; /* 1 map, 2 array */
   lua_Integer idx[256];
 } dec;
@@ -236,7 +238,7 @@ static int d_string(void *ud, const unsigned char *s, size_t n) {
   return attach(d);
 }
 static int d_open(dec *d, int kind) {
-  if (d->depth >= 255) return 0;
+  if (d->depth >= 255) return d->too_deep = 1, 0;
   luaL_checkstack(d->L, 4, "json nesting");
   lua_newtable(d->L);
   d->kind[d->depth] = kind;
@@ -297,9 +299,12 @@ static int decode_text(lua_State *L, const char *s, size_t n, const char *name) 
       else
         col++;
     }
-    unsigned char *m = yajl_get_error(u->h, 0, (const unsigned char *)s, n);
+    unsigned char *m = d->too_deep ? NULL : yajl_get_error(u->h, 0, (const unsigned char *)s, n);
     asc_error err;
-    asc_fail(&err, name, (long long)at, line, col, "invalid JSON: %s", m ? (char *)m : "?");
+    if (d->too_deep)
+      asc_fail(&err, name, (long long)at, line, col, "nesting deeper than 255 levels is not supported");
+    else
+      asc_fail(&err, name, (long long)at, line, col, "invalid JSON: %s", m ? (char *)m : "?");
     for (char *q = err.msg; *q; q++)
       if (*q == '\n') *q = ' ';
     if (m) yajl_free_error(u->h, m);
@@ -317,12 +322,9 @@ static int l_decode(lua_State *L) {
 
 static int l_load(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
-  FILE *f = fopen(path, "rb");
   asc_error err;
-  if (!f) {
-    asc_fail(&err, path, -1, 0, 0, "cannot open");
-    return lasc_pusherror(L, &err);
-  }
+  FILE *f = asc_open_input(path, &err);
+  if (!f) return lasc_pusherror(L, &err);
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   char tmp[65536];
@@ -341,26 +343,20 @@ static int l_load(lua_State *L) {
 
 /* ---------- encode ---------- */
 
+typedef struct {
+  lua_State *L;
+  lasc_buf *b;
+} enc_sink;
+
+static void enc_piece(void *ud, const char *s, size_t n) {
+  enc_sink *k = ud;
+  lasc_addl(k->L, k->b, s, n);
+}
+
 static void enc_string(lua_State *L, lasc_buf *b, const char *s, size_t n) {
+  enc_sink k = {L, b};
   lasc_addc(L, b, '"');
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    switch (c) {
-    case '"': lasc_adds(L, b, "\\\""); break;
-    case '\\': lasc_adds(L, b, "\\\\"); break;
-    case '\n': lasc_adds(L, b, "\\n"); break;
-    case '\r': lasc_adds(L, b, "\\r"); break;
-    case '\t': lasc_adds(L, b, "\\t"); break;
-    default:
-      if (c < 0x20) {
-        char e[8];
-        snprintf(e, sizeof e, "\\u%04x", c);
-        lasc_adds(L, b, e);
-      } else {
-        lasc_addc(L, b, (char)c);
-      }
-    }
-  }
+  asc_json_escape(s, n, enc_piece, &k);
   lasc_addc(L, b, '"');
 }
 

@@ -19,6 +19,7 @@
 
 #include "ascope/decimal.h"
 #include "ascope/fs.h"
+#include "ascope/json_escape.h"
 #include "lbind.h"
 
 #define WRITER_MT "ascope.json.writer"
@@ -29,22 +30,23 @@ enum { BUF_CAP = 1 << 20 };
 
 typedef struct {
   asc_atomic out;
-  int open, failed;
+  int open;
   long long rows;
   char *buf;
   size_t n;
 } jw;
 
 static void flush(jw *w) {
-  if (w->n && fwrite(w->buf, 1, w->n, w->out.f) != w->n) w->failed = 1;
+  asc_atomic_write(&w->out, w->buf, w->n); /* an error is kept for the commit */
   w->n = 0;
 }
 
 static void out(jw *w, const char *s, size_t n) {
+  if (n == 0) return;
   if (w->n + n > BUF_CAP) {
     flush(w);
     if (n > BUF_CAP) {
-      if (fwrite(s, 1, n, w->out.f) != n) w->failed = 1;
+      asc_atomic_write(&w->out, s, n);
       return;
     }
   }
@@ -63,37 +65,11 @@ static jw *check(lua_State *L) {
   return w;
 }
 
-/* 1 when s needs no escaping inside its quotes */
-static int json_plain(const char *s, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c < 0x20 || c == '"' || c == '\\') return 0;
-  }
-  return 1;
-}
+static void put_piece(void *ud, const char *s, size_t n) { out(ud, s, n); }
 
 static void put_json_string(jw *w, const char *s, size_t n) {
   outc(w, '"');
-  size_t run = 0;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c >= 0x20 && c != '"' && c != '\\') {
-      run++;
-      continue;
-    }
-    out(w, s + i - run, run);
-    run = 0;
-    char esc[8];
-    switch (c) {
-    case '"': out(w, "\\\"", 2); break;
-    case '\\': out(w, "\\\\", 2); break;
-    case '\n': out(w, "\\n", 2); break;
-    case '\r': out(w, "\\r", 2); break;
-    case '\t': out(w, "\\t", 2); break;
-    default: out(w, esc, (size_t)snprintf(esc, sizeof esc, "\\u%04x", c));
-    }
-  }
-  out(w, s + n - run, run);
+  asc_json_escape(s, n, put_piece, w);
   outc(w, '"');
 }
 
@@ -109,7 +85,7 @@ typedef struct {
 
 static int is_null(const asc_col *c, size_t i) {
   return c->kind == ASC_I64   ? c->v.i[i] == ASC_NULL_I64
-         : c->kind == ASC_F64 ? isnan(c->v.f[i])
+         : c->kind == ASC_F64 ? !isfinite(c->v.f[i]) /* an infinity has no JSON spelling */
                               : c->v.s[i] == 0;
 }
 
@@ -140,7 +116,7 @@ static void put_cell(jw *w, const part *p, size_t row) {
       break;
     }
     /* names and call sites repeat: look at each distinct string once */
-    if (!p->plain[id]) p->plain[id] = json_plain(s, n) ? 1 : 2;
+    if (!p->plain[id]) p->plain[id] = asc_json_plain(s, n) ? 1 : 2;
     if (p->plain[id] == 2) {
       put_json_string(w, s, n);
     } else {
@@ -281,12 +257,7 @@ static int m_close(lua_State *L) {
   flush(w);
   free(w->buf);
   w->buf = NULL;
-  asc_error err;
-  if (w->failed) {
-    asc_fail(&err, w->out.path, -1, 0, 0, "write failed");
-    asc_atomic_abort(&w->out);
-    return lasc_pusherror(L, &err);
-  }
+  asc_error err; /* a failed write is kept in w->out and reported by the commit */
   if (asc_atomic_commit(&w->out, &err)) return lasc_pusherror(L, &err);
   lua_pushboolean(L, 1);
   return 1;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ascope/match.h"
+#include "ascope/checked.h"
 #include "lbind.h"
 
 #define INDEX_MT "ascope.match.index"
@@ -19,7 +20,7 @@ static uint64_t *to_keys(lua_State *L, int idx, size_t *n) {
   if (c) {
     asc_strtab *own = c->kind == ASC_STR ? lasc_column_strings(L, idx) : NULL;
     asc_strtab *shared = lasc_pushstrings(L);
-    out = malloc((c->n ? c->n : 1) * sizeof *out);
+    out = asc_alloc_array(c->n, sizeof *out);
     if (!out) oom(L);
     for (size_t i = 0; i < c->n; i++) {
       if (c->kind == ASC_STR) {
@@ -43,7 +44,7 @@ static uint64_t *to_keys(lua_State *L, int idx, size_t *n) {
   luaL_checktype(L, idx, LUA_TTABLE);
   asc_strtab *shared = lasc_pushstrings(L);
   size_t m = (size_t)lua_rawlen(L, idx);
-  out = malloc((m ? m : 1) * sizeof *out);
+  out = asc_alloc_array(m, sizeof *out);
   if (!out) oom(L);
   for (size_t i = 0; i < m; i++) {
     lua_rawgeti(L, idx, (lua_Integer)i + 1);

@@ -195,11 +195,13 @@ static int decode(lua_State *L, reader *r, asc_strtab *st) {
     char kind;
     uint64_t n;
     if (take(r, &kind, 1) || take(r, &n, 8) || kind < 0 || kind > 2) return -1;
+    /* every row takes 4 bytes or more of the input: a count beyond that is malformed */
+    if (n > (r->n - r->at) / 4) return -1;
     asc_col c;
     asc_col_init(&c, (asc_kind)kind);
     if (asc_col_reserve(&c, n + 1)) luaL_error(L, "out of memory");
     if (kind != ASC_STR) {
-      if (r->at + n * 8 > r->n) return asc_col_free(&c), -1;
+      if (n > (r->n - r->at) / 8) return asc_col_free(&c), -1;
       memcpy(c.v.p, r->p + r->at, n * 8);
       r->at += n * 8;
     } else {
@@ -332,7 +334,8 @@ static int l_map(lua_State *L) {
   int jobs = asc_cpu_count(), stop_gc = 0, here = 0;
   if (lua_istable(L, 3)) {
     lua_getfield(L, 3, "jobs");
-    jobs = (int)luaL_optinteger(L, -1, jobs);
+    lua_Integer j = luaL_optinteger(L, -1, jobs);
+    jobs = j < 1 ? 1 : j > ASC_PAR_MAX_JOBS ? ASC_PAR_MAX_JOBS : (int)j; /* asc_par_run clamps further */
     lua_getfield(L, 3, "gc");
     stop_gc = lua_isboolean(L, -1) && !lua_toboolean(L, -1);
     lua_getfield(L, 3, "here");

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ascope/fs.h"
 #include "lbind.h"
 
 typedef struct {
@@ -98,6 +99,7 @@ static int run(lua_State *L) {
 }
 
 int main(int argc, char **argv) {
+  asc_atomic_cleanup_on_signals();
   lua_State *L = luaL_newstate();
   if (!L) {
     fputs("ascope: cannot create a Lua state (out of memory)\n", stderr);

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "ascope/checked.h"
 #include "ascope/column.h"
 
 typedef struct {
@@ -33,14 +34,14 @@ void asc_match_free(asc_match_index *ix) {
 int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *starts, const int64_t *durs,
                     size_t n) {
   ix->n = 0;
-  item *it = malloc((n ? n : 1) * sizeof *it);
+  item *it = asc_alloc_array(n, sizeof *it);
   size_t m = n ? n : 1;
-  ix->key = malloc(m * sizeof *ix->key);
-  ix->start = malloc(m * sizeof *ix->start);
-  ix->end = malloc(m * sizeof *ix->end);
-  ix->maxend = malloc(m * sizeof *ix->maxend);
-  ix->row = malloc(m * sizeof *ix->row);
-  ix->row_end = malloc(m * sizeof *ix->row_end);
+  ix->key = asc_alloc_array(m, sizeof *ix->key);
+  ix->start = asc_alloc_array(m, sizeof *ix->start);
+  ix->end = asc_alloc_array(m, sizeof *ix->end);
+  ix->maxend = asc_alloc_array(m, sizeof *ix->maxend);
+  ix->row = asc_alloc_array(m, sizeof *ix->row);
+  ix->row_end = asc_alloc_array(m, sizeof *ix->row_end);
   ix->nrows = n;
   if (!it || !ix->key || !ix->start || !ix->end || !ix->maxend || !ix->row || !ix->row_end) {
     free(it);
@@ -49,8 +50,8 @@ int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *st
   }
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
-    int64_t e =
-        starts[i] != ASC_NULL_I64 && durs && durs[i] != ASC_NULL_I64 ? starts[i] + durs[i] : ASC_NULL_I64;
+    int64_t e = starts[i] != ASC_NULL_I64 && durs && durs[i] != ASC_NULL_I64 ? asc_sat_add(starts[i], durs[i])
+                                                                             : ASC_NULL_I64;
     ix->row_end[i] = e;
     if (starts[i] == ASC_NULL_I64) continue;
     it[k++] = (item){keys[i], starts[i], e, (int64_t)i};

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -89,7 +91,23 @@ static void finish(worker *w, int code, asc_par_done done, void *ud) {
   close(w->out);
 }
 
+/* Workers the system allows: each holds two descriptors in the parent (its pipe and its result
+ * file) and briefly a third while it starts; a quarter of the open-file limit stays for the
+ * caller's own files. */
+int asc_par_max_jobs(void) {
+  struct rlimit rl;
+  long long fit = ASC_PAR_MAX_JOBS;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+    long long spare = (long long)rl.rlim_cur - (long long)rl.rlim_cur / 4 - 16;
+    if (spare / 3 < fit) fit = spare / 3;
+  }
+  return fit < 1 ? 1 : (int)fit;
+}
+
 int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, asc_par_self self, void *ud) {
+  int fit = asc_par_max_jobs();
+  if (jobs > fit) jobs = fit;
+  if ((size_t)jobs > nitems) jobs = nitems ? (int)nitems : 1;
   if (jobs < 1) jobs = 1;
   worker *ws = calloc((size_t)jobs, sizeof *ws);
   struct pollfd *pf = calloc((size_t)jobs, sizeof *pf);
@@ -107,6 +125,7 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, a
   size_t next = here ? 1 : 0, running = 0;
   int rc = 0;
   fflush(NULL); /* buffered output must not be written twice by the children */
+  pid_t parent = getpid();
   while (next < nitems || running > 0) {
     for (int j = 0; j < jobs && next < nitems; j++) {
       if (ws[j].fd >= 0) continue;
@@ -115,7 +134,8 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, a
       if (out >= 0 && pipe(p) == 0 && (pid = fork()) < 0) close(p[0]), close(p[1]);
       if (pid < 0) {
         if (out >= 0) close(out);
-        /* no more workers: report what is left, keep draining the running ones */
+        if (running > 0) break; /* the system has no room for another: start it when one ends */
+        /* not even one worker: report what is left */
         for (; next < nitems; next++) done(ud, next, NULL, 0, -1, "cannot start a worker process");
         rc = -1;
         break;
@@ -123,6 +143,10 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, a
       if (pid == 0) {
         close(p[0]);
         signal(SIGPIPE, SIG_DFL);
+        /* a worker ends with its parent (killed or interrupted alone): SIGTERM lets it remove
+         * its own temporary files first */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent) _exit(1);
         int code = work(ud, next, out);
         fflush(NULL);
         /* the result is complete: the parent may use it while this process is torn down */
@@ -147,7 +171,15 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, a
       k += ws[j].fd >= 0;
     }
     if (!k) continue;
-    if (poll(pf, (nfds_t)jobs, -1) < 0) continue; /* EINTR: poll again */
+    if (poll(pf, (nfds_t)jobs, -1) < 0) {
+      if (errno == EINTR) continue;
+      /* poll itself failed (no memory): wait on the first running worker instead, never spin */
+      int first = 1;
+      for (int j = 0; j < jobs; j++) {
+        pf[j].revents = first && ws[j].fd >= 0 ? POLLIN : 0;
+        if (pf[j].revents) first = 0;
+      }
+    }
     for (int j = 0; j < jobs; j++) {
       if (ws[j].fd < 0 || !(pf[j].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       unsigned char c;

@@ -1,6 +1,7 @@
 /* Open-addressing hash of strings stored in an append-only arena. Ids are dense, starting at 1,
  * so columns can hold 4-byte ids instead of pointers. */
 #include "ascope/strtab.h"
+#include "ascope/checked.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@ static uint32_t hash_bytes(const char *s, size_t n) {
     h ^= h >> 32;
   }
   uint64_t w = 0;
-  memcpy(&w, s + i, n - i);
+  if (n > i) memcpy(&w, s + i, n - i);
   h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
   h ^= h >> 29;
   uint32_t r = (uint32_t)(h ^ (h >> 32));
@@ -44,7 +45,7 @@ asc_strtab *asc_strtab_new(void) {
   t->nslots = 1024;
   t->slots = calloc(t->nslots, sizeof *t->slots);
   t->ents_cap = 512;
-  t->ents = malloc(t->ents_cap * sizeof *t->ents);
+  t->ents = asc_alloc_array(t->ents_cap, sizeof *t->ents);
   t->arena_cap = 1 << 16;
   t->arena = malloc(t->arena_cap);
   if (!t->slots || !t->ents || !t->arena) {
@@ -100,12 +101,12 @@ int asc_strtab_intern(asc_strtab *t, const char *s, size_t n, uint32_t *id) {
   }
   if (t->nents == t->ents_cap) {
     uint32_t nc = t->ents_cap * 2;
-    entry *ne = realloc(t->ents, (size_t)nc * sizeof *ne);
+    entry *ne = asc_realloc_array(t->ents, (size_t)nc, sizeof *ne);
     if (!ne) return -1;
     t->ents = ne;
     t->ents_cap = nc;
   }
-  memcpy(t->arena + t->arena_n, s, n);
+  if (n) memcpy(t->arena + t->arena_n, s, n);
   t->arena[t->arena_n + n] = '\0';
   uint32_t nid = t->nents++;
   t->ents[nid] = (entry){t->arena_n, (uint32_t)n, h};

@@ -50,6 +50,10 @@ typedef struct asc_csv_result {
   size_t nrows;
   long long bad_cells;
   char first_bad[512]; /* where the first bad cell was, when bad_as_null */
+  /* The last line had no line end (a file cut while written?): its line number, and how many
+   * fields it had (fewer than the header's: the row was dropped, its values may be cut). */
+  long cut_line;
+  size_t cut_fields, header_fields;
 } asc_csv_result;
 
 int asc_csv_read(const char *path, const asc_csv_spec *spec, asc_csv_result *res, asc_error *err);

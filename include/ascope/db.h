@@ -25,6 +25,10 @@ int asc_db_query(asc_db *db, const char *sql, const char *const *params, size_t 
                  asc_db_result *res, asc_error *err);
 void asc_db_result_free(asc_db_result *res);
 /* Does a table exist? */
+/* 1 when name is a real table (a view does not count: its query could be anything). */
 int asc_db_has_table(asc_db *db, const char *name);
+/* Each query stops after about steps virtual-machine steps (the default grows with the file:
+ * 10^8 plus 1000 per byte). */
+void asc_db_set_budget(asc_db *db, long long steps);
 
 #endif

@@ -22,4 +22,10 @@ typedef void (*asc_par_self)(void *ud, size_t i);
  * running, rather than wait idle beside them; its result then needs no sending. */
 int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, asc_par_self self, void *ud);
 
+/* jobs is clamped to the items, to ASC_PAR_MAX_JOBS and to what the open-file limit allows
+ * (asc_par_max_jobs); when the system refuses a new process, the next item waits for a worker
+ * to finish instead of failing. */
+#define ASC_PAR_MAX_JOBS 4096
+int asc_par_max_jobs(void);
+
 #endif

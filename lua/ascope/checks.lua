@@ -14,6 +14,7 @@ function M.kinds.file_present(rule, subject)
   local path = subject.dir .. "/" .. rule.file
   local st = fs.stat(path)
   if st and st.type == "file" then return nil end
+  if st then return require("ascope.i18n").t("input.not_regular", path) end
   return path
 end
 
@@ -23,8 +24,9 @@ function M.kinds.columns_present(rule, subject)
   if not st then return nil end -- file_present reports that
   local r, err = csv.open(path)
   if not r then return err end
-  local header = r:next()
+  local header, _, rerr = r:next()
   r:close()
+  if rerr then return rerr end -- a stray quote is not an empty file
   if not header then return path .. ": empty file" end
   local have = {}
   for _, h in ipairs(header) do have[(h:gsub("^\239\187\191", ""))] = true end

@@ -26,6 +26,8 @@ M.globals = {
   { "lang", arg = "zh|en", choices = { "zh", "en" },
     help = { en = "language of messages and reports (default from LANG)", zh = "消息与报告的语言（默认取自 LANG）" } },
   { "rules-dir", arg = "DIR", help = { en = "use an edited copy of the rules/ folder", zh = "使用修改过的 rules/ 目录副本" } },
+  { "json", help = { en = "the run's summary and findings as one JSON document on stdout instead of the text summary",
+                     zh = "以一个 JSON 文档在标准输出给出本次运行的摘要与发现（代替文字摘要）" } },
   { "fail-on", arg = "error|warning", choices = { "error", "warning" },
     help = { en = "exit 3 when a finding at or above this severity exists (for CI health checks)",
              zh = "存在该级别及以上的发现时退出码为 3（用于 CI 健康检查）" } },
@@ -91,6 +93,7 @@ local function convert(o, value, shown)
     local n = math.tointeger(tonumber(value))
     if not n then errors.usage("%s takes a whole number, not %q", shown, value) end
     if o.min and n < o.min then errors.usage("%s must be at least %d", shown, o.min) end
+    if o.max and n > o.max then errors.usage("%s must be at most %d", shown, o.max) end
     return n
   elseif o.choices then
     for _, c in ipairs(o.choices) do
@@ -273,23 +276,43 @@ function M.help(spec)
   return table.concat(lines, "\n") .. "\n"
 end
 
---- "all" or "0,2,4-7" -> nil (all) or a set {[0]=true, [2]=true, ...}
+local function rank_number(digits, text)
+  local n = math.tointeger(tonumber(digits))
+  if not n then errors.usage("--rank-list: %s is not a rank number (in %q)", digits, text) end
+  return n
+end
+
+--- "all" or "0,2,4-7" -> nil (all) or a set: ranks[r] is true for the ranks listed. The ranges
+-- are kept as ranges (a set of 0-99999999999 costs two numbers, not a table of every rank).
 function M.rank_list(text)
   if text == nil or text == "all" then return nil end
-  local ranks = {}
-  for part in tostring(text):gmatch("[^,]+") do
+  local ranges = {}
+  text = tostring(text)
+  for part in text:gmatch("[^,]+") do
     local a, b = part:match("^%s*(%d+)%s*%-%s*(%d+)%s*$")
     if a then
-      a, b = tonumber(a), tonumber(b)
+      a, b = rank_number(a, text), rank_number(b, text)
       if b < a then errors.usage("--rank-list: range %s runs backwards", part) end
-      for r = a, b do ranks[r] = true end
+      ranges[#ranges + 1] = { a, b }
     else
       local n = part:match("^%s*(%d+)%s*$")
       if not n then errors.usage("--rank-list takes 'all' or numbers and ranges like 0,2,4-7, not %q", text) end
-      ranks[tonumber(n)] = true
+      n = rank_number(n, text)
+      ranges[#ranges + 1] = { n, n }
     end
   end
-  return ranks
+  if #ranges == 0 then errors.usage("--rank-list takes 'all' or numbers and ranges like 0,2,4-7, not %q", text) end
+  return setmetatable({}, { __index = function(_, r)
+    if math.type(r) ~= "integer" then return nil end
+    for _, ab in ipairs(ranges) do
+      if r >= ab[1] and r <= ab[2] then return true end
+    end
+    return nil
+  end })
 end
+
+--- The most worker processes a command may ask for; the runtime also clamps to what the
+-- system allows (open files, processes).
+M.MAX_JOBS = 1024
 
 return M

@@ -80,7 +80,7 @@ end
 --- Compare the graph files of every card under path with the lowest card's.
 -- @tparam string path the folder of the graph files
 -- @tparam[opt] table opts `rules` (a user rule file), `filter` (node name patterns, `|` between
--- alternatives)
+-- alternatives), `output` (the run's output folder: files inside it are not read)
 -- @treturn table `{input, cards, graphs, pairs, failed}`; each pair has `a`, `b`, `verdict` and,
 -- when they differ, `first_divergence` or `counts`
 -- @treturn[2] nil when the input cannot be used at all
@@ -92,9 +92,16 @@ function M.run(path, opts)
   local st = fs.stat(path)
   if not st then return nil, path .. ": no such file or folder" end
   local files = st.type == "file" and { path } or fs.walk(path)
-  local by_card, failed, seen = {}, {}, {}
+  -- an earlier run's output folder inside the input (its graph_summary.json is no card's graph),
+  -- found by real path whatever way either is spelled
+  local skip = opts.output and fs.realpath(opts.output)
+  local by_card, failed, seen, skipped = {}, {}, {}, 0
   for _, p in ipairs(files) do
     local kind = kind_of(discover.basename(p), rules)
+    local real = kind and skip and fs.realpath(p)
+    if real and real:sub(1, #skip + 1) == skip .. "/" then
+      kind, skipped = nil, skipped + 1
+    end
     if kind then
       local card = card_of(p, rules)
       if not card then
@@ -116,7 +123,8 @@ function M.run(path, opts)
   local cards = {}
   for c in pairs(seen) do cards[#cards + 1] = c end
   table.sort(cards)
-  local res = { cards = cards, graphs = by_card, failed = failed, pairs = {}, input = path, rules = rules }
+  local res = { cards = cards, graphs = by_card, failed = failed, pairs = {}, input = path, rules = rules,
+                skipped_output = skipped }
   local ref = cards[1]
   for k = 2, #cards do
     local c = cards[k]

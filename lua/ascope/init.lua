@@ -7,7 +7,7 @@
 --     }))
 --     print(r.n, r.columns.name[1], r.columns.ts[1])   -- ts in exact int64 nanoseconds
 --
--- Primitives (C, see README "Lua API"): json, csv, interval, match, bin, db, fs, par, column.
+-- Primitives (C, see README "Lua API"): json, csv, interval, match, bin, db, fs, par, regex, iconv, logclass, column.
 -- Analyses are loaded on first use: ascope.memory, ...
 -- @module ascope
 local core = require "ascope_core"
@@ -43,6 +43,9 @@ local M = {
   db = core.db,
   fs = core.fs,
   par = core.par,
+  regex = core.regex,
+  iconv = core.iconv,
+  logclass = core.logclass,
   column = core.column,
   versions = core.versions,
   VERSION = require "ascope.version",

@@ -1,10 +1,12 @@
 --- Progress and messages. The library prints nothing by itself: stage lines ("reading ..."),
 -- warnings, errors and progress go to a sink, and there is none until the caller installs one.
--- The ascope command line installs M.stderr (stage lines "[ascope] ...", a progress bar on a
--- terminal; --quiet silences stages and progress, never warnings or errors). An embedding
--- program may install its own:
+-- The ascope command line installs M.stderr: everything on stderr (stage lines "[ascope] ...",
+-- a progress bar on a terminal, the step-by-step lines of an analysis, warnings and errors);
+-- --quiet silences stages, progress and the step-by-step lines, never warnings or errors.
+-- Findings and summaries are the commands' business and go to stdout (see the README, "Output
+-- streams"). An embedding program may install its own sink:
 --   require("ascope").log.set_sink({
---     on_log = function(level, text) mylog(level, text) end,          -- "stage", "warning", "error"
+--     on_log = function(level, text) mylog(level, text) end,   -- "stage", "info", "warning", "error"
 --     on_progress = function(label, done, total, seconds) end,       -- bytes read of a file
 --   })
 -- @module ascope.log
@@ -71,6 +73,10 @@ function M.print(...)
   io.stdout:write(M.paint(table.concat(parts, "\t", 1, parts.n), 1), "\n")
 end
 
+--- A line of an analysis' running account (moe's per-card steps), for the sink with its level
+-- in lower case ("INFO" -> "info"); the command line's sink prints it as "[INFO] text" and
+-- --quiet silences it: the findings among them are in the summary on stdout too.
+function M.line(level, text) emit(level:lower(), "%s", text) end
 
 local function human(bytes)
   local units = { "B", "KiB", "MiB", "GiB", "TiB" }
@@ -96,9 +102,10 @@ end
 -- M.quiet; warnings and errors always.
 M.stderr = {
   on_log = function(level, text)
-    if level == "stage" and M.quiet then return end
+    local always = level == "warning" or level == "error"
+    if M.quiet and not always then return end
     clear_bar()
-    local tag = level == "stage" and "[ascope] " or M.paint(level == "warning" and "[WARNING] " or "[ERROR] ", 2)
+    local tag = level == "stage" and "[ascope] " or M.paint("[" .. level:upper() .. "] ", 2)
     -- one write per line: parallel workers share stderr
     io.stderr:write(tag .. text .. "\n")
   end,

@@ -17,13 +17,14 @@ M.commands = {
   plog = "ascope.commands.plog",
   moe = "ascope.commands.moe",
   diagnose = "ascope.commands.diagnose",
+  merge = "ascope.commands.merge",
   run = "ascope.commands.run",
   help = "ascope.commands.help",
   version = "ascope.commands.version",
 }
 
 -- the analyses in alphabetical order, then these
-local TOOLS = { "run", "help", "version" }
+local TOOLS = { "merge", "run", "help", "version" }
 
 --- The environment variables ascope reads, for help texts and the man page.
 M.environment = {
@@ -82,12 +83,25 @@ local function apply(ctx)
   if ctx.rules_dir then require("ascope.rules").set_dir(ctx.rules_dir) end
 end
 
--- The commands print their findings with print(); on a terminal, print paints the severity
--- tags while a command runs (M.main puts the plain one back). Scripts keep the plain print.
+-- The commands print their summary and findings with print(); on a terminal, print paints the
+-- severity tags while a command runs (M.main puts the plain one back). With --json the text is
+-- left out and the command's summary data and findings are printed as one JSON document.
+-- Scripts keep the plain print, and help stays text. A command returns code, findings, result,
+-- summary data.
 local plain_print = print
 local function call(command, opts, words, ctx)
-  if not command.spec.script and log.colour(1) then rawset(_G, "print", log.print) end
-  return command.main(opts, words, ctx)
+  local script = command.spec.script or command.spec.text
+  if ctx.json and not script then
+    rawset(_G, "print", function() end)
+  elseif not script and log.colour(1) then
+    rawset(_G, "print", log.print)
+  end
+  local code, found, _, summary = command.main(opts, words, ctx)
+  if ctx.json and not script then
+    rawset(_G, "print", plain_print)
+    io.write(require("ascope.report.stdout_json").encode(command.spec.name, code or 0, summary, found, opts.output), "\n")
+  end
+  return code, found
 end
 
 -- global options, the command, its options and words
@@ -102,6 +116,7 @@ local function dispatch(argv, ctx)
     return 0
   end
   if not M.commands[name] then M.unknown_command(name) end
+  ctx.command = name
   local command = require(M.commands[name])
   local opts, words
   if command.spec.script then
@@ -138,15 +153,18 @@ function M.main(argv)
     return e
   end, words, ctx)
   rawset(_G, "print", plain_print)
-  io.stdout:flush()
-  if ok then return result end
-  if errors.is_usage(result) then
-    io.stderr:write("ascope: ", result.msg, "\n")
-    return 2
+  if ok then
+    io.stdout:flush()
+    return result
   end
-  io.stderr:write("ascope: ", tostring(result), "\n")
-  if not ctx.debug then io.stderr:write("(run with --debug for a traceback)\n") end
-  return 1
+  local code = errors.is_usage(result) and 2 or 1
+  local msg = errors.is_usage(result) and result.msg or tostring(result)
+  -- --json: a script reading stdout gets a document whatever happened
+  if ctx.json then io.write(require("ascope.report.stdout_json").encode_error(ctx.command, code, msg), "\n") end
+  io.stdout:flush()
+  io.stderr:write("ascope: ", msg, "\n")
+  if code == 1 and not ctx.debug then io.stderr:write("(run with --debug for a traceback)\n") end
+  return code
 end
 
 return M

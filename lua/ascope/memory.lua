@@ -18,6 +18,7 @@ local analysis = require "ascope.analysis.memory"
 local checks = require "ascope.checks"
 local rules_mod = require "ascope.rules"
 local cli = require "ascope.cli"
+local shard = require "ascope.shard"
 local log = require "ascope.log"
 local workers = require "ascope.workers"
 local t = require("ascope.i18n").t
@@ -98,6 +99,7 @@ local function read_folder(d, opts, rules, warnings, problems, split)
   if rec and rec.bad_cells > 0 then
     warnings[#warnings + 1] = t("memory.bad_cells", inputs.record_path, rec.bad_cells, rec.first_bad)
   end
+  if mem.cut then warnings[#warnings + 1] = mem.cut end
   local att = analysis.attribute(mem, tr, opts.match)
   return {
     name = mem.name, size_kb = mem.size_kb, start_ns = mem.alloc_ns, dur_ns = mem.dur_ns,
@@ -190,7 +192,7 @@ function M.groups(input, opts)
       g.dirs[#g.dirs + 1] = d
     end
   end
-  return groups, unknown, duplicates
+  return groups, unknown, duplicates, dirs.unreadable
 end
 
 local Result = {}
@@ -251,6 +253,74 @@ function Result:order()
   return order, where
 end
 
+--- The work of a run as a plan (see ascope.shard): one unit per (role, rank) with its input
+-- files, and the context the cross-rank step needs (plain data: the groups, the folders whose
+-- rank is unknown, the duplicates). opts as for parse. Returns the plan or nil, message.
+function M.plan(input, opts)
+  opts = opts or {}
+  local rules, rerr = M.rules(opts.rules)
+  if not rules then return nil, rerr end
+  opts.match = opts.match or (rules.match and rules.match.default_mode) or "latest"
+  local groups, unknown, duplicates, unreadable = M.groups(input, opts)
+  if not groups then return nil, unknown end
+  local units, unknown_dirs = {}, {}
+  for i, g in ipairs(groups) do
+    local files = {}
+    for _, d in ipairs(g.dirs) do
+      for _, name in ipairs({ "operator_memory.csv", "trace_view.json", memory_record.FILE }) do
+        files[#files + 1] = d.dir .. OUT .. name
+      end
+    end
+    units[i] = { key = g.role .. "/" .. tostring(g.rank), files = files }
+  end
+  for i, d in ipairs(unknown) do unknown_dirs[i] = { role = d.role, dir = d.dir } end
+  return {
+    units = units, rules = rules, opts = opts,
+    context = { input = input, match = opts.match, groups = groups, unknown = unknown_dirs, duplicates = duplicates,
+                unreadable = unreadable or {} },
+  }
+end
+
+--- One unit of a plan: the rank's result, or nil and the reason.
+function M.work(plan, i)
+  return M.read_rank(plan.context.groups[i], plan.opts, plan.rules)
+end
+
+--- The cross-rank step: a plan's context and its units' outcomes ({ok = rank} or {error =
+-- message}, by unit) -> the result parse returns.
+function M.assemble(context, outcomes, rules)
+  local result = setmetatable({ ranks = {}, failed = {}, input = context.input, match = context.match,
+                                duplicates = context.duplicates, rules = rules }, Result)
+  for _, why in ipairs(context.unreadable) do -- ranks may hide there: the run fails, the others are kept
+    result.failed[#result.failed + 1] = { role = "?", rank = nil, dirs = {}, reason = why }
+  end
+  for _, d in ipairs(context.unknown) do
+    result.failed[#result.failed + 1] = {
+      role = d.role, rank = nil, dirs = { d.dir },
+      reason = d.dir .. ": cannot tell the rank (no profiler_info_<N>.json, no rank_id, no rank number in the folder name)",
+    }
+  end
+  for i, g in ipairs(context.groups) do
+    local o = outcomes[i]
+    if o.ok then
+      result.ranks[#result.ranks + 1] = o.ok
+    else
+      local dirs = {}
+      for k, d in ipairs(g.dirs) do dirs[k] = d.dir end
+      result.failed[#result.failed + 1] = { role = g.role, rank = g.rank, dirs = dirs, reason = o.error }
+    end
+  end
+  return result
+end
+
+--- Compute the units picks of a plan (see ascope.shard.select): outcomes by unit.
+function M.compute(plan, picks)
+  -- spare CPUs read a rank's CSV and trace at the same time
+  plan.opts.split_reads = #picks * 2 <= workers.count(plan.opts.jobs)
+  -- this process reads one rank itself; bad input stays that rank's error
+  return shard.compute(M, plan, picks, plan.opts.jobs)
+end
+
 --- Parse a profiling tree: read every rank, attribute every allocation, summarise.
 -- @tparam string input a tree `<in>/<role>/<..>_ascend_pt/`, one `*_ascend_pt` folder or an
 -- `ASCEND_PROFILER_OUTPUT` folder
@@ -262,40 +332,11 @@ end
 -- @treturn[2] nil when the input cannot be used at all
 -- @treturn[2] string why
 function M.parse(input, opts)
-  opts = opts or {}
-  local rules, rerr = M.rules(opts.rules)
-  if not rules then return nil, rerr end
-  opts.match = opts.match or (rules.match and rules.match.default_mode) or "latest"
-  local groups, unknown, duplicates = M.groups(input, opts)
-  if not groups then return nil, unknown end
-  local result = setmetatable({ ranks = {}, failed = {}, input = input, match = opts.match,
-                                duplicates = duplicates }, Result)
-  for _, d in ipairs(unknown) do
-    result.failed[#result.failed + 1] = {
-      role = d.role, rank = nil, dirs = { d.dir },
-      reason = d.dir .. ": cannot tell the rank (no profiler_info_<N>.json, no rank_id, no rank number in the folder name)",
-    }
-  end
-  -- spare CPUs read a rank's CSV and trace at the same time
-  opts.split_reads = #groups * 2 <= workers.count(opts.jobs)
-  local results, errors = par.map(groups, function(g)
-    local r, err = M.read_rank(g, opts, rules)
-    if not r then error(err, 0) end
-    return r
-  end, { jobs = workers.count(opts.jobs), here = true }) -- this process reads one rank itself; bad input stays that rank's error
-  for i, g in ipairs(groups) do
-    local r = results[i]
-    if r then
-      result.ranks[#result.ranks + 1] = r
-    else
-      local dirs = {}
-      for k, d in ipairs(g.dirs) do dirs[k] = d.dir end
-      result.failed[#result.failed + 1] = { role = g.role, rank = g.rank, dirs = dirs,
-                                            reason = tostring(errors[i] or "unknown failure") }
-    end
-  end
-  result.rules = rules
-  return result
+  local plan, err = M.plan(input, opts)
+  if not plan then return nil, err end
+  local picks = {}
+  for i = 1, #plan.units do picks[i] = i end
+  return M.assemble(plan.context, M.compute(plan, picks), plan.rules)
 end
 
 --- Output checks (rules.output) over the merged rows; returns a list of problems.

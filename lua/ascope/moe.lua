@@ -34,6 +34,8 @@ function M.card_dirs(target)
   return out
 end
 
+local readable = dump.readable
+
 local function list_text(t, max)
   local parts = {}
   for i, v in ipairs(t) do
@@ -102,11 +104,18 @@ local function check_ids(c, ids_in, params, anomaly, log)
     return
   end
   local values, shape = ids_in[1], ids_in[2]
+  local n = #values
+  local rows, k = shape and shape[1], shape and shape[2]
+  if not k and c.bs and c.bs > 0 then rows, k = c.bs, n // c.bs end
+  -- a shape that does not match the values (a cut file, a damaged header) gives no k to trust
+  if not (math.type(k) == "integer" and k > 0 and math.type(rows) == "integer" and rows >= 0 and rows * k == n) then
+    anomaly("ERROR", "1", T("ids_shape", c.card, n, tostring(rows), tostring(k)))
+    c.k, c.damaged_input = params.k, true
+    return
+  end
   local ids = values:totable()
-  local k = shape and shape[2] or (c.bs and c.bs > 0 and #ids // c.bs) or nil
   c.k, c.expert_ids = k, ids
   local limit = (c.moe or 0) + (params.sp_moe_num or 0)
-  if not (k and k > 0) then return end
   local bad = 0
   for row = 0, #ids // k - 1 do
     local seen = {}
@@ -225,8 +234,12 @@ function M.card(entry, layout, win_rules, params, log)
   log("INFO", T("inputs"))
   for _, side in ipairs({ "dispatch", "combine" }) do
     c[side] = analysis.read_side(win, layout, side)
-    check_side(c, side, c[side], anomaly, log)
+    if c[side].ran then
+      local field, v, lo, hi = analysis.impossible(c[side], layout)
+      if field then return nil, T("impossible", entry.data.window_source or entry.dir, entry.card, side, field, tostring(v), lo, hi) end
+    end
   end
+  for _, side in ipairs({ "dispatch", "combine" }) do check_side(c, side, c[side], anomaly, log) end
   local d, cs = c.dispatch, c.combine
   if d.ran and cs.ran and d.cores ~= cs.cores then anomaly("WARNING", "1", T("core_mismatch", c.card, d.cores, cs.cores)) end
   local ran = d.ran and d or cs
@@ -359,7 +372,17 @@ function M.cross(cards, params, log)
   out.checked = {}
   local without = {}
   for _, c in ipairs(cards) do if not c.expert_ids then without[#without + 1] = c.card end end
-  if #without > 0 then
+  -- a rank of the cluster with no analysed card (a dump that could not be read, a missing folder)
+  -- has no expertIds either
+  local absent, eps = {}, {}
+  for r = 0, (ctx.ep or 0) - 1 do if not ctx.by_rank[r] and #without == 0 then absent[#absent + 1] = r end end
+  -- cards that disagree on epWorldSize give no one expected layout (and no bound on its size)
+  for _, c in ipairs(cards) do if c.ep ~= ctx.ep then eps[#eps + 1] = ("%d=%s"):format(c.card, tostring(c.ep)) end end
+  if #eps > 0 then
+    log("INFO", T("seven_ep", tostring(ctx.ep), table.concat(eps, ", ")))
+  elseif #absent > 0 then
+    log("INFO", T("seven_absent", list_text(absent, 32)))
+  elseif #without > 0 then
     -- the expected values need the expertIds of every card
     log("INFO", T("seven_skipped", list_text(without)))
   elseif ctx.ep and ctx.local_n then
@@ -434,6 +457,94 @@ function M.card_of_summary(c, rank, path)
   return card
 end
 
+-- What each field of a card in a moe_summary.json must be: "int" (an integer), "ints" (a list of
+-- integers), "by_core" (core -> list of integers), "table", "string" or "boolean"; absent or null
+-- is allowed for all of them. A field of another type would fail a check far from the file.
+local SUMMARY_SIDE = { cores = "int", flag = "int", run_count = "int", rank_id = "int", hccl_rank_id = "int",
+                       ep_world_size = "int", hccl_ep_world_size = "int", moe_expert_num = "int", global_bs = "int",
+                       total_status_slots = "int", live_status_buffer = "int", idle_unarrived = "int",
+                       slots_per_core = "ints", waiting_cores = "ints", positions = "ints", missing_slots = "by_core",
+                       deviations = "table", status_error = "string", ran = "boolean" }
+local SUMMARY_CARD = { k = "int", local_experts = "int", time = "int", expert_ids = "ints", ep_send_counts = "ints",
+                       expand_idx = "ints", assist_info = "ints", op = "string", stuck_in = "string", stuck_by = "string",
+                       op_from = "string", shared_expert_card = "boolean", machine = "string" }
+
+local function ints(v)
+  if type(v) ~= "table" then return false end
+  for _, x in pairs(v) do if math.type(x) ~= "integer" then return false end end
+  return true
+end
+
+local function has_type(v, want)
+  if v == nil or v == core.json.null then return true end
+  if want == "int" then return math.type(v) == "integer" end
+  if want == "ints" then return ints(v) end
+  if want == "by_core" then
+    if type(v) ~= "table" then return false end
+    for core_i, list in pairs(v) do if not (math.tointeger(tonumber(core_i)) and ints(list)) then return false end end
+    return true
+  end
+  return type(v) == want
+end
+
+local function sorted_keys(t)
+  local list = {}
+  for k in pairs(t) do list[#list + 1] = k end
+  table.sort(list)
+  return list
+end
+local SIDE_FIELDS, CARD_FIELDS = sorted_keys(SUMMARY_SIDE), sorted_keys(SUMMARY_CARD)
+
+-- The first field of a summary card (in name order) that is not of its type: "side.field" or
+-- "field"; nil when all are.
+local function summary_field_error(c)
+  for _, side in ipairs({ "dispatch", "combine" }) do
+    for _, f in ipairs(SIDE_FIELDS) do if not has_type(c[side][f], SUMMARY_SIDE[f]) then return side .. "." .. f end end
+  end
+  for _, f in ipairs(CARD_FIELDS) do if not has_type(c[f], SUMMARY_CARD[f]) then return f end end
+end
+
+--- The cards of one machine's moe_summary.json: {list = cards, anomalies = its per-card findings}
+-- or nil, message naming the file, the card and the field that is not what a summary holds.
+function M.summary_cards(path, layout)
+  local doc, err = core.json.load(path)
+  if not doc then return nil, err end
+  if type(doc) ~= "table" or type(doc.cards) ~= "table" then return nil, T("summary_bad", path, "cards", "?") end
+  local out = { list = {}, anomalies = {} }
+  local keys = {}
+  for key in pairs(doc.cards) do keys[#keys + 1] = tostring(key) end
+  table.sort(keys)
+  for _, key in ipairs(keys) do
+    local c = doc.cards[key] or doc.cards[math.tointeger(tonumber(key))]
+    if type(c) ~= "table" or type(c.dispatch) ~= "table" or type(c.combine) ~= "table" then
+      return nil, T("summary_bad", path, key, "dispatch/combine")
+    end
+    local bad_field = summary_field_error(c)
+    if bad_field then return nil, T("summary_bad", path, key, bad_field) end
+    for _, side in ipairs({ "dispatch", "combine" }) do
+      local s = c[side]
+      if math.type(s.cores) ~= "integer" or s.cores < 0 then return nil, T("summary_bad", path, key, side .. ".cores") end
+      if s.cores > 0 and layout then
+        local field, v, lo, hi = analysis.impossible(s, layout)
+        if field then
+          return nil, T("impossible", path, math.tointeger(tonumber(key)) or -1, side, field, tostring(v), lo, hi)
+        end
+      end
+    end
+    local rank = c.dispatch.rank_id
+    if math.type(rank) ~= "integer" then return nil, T("summary_bad", path, key, "dispatch.rank_id") end
+    if math.type(c.k) == "integer" and c.k <= 0 then return nil, T("summary_bad", path, key, "k") end
+    out.list[#out.list + 1] = M.card_of_summary(c, rank, path)
+  end
+  -- the cross-card findings of one machine are redone over all machines' cards
+  for _, a in ipairs(type(doc.anomalies) == "table" and doc.anomalies or {}) do
+    if type(a) == "table" and type(a.message) == "string" and type(a.severity) == "string" and not CROSS[a.analysis] then
+      out.anomalies[#out.anomalies + 1] = a
+    end
+  end
+  return out
+end
+
 --- The parameters of the cross checks: the options and the SOC's entry of rules/win_layout.lua.
 function M.params(opts, rules)
   local p = {}
@@ -454,31 +565,40 @@ function M.merge(opts)
     if p:match("/moe_summary%.json$") then found[#found + 1] = p end
   end
   if #found == 0 then return nil, opts.target_dir .. ": no moe_summary.json of the machines to merge" end
-  local res = { cards = {}, failed = {}, anomalies = {}, soc = opts.soc_version, target_dir = opts.target_dir, merged = found }
+  local res = { cards = {}, failed = {}, damaged = {}, anomalies = {}, soc = opts.soc_version, target_dir = opts.target_dir,
+                merged = found }
+  local soc = rules.socs[opts.soc_version]
+  local layout = soc and rules.layouts[soc.layout]
   local seen = {}
   for _, p in ipairs(found) do
-    local doc, err = core.json.load(p)
-    if not doc then return nil, err end
     log("INFO", T("merging", p))
-    for _, c in pairs(doc.cards or {}) do
-      local rank = c.dispatch and c.dispatch.rank_id
-      if rank == nil or seen[rank] then
-        local msg = ("%s: a card with %s rank id"):format(p, rank == nil and "no" or ("a duplicate (" .. rank .. ")"))
-        res.anomalies[#res.anomalies + 1] = { severity = "ERROR", analysis = "merge", message = msg }
-        log("ERROR", msg)
-      else
-        seen[rank] = true
-        res.cards[#res.cards + 1] = M.card_of_summary(c, rank, p)
+    -- a machine whose summary cannot be read or holds impossible cards is reported; the others merge
+    local ok, cards, err = pcall(M.summary_cards, p, layout)
+    if not ok then cards, err = nil, ("%s: %s"):format(p, tostring(cards)) end
+    if not cards then
+      err = readable(tostring(err))
+      res.failed[#res.failed + 1] = { dir = p, reason = err }
+      res.anomalies[#res.anomalies + 1] = { severity = "ERROR", analysis = "merge", message = err }
+      log("ERROR", err)
+    else
+      for _, c in ipairs(cards.list) do
+        if seen[c.rank] then
+          local msg = ("%s: a card with a duplicate rank id (%d)"):format(p, c.rank)
+          res.anomalies[#res.anomalies + 1] = { severity = "ERROR", analysis = "merge", message = msg }
+          log("ERROR", msg)
+        else
+          seen[c.rank] = true
+          res.cards[#res.cards + 1] = c
+        end
       end
-    end
-    -- the cross-card findings of one machine are redone over all machines' cards
-    for _, a in ipairs(doc.anomalies or {}) do
-      if not CROSS[a.analysis] then res.anomalies[#res.anomalies + 1] = a end
+      for _, a in ipairs(cards.anomalies) do res.anomalies[#res.anomalies + 1] = a end
     end
   end
   table.sort(res.cards, function(a, b) return a.card < b.card end)
-  res.cross = M.cross(res.cards, M.params(opts, rules), log)
-  for _, a in ipairs(res.cross.anomalies) do res.anomalies[#res.anomalies + 1] = a end
+  if #res.cards > 0 then
+    res.cross = M.cross(res.cards, M.params(opts, rules), log)
+    for _, a in ipairs(res.cross.anomalies) do res.anomalies[#res.anomalies + 1] = a end
+  end
   return res
 end
 
@@ -509,26 +629,28 @@ function M.run(opts)
   local entries, err = M.card_dirs(opts.target_dir)
   if not entries then return nil, err end
   local log = opts.log or function() end
-  local res = { cards = {}, failed = {}, anomalies = {}, soc = opts.soc_version, target_dir = opts.target_dir }
+  -- failed: cards not analysed; damaged: cards analysed without an input that did not hold
+  local res = { cards = {}, failed = {}, damaged = {}, anomalies = {}, soc = opts.soc_version, target_dir = opts.target_dir }
   for _, e in ipairs(entries) do
     log("INFO", T("analysing", e.card))
-    local data, derr = dump.read_card(e.dir, soc, layout.window_bytes)
-    if not data then
-      res.failed[#res.failed + 1] = { card = e.card, dir = e.dir, reason = derr }
-      res.anomalies[#res.anomalies + 1] = { severity = "ERROR", card = e.card, analysis = "input", message = derr }
-      log("ERROR", derr)
-    else
+    -- a reader or check that raises on one card's bytes fails that card, not the run
+    local ok, data, why = pcall(dump.read_card, e.dir, soc, layout.window_bytes)
+    if not ok then data, why = nil, ("%s: %s"):format(e.dir, tostring(data)) end
+    local c
+    if data then
       e.data = data
-      local ok, c = pcall(M.card, e, layout, rules, opts, log)
-      if ok then
-        res.cards[#res.cards + 1] = c
-        for _, a in ipairs(c.anomalies) do res.anomalies[#res.anomalies + 1] = a end
-      else
-        local msg = ("%s: %s"):format(e.dir, tostring(c))
-        res.failed[#res.failed + 1] = { card = e.card, dir = e.dir, reason = msg }
-        res.anomalies[#res.anomalies + 1] = { severity = "ERROR", card = e.card, analysis = "input", message = msg }
-        log("ERROR", msg)
-      end
+      local cok, card, cerr = pcall(M.card, e, layout, rules, opts, log)
+      if cok then c, why = card, cerr else why = ("%s: %s"):format(e.dir, tostring(card)) end
+    end
+    why = why and readable(tostring(why))
+    if c then
+      res.cards[#res.cards + 1] = c
+      if c.damaged_input then res.damaged[#res.damaged + 1] = c.card end
+      for _, a in ipairs(c.anomalies) do res.anomalies[#res.anomalies + 1] = a end
+    else
+      res.failed[#res.failed + 1] = { card = e.card, dir = e.dir, reason = why }
+      res.anomalies[#res.anomalies + 1] = { severity = "ERROR", card = e.card, analysis = "input", message = why }
+      log("ERROR", why)
     end
   end
   if #res.cards > 0 then

@@ -9,7 +9,9 @@ local discover = require "ascope.ascend.discover"
 local kernel_csv = require "ascope.ascend.kernel_csv"
 local analysis = require "ascope.analysis.opjitter"
 local rules_mod = require "ascope.rules"
+local shard = require "ascope.shard"
 local fs = core.fs
+local t = require("ascope.i18n").t
 
 local i18n = require "ascope.i18n"
 
@@ -45,8 +47,9 @@ end
 function M.find(path)
   local st = fs.stat(path)
   if not st then return nil, path .. ": no such file or folder" end
-  local files = st.type == "file" and { path } or fs.walk(path)
-  local found, problems = {}, {}
+  local files, unreadable = { path }, nil
+  if st.type ~= "file" then files, unreadable = fs.walk(path) end
+  local found, problems = {}, unreadable or {}
   for _, p in ipairs(files) do
     local base = discover.basename(p)
     if base == "kernel_details.csv" or base:match("^op_summary.*%.csv$") then found[#found + 1] = p end
@@ -54,32 +57,47 @@ function M.find(path)
   return found, problems
 end
 
---- Jitter of every operator type across the cards under path.
--- @tparam string path the profiling folder
--- @tparam[opt] table opts `rules` (a user rule file), `cards` (expected count), `jobs` (files read
--- at once in forked worker processes; default 1: see ascope.workers)
--- @treturn table `{cards, found, missing, rows, avg, aiv, failed}`
--- @treturn[2] nil when the input cannot be used at all
--- @treturn[2] string why
-function M.run(path, opts)
+-- Gaps in the card numbers filled in as missing cards at most: beyond, the numbering is sparse.
+local MAX_CARD_GAPS = 4096
+
+--- The work of a run as a plan (see ascope.shard): one unit per kernel file. Returns the plan
+-- or nil, message.
+function M.plan(path, opts)
   opts = opts or {}
   local rules, rerr = M.rules(opts.rules)
   if not rules then return nil, rerr end
   local files, ferr = M.find(path)
   if not files then return nil, ferr end
-  -- one file per card, read in parallel worker processes
-  local datas, errs = core.par.map(files, function(p)
-    local data, err = kernel_csv.read(p, rules.aiv_columns)
-    if not data then error(err, 0) end
-    return data
-  end, { jobs = require("ascope.workers").count(opts.jobs) })
-  local by_card, failed = {}, {}
+  local units = {}
+  for i, p in ipairs(files) do units[i] = { key = p, files = { p } } end
+  return { units = units, rules = rules, opts = opts, unit_name = "shard.units.file",
+           context = { input = path, files = files, cards = opts.cards } }
+end
+
+--- One kernel file: {card, data} or {card, error} (the card read from the folders when the
+-- file cannot be read).
+function M.work(plan, i)
+  local p = plan.context.files[i]
+  local data, err = kernel_csv.read(p, plan.rules.aiv_columns)
+  if not data then return { card = card_of(p), error = err } end
+  return { card = card_of(p, data), data = data }
+end
+
+--- The cross-card step: the context and the files' outcomes -> the result run returns.
+function M.assemble(context, outcomes, rules)
+  local files = context.files
+  local by_card, failed, warnings = {}, {}, {}
   for i, p in ipairs(files) do
-    local data, err = datas[i], errs[i] and tostring(errs[i])
+    local o = outcomes[i]
+    local got = o.ok or {}
+    local data, card = got.data, got.card
+    if data and data.bad_cells > 0 then
+      warnings[#warnings + 1] = t("input.bad_cells", p, data.bad_cells, data.first_bad)
+    end
+    if data and data.cut then warnings[#warnings + 1] = data.cut end
     if not data then
-      failed[#failed + 1] = { path = p, reason = err, card = card_of(p) }
+      failed[#failed + 1] = { path = p, reason = tostring(got.error or o.error), card = card }
     else
-      local card = card_of(p, data)
       if card == nil and #files == 1 then card = 0 end -- a single file is card 0
       if card == nil then
         failed[#failed + 1] = { path = p, reason = p .. ": cannot tell the card (no Device_id, rank or card number)" }
@@ -91,21 +109,48 @@ function M.run(path, opts)
       end
     end
   end
-  local max_card = -1
-  for c in pairs(by_card) do if c > max_card then max_card = c end end
-  for _, f in ipairs(failed) do if f.card and f.card > max_card then max_card = f.card end end
-  if opts.cards and opts.cards - 1 > max_card then max_card = opts.cards - 1 end
+  -- the card numbers seen; the gaps below the highest are missing cards, unless the numbers
+  -- are too sparse to be a card range (a card numbered 99999999 is one card, not 10^8 columns)
+  local seen, numbers, max_card = {}, {}, -1
+  local function see(c)
+    if c and not seen[c] then
+      seen[c] = true
+      numbers[#numbers + 1] = c
+      if c > max_card then max_card = c end
+    end
+  end
+  for c in pairs(by_card) do see(c) end
+  for _, f in ipairs(failed) do see(f.card) end
+  for c = 0, (context.cards or 0) - 1 do see(c) end
+  if max_card < #numbers + MAX_CARD_GAPS then
+    for c = 0, max_card do see(c) end
+  end
+  table.sort(numbers)
   local cards, found, missing = {}, {}, {}
-  for c = 0, max_card do
+  for _, c in ipairs(numbers) do
     cards[#cards + 1] = { card = c, data = by_card[c] }
     if by_card[c] then found[#found + 1] = c else missing[#missing + 1] = c end
   end
   local res = analysis.jitter(cards, rules)
-  res.cards, res.found, res.missing, res.failed = cards, found, missing, failed
+  res.cards, res.found, res.missing, res.failed, res.warnings = cards, found, missing, failed, warnings
   res.aiv = analysis.aiv_checks(cards, rules)
   res.rules = rules
-  res.input = path
+  res.input = context.input
   return res
+end
+
+--- Jitter of every operator type across the cards under path.
+-- @tparam string path the profiling folder
+-- @tparam[opt] table opts `rules` (a user rule file), `cards` (expected count), `jobs` (files read
+-- at once; default: CPUs)
+-- @treturn table `{cards, found, missing, rows, avg, aiv, failed}`
+-- @treturn[2] nil when the input cannot be used at all
+-- @treturn[2] string why
+function M.run(path, opts)
+  local plan, err = M.plan(path, opts)
+  if not plan then return nil, err end
+  -- one file per card, read in parallel worker processes
+  return M.assemble(plan.context, shard.compute(M, plan, shard.select(plan), plan.opts.jobs), plan.rules)
 end
 
 --- Findings: {severity, card, analysis, message}: each card missing between 0 and the highest,

@@ -1,7 +1,9 @@
 --- Lua patterns given by users (rule files): well formed, and cheap enough to run on long lines.
 -- Each repetition (`*`, `+`, `-`) can make the matcher backtrack over the whole subject, so the
 -- worst case grows as the line length to the power of their number; a pattern with more than
--- MAX_REPEATS of them is refused instead of hanging on an unlucky line.
+-- MAX_REPEATS of them is refused instead of hanging on an unlucky line. Patterns of the linear
+-- subset (ascope_core.logclass: each quantified item followed by something it cannot take, so
+-- no match ever backtracks) have no such limit: plog's classifiers are written in it.
 --   local ok, why = pattern.check("kernel_name[=:]%s*([%w_]+)")
 -- @module ascope.pattern
 local M = {}
@@ -80,7 +82,7 @@ function M.check(p)
   if not n then return false, why end
   local ok, err = pcall(string.find, "", p)
   if not ok then return false, (tostring(err):gsub("^.-:%d+: ", "")) end
-  if n > M.MAX_REPEATS then
+  if n > M.MAX_REPEATS and require("ascope_core").logclass.find("", p) == false then
     return false, require("ascope.i18n").t("rules.too_many_repeats", n, M.MAX_REPEATS)
   end
   return true

@@ -20,108 +20,30 @@ function M.rules(user_file)
   return rules_mod.load("plog", user_file) -- checked against its schema (ascope.rule_schemas)
 end
 
+-- The line layout: [LEVEL] MODULE(PID,PNAME):TIME rest, where rest may begin with [file.cc:123]
+-- and a thread id. The classifier reads the same patterns in C; they are in the subset it
+-- matches in linear time.
+local HEADER = "^%[(%u+)%]%s+([%w_%-]+)%((%d+),([^)]*)%):(%d%d%d%d%-%d%d%-%d%d%-[%d:%.]+)%s*(.*)$"
+local SOURCE = "^%[([^%]]*)%]%s*(.*)$"
+local THREAD = "^%[?(%d+)%]?%s*(.*)$"
+
 --- Parse a log line: level, module, pid, time, source (file:line), tid, message; nil for a
 -- continuation line.
 function M.parse_line(text)
-  local level, module, pid, pname, time, rest = text:match("^%[(%u+)%]%s+([%w_%-]+)%((%d+),([^)]*)%):(%d%d%d%d%-%d%d%-%d%d%-[%d:%.]+)%s*(.*)$")
+  local level, module, pid, pname, time, rest = text:match(HEADER)
   if not level then return nil end
-  local src, after = rest:match("^%[([^%]]*)%]%s*(.*)$")
-  local tid, msg = (after or rest):match("^%[?(%d+)%]?%s*(.*)$")
+  local src, after = rest:match(SOURCE)
+  local tid, msg = (after or rest):match(THREAD)
   return { level = level, module = module, pid = pid, pname = pname, time = time, source = src,
            tid = tid, message = msg or after or rest }
 end
 
--- A pattern's leading literal text (up to the first magic character; a character a quantifier
--- may drop is left out): a plain search for it rules a line out at memory speed before Lua's
--- pattern matcher runs from every position.
-local function literal_prefix(p)
-  local open = p:match("^%(") and 1 or 0 -- a capture that opens the pattern starts where its text does
-  local lit = p:match("^[^%^%$%(%)%%%.%[%]%*%+%-%?]+", open + 1)
-  if not lit then return nil end
-  local next_char = p:sub(open + #lit + 1, open + #lit + 1)
-  if next_char == "*" or next_char == "-" or next_char == "?" then lit = lit:sub(1, -2) end
-  return #lit >= 3 and lit or nil
-end
-
-local function compile_patterns(p)
-  local out = {}
-  for i, alt in ipairs(model.alternatives(p)) do out[i] = { pattern = alt, literal = literal_prefix(alt) } end
-  return out
-end
-
--- string.find or string.match of a compiled pattern, from init.
-local function search(how, s, cp, init)
-  if cp.literal then
-    init = s:find(cp.literal, init or 1, true)
-    if not init then return nil end
-  end
-  return how(s, cp.pattern, init)
-end
-
--- The classifiers' and fields' patterns, compiled once per rules table.
-local compiled = setmetatable({}, { __mode = "k" })
-local function compile(rules)
-  local c = compiled[rules]
-  if c then return c end
-  c = { classifiers = {}, fields = {} }
-  for i, cl in ipairs(rules.classifiers) do c.classifiers[i] = { classifier = cl, patterns = compile_patterns(cl.pattern) } end
-  local names = {}
-  for name in pairs(rules.fields) do names[#names + 1] = name end
-  table.sort(names)
-  for i, name in ipairs(names) do c.fields[i] = { name = name, patterns = compile_patterns(rules.fields[name]) } end
-  compiled[rules] = c
-  return c
-end
-
-local function matches_code(msg, cp)
-  -- the code must stand alone: no letter or digit right before or after it
-  local s, e = search(string.find, msg, cp)
-  while s do
-    local before, after = msg:sub(s - 1, s - 1), msg:sub(e + 1, e + 1)
-    if not before:match("[%w]") and not after:match("[%w]") then return true end
-    s, e = search(string.find, msg, cp, s + 1)
-  end
-  return false
-end
-
-local function matches(entry, msg, module)
-  local c = entry.classifier
-  if c.modules and module then
-    for _, m in ipairs(c.modules) do if m == module then return true end end
-  end
-  if c.sequence then
-    -- every pattern, in order, each searched from where the previous one ended: linear in the line
-    local at = 1
-    for _, cp in ipairs(entry.patterns) do
-      local _, e = search(string.find, msg, cp, at)
-      if not e then return false end
-      at = e + 1
-    end
-    return #entry.patterns > 0
-  end
-  for _, cp in ipairs(entry.patterns) do
-    if c.code then
-      if matches_code(msg, cp) then return true end
-    elseif search(string.find, msg, cp) then
-      return true
-    end
-  end
-  return false
-end
-
---- Every classifier that matches a line: categories are independent, one line counts in each
--- category it matches. level and module: the parsed line's (nil for a continuation line).
-function M.classify(msg, level, rules, module)
-  local out = {}
-  for _, entry in ipairs(compile(rules).classifiers) do
-    local c = entry.classifier
-    if (c.any_level or level == "ERROR") and matches(entry, msg, module) then out[#out + 1] = c end
-  end
-  return out
-end
+-- The classifier in C for a rules table: the rules' order is the classifiers' order; fields
+-- are numbered in the order of M.field_names (the rules' field_order, then the others by name).
+local KEYS = { "kernel_name", "origin_op_name", "stream_id", "task_id" }
 
 --- The names of the fields extracted from lines, in the order of the rules' field_order, then
--- the others by name.
+-- the others by name: the fields' columns of error_plog.csv.
 function M.field_names(rules)
   local out, seen = {}, {}
   for _, name in ipairs(rules.field_order or {}) do
@@ -136,19 +58,26 @@ function M.field_names(rules)
   return out
 end
 
---- The fields of a line (name -> the first capture of the first of its patterns that matches).
-function M.fields(text, rules)
-  local out = {}
-  for _, f in ipairs(compile(rules).fields) do
-    for _, cp in ipairs(f.patterns) do
-      local v = search(string.match, text, cp)
-      if v then
-        out[f.name] = v
-        break
-      end
-    end
+local function field_numbers(rules)
+  local names = M.field_names(rules)
+  local number = {}
+  for i, n in ipairs(names) do number[n] = i end
+  return names, number
+end
+
+--- The rules' classifier, compiled once in C (core.logclass), and the number of each field.
+function M.classifier(rules)
+  local names, number = field_numbers(rules)
+  local spec = { literals = rules.prefilter, header = HEADER, level = 1, module = 2, time = 5, rest = 6,
+                 strips = { SOURCE, THREAD }, -- the message is each strip's last capture
+                 error_level = "ERROR", error_prefix = "[ERROR]", rules = {}, fields = {} }
+  for i, c in ipairs(rules.classifiers) do
+    spec.rules[i] = { mode = c.sequence and "sequence" or c.code and "word" or "any", any_level = c.any_level,
+                      patterns = model.alternatives(c.pattern), modules = c.modules }
   end
-  return out
+  for i, n in ipairs(names) do spec.fields[i] = { patterns = model.alternatives(rules.fields[n]) } end
+  local cl, err = core.logclass.new(spec)
+  return cl, err, number
 end
 
 local function card_of_path(path)
@@ -172,48 +101,75 @@ end
 local UNCLASSIFIED = { id = "unclassified", category = "unclassified",
                        title = { en = "unclassified [ERROR] line", zh = "未分类的 ERROR 日志" } }
 
+-- At most this many failures (distinct failing card and task, and cards with kernel or op lines
+-- waiting for a task) are followed; the lines naming one more are counted (failures_dropped) and
+-- reported.
+M.MAX_FAILURES = 10000
+
 -- Failures, one per failing (card, task): a line with a task id opens or completes its task's
 -- entry; a kernel or op name on a line without a task id goes to the card's latest entry that
--- lacks it, else waits for the card's next entry (or makes one of its own at the end).
-local function failure_tracker()
-  local by_key, list, pending, latest = {}, {}, {}, {}
-  local t = {}
-  local KEYS = { "kernel_name", "origin_op_name", "stream_id", "task_id" }
-  local function fill(fl, f, file, line)
-    for _, key in ipairs(KEYS) do
-      if fl[key] == nil and f[key] then
-        fl[key] = f[key]
-        if key == "kernel_name" then fl.file, fl.line = file, line end
-      end
-    end
+-- lacks it, else waits for the card's next entry (or makes one of its own at the end). Of the
+-- lines waiting on a card only the first, the first kernel and the first op can ever be used,
+-- so that is all that is kept: memory is bounded by the number of tasks, not of lines.
+local function failure_tracker(max)
+  local by_task, list, waiting, latest = {}, {}, {}, {}
+  local t = { dropped = 0 }
+  local held = 0 -- entries and waiting cards
+  local function fill(fl, kernel, op, stream, task, file, line)
+    if kernel and not fl.kernel_name then fl.kernel_name, fl.file, fl.line = kernel, file, line end
+    if op and not fl.origin_op_name then fl.origin_op_name = op end
+    if stream and not fl.stream_id then fl.stream_id = stream end
+    if task and not fl.task_id then fl.task_id = task end
   end
-  function t.add(card, f, file, line, time)
-    if f.task_id then
-      local key = ("%d:%s:%s"):format(card, f.stream_id or "", f.task_id)
-      local fl = by_key[key]
+  -- called for every classified line that names a kernel, op, stream or task: keep it cheap
+  function t.add(card, kernel, op, stream, task, file, line, time)
+    if task then
+      local tasks = by_task[card]
+      if not tasks then
+        tasks = {}
+        by_task[card] = tasks
+      end
+      local key = (stream or "") .. ":" .. task
+      local fl = tasks[key]
       if not fl then
+        if held >= max then
+          t.dropped = t.dropped + 1
+          return
+        end
         fl = { card = card, file = file, line = line, time = time }
-        by_key[key], list[#list + 1] = fl, fl
-        for _, p in ipairs(pending[card] or {}) do fill(fl, p, file, line) end
-        pending[card] = nil
+        tasks[key], list[#list + 1] = fl, fl
+        held = held + 1
+        local w = waiting[card]
+        if w then
+          fill(fl, w.kernel_name, w.origin_op_name, nil, nil, file, line)
+          waiting[card], held = nil, held - 1
+        end
       end
-      fill(fl, f, file, line)
+      fill(fl, kernel, op, stream, task, file, line)
       latest[card] = fl
-    elseif f.kernel_name or f.origin_op_name then
+    elseif kernel or op then
       local fl = latest[card]
-      if fl and ((f.kernel_name and not fl.kernel_name) or (f.origin_op_name and not fl.origin_op_name)) then
-        fill(fl, f, file, line)
-      else
-        pending[card] = pending[card] or {}
-        table.insert(pending[card], { kernel_name = f.kernel_name, origin_op_name = f.origin_op_name, file = file, line = line,
-                                      time = time })
+      if fl and ((kernel and not fl.kernel_name) or (op and not fl.origin_op_name)) then
+        fill(fl, kernel, op, stream, nil, file, line)
+        return
       end
+      local w = waiting[card]
+      if not w then
+        if held >= max then
+          t.dropped = t.dropped + 1
+          return
+        end
+        w = { file = file, line = line, time = time }
+        waiting[card], held = w, held + 1
+      end
+      if kernel and not w.kernel_name then w.kernel_name, w.kernel_file, w.kernel_line = kernel, file, line end
+      if op and not w.origin_op_name then w.origin_op_name = op end
     end
   end
   function t.result()
-    for card, ps in pairs(pending) do
-      local fl = { card = card, file = ps[1].file, line = ps[1].line, time = ps[1].time }
-      for _, p in ipairs(ps) do fill(fl, p, p.file, p.line) end
+    for card, w in pairs(waiting) do
+      local fl = { card = card, file = w.file, line = w.line, time = w.time }
+      fill(fl, w.kernel_name, w.origin_op_name, nil, nil, w.kernel_file, w.kernel_line)
       list[#list + 1] = fl
     end
     table.sort(list, function(a, b)
@@ -226,12 +182,25 @@ local function failure_tracker()
   return t
 end
 
+local function title_of(c) return i18n.pick(c.title) end
+
+-- The header of error_plog.csv: the type, the line, where it is, and the fields.
+local function records_header(names)
+  local header = { "错误类型", "错误信息", "card", "file", "line", "time" }
+  for _, f in ipairs(names) do header[#header + 1] = f end
+  return header
+end
+
 --- Classify every log file under path.
 -- @tparam string path a log file or a folder of them
--- @tparam[opt] table opts `rules` (a user rule file)
--- @treturn table `{categories = {id -> {count, classifier, examples}}, records` (one per line and
--- category)`, unclassified = {count, examples}, failures` (one per failing card and task)`,
--- non_moe_failures, first_error` (card -> time of its first [ERROR] line)`, files, failed}`
+-- @tparam[opt] table opts `rules` (a user rule file), `records` (the path of error_plog.csv: one
+-- row per line and category, the unclassified [ERROR] lines under their own type, in file and
+-- line order; written as the lines are found to a temporary file that `write_records` puts in
+-- place)
+-- @treturn table `{categories = {id -> {count, classifier, examples}}, record_count,
+-- unclassified = {count, examples}, failures` (one per failing card and task)`, failures_dropped,
+-- cut_lines, non_moe_failures, first_error` (card -> time of its first [ERROR] line)`, files,
+-- failed}`; memory does not grow with the number of lines found
 -- @treturn[2] nil when the input cannot be used at all
 -- @treturn[2] string why
 function M.run(path, opts)
@@ -240,56 +209,54 @@ function M.run(path, opts)
   if not rules then return nil, rerr end
   local files, ferr = M.files(path, rules)
   if not files then return nil, ferr end
-  local literals = {}
-  for _, l in ipairs(rules.prefilter) do literals[#literals + 1] = l end
-  local max_examples = rules.examples or 10
-  local res = { categories = {}, records = {}, files = files, failed = {}, input = path, rules = rules,
+  local classifier, cerr, number = M.classifier(rules)
+  if not classifier then return nil, "rules: " .. cerr end
+  local names = M.field_names(rules)
+  local record_fields = {}
+  for i, n in ipairs(names) do record_fields[i] = number[n] end
+  local key_fields = {}
+  for i, n in ipairs(KEYS) do key_fields[i] = number[n] or 0 end
+  local ncl = #rules.classifiers
+  local csv
+  if opts.records and #files > 0 then
+    local titles = {}
+    for i, c in ipairs(rules.classifiers) do titles[i] = title_of(c) end
+    titles[ncl + 1] = title_of(UNCLASSIFIED)
+    csv = { path = opts.records, header = records_header(names), titles = titles, files = files }
+  end
+  local tally, terr = core.logclass.tally({ rules = ncl, examples = math.min(math.max(rules.examples or 10, 0), 100),
+                                            group_field = number.device_id or 0, record_fields = record_fields,
+                                            key_fields = key_fields, csv = csv })
+  if not tally then return nil, terr end
+  local res = { categories = {}, records = tally, files = files, failed = {}, input = path, rules = rules,
                 unclassified = { count = 0, examples = {} }, first_error = {} }
-  local failures = failure_tracker()
-  for _, file in ipairs(files) do
-    local lines, texts = fs.grep(file, literals)
-    if not lines then
-      res.failed[#res.failed + 1] = { path = file, reason = texts }
+  local failures = failure_tracker(M.MAX_FAILURES)
+  for k, file in ipairs(files) do
+    local add = failures.add
+    local ok, err = classifier:scan(file, tally, k, card_of_path(file), function(card, line, time, kernel, op, stream, task)
+      add(card, kernel, op, stream, task, file, line, time)
+    end)
+    if not ok then res.failed[#res.failed + 1] = { path = file, reason = err } end
+  end
+  local function examples(slot)
+    local out = tally:examples(slot)
+    for _, e in ipairs(out) do e.file = files[e.file] end
+    return out
+  end
+  for slot, count in pairs(tally:counts()) do
+    if slot <= ncl then
+      local c = rules.classifiers[slot]
+      res.categories[c.id] = { count = count, classifier = c, examples = examples(slot) }
     else
-      local path_card = card_of_path(file)
-      for k = 1, #lines do
-        local text = texts[k]
-        local p = M.parse_line(text)
-        local msg = p and p.message or text
-        local level = p and p.level or (text:match("^%[ERROR%]") and "ERROR")
-        local matched = M.classify(msg, level, rules, p and p.module)
-        local f = (#matched > 0 or level == "ERROR") and M.fields(text, rules) or nil
-        local card = f and (tonumber(f.device_id) or path_card)
-        card = card and math.tointeger(card)
-        if level == "ERROR" and card and p and p.time then
-          local first = res.first_error[card]
-          if not first or p.time < first then res.first_error[card] = p.time end
-        end
-        for _, c in ipairs(matched) do
-          res.records[#res.records + 1] = { id = c.id, category = c.category, classifier = c, file = file, line = lines[k],
-                                            text = text, time = p and p.time, card = card, fields = f }
-          local cat = res.categories[c.id]
-          if not cat then
-            cat = { count = 0, classifier = c, examples = {} }
-            res.categories[c.id] = cat
-          end
-          cat.count = cat.count + 1
-          if #cat.examples < max_examples then cat.examples[#cat.examples + 1] = { file = file, line = lines[k], text = text } end
-        end
-        if #matched == 0 and level == "ERROR" then
-          res.records[#res.records + 1] = { id = UNCLASSIFIED.id, category = UNCLASSIFIED.category, classifier = UNCLASSIFIED,
-                                            file = file, line = lines[k], text = text, time = p and p.time, card = card,
-                                            fields = f }
-          local u = res.unclassified
-          u.count = u.count + 1
-          if #u.examples < max_examples then u.examples[#u.examples + 1] = { file = file, line = lines[k], text = text } end
-        end
-        if #matched > 0 and card then failures.add(card, f, file, lines[k], p and p.time) end
-      end
+      res.unclassified = { count = count, examples = examples(slot) }
     end
   end
-  local non_moe = {}
+  res.first_error = tally:first()
+  local stats = tally:stats()
+  res.record_count, res.cut_lines = stats.records, stats.cut
   res.failures = failures.result()
+  res.failures_dropped = failures.dropped
+  local non_moe = {}
   for _, fl in ipairs(res.failures) do
     local kernel = fl.kernel_name or fl.origin_op_name
     if kernel and not model.matches(kernel, rules.moe_kernels) then
@@ -298,6 +265,11 @@ function M.run(path, opts)
   end
   res.non_moe_failures = non_moe
   return res
+end
+
+--- Put error_plog.csv (opts.records of run) in place. Returns true or nil, message.
+function M.write_records(res)
+  return res.records:commit()
 end
 
 --- Findings: {severity, card, analysis, message}: a WARNING per category found (with its count)
@@ -316,6 +288,13 @@ function M.anomalies(res)
   if res.unclassified.count > 0 then
     out[#out + 1] = { severity = "WARNING", analysis = "plog unclassified",
                       message = i18n.t("plog.unclassified", res.unclassified.count) }
+  end
+  if res.failures_dropped > 0 then
+    out[#out + 1] = { severity = "WARNING", analysis = "plog failures",
+                      message = i18n.t("plog.failures_capped", M.MAX_FAILURES, res.failures_dropped) }
+  end
+  if res.cut_lines > 0 then
+    out[#out + 1] = { severity = "WARNING", analysis = "plog", message = i18n.t("plog.cut_lines", res.cut_lines) }
   end
   for _, f in ipairs(res.non_moe_failures) do
     out[#out + 1] = { severity = "ERROR", card = f.card, analysis = "plog",

@@ -19,6 +19,10 @@ local function patterns()
   end }))
 end
 
+-- POSIX extended regular expressions (timeline's lane, name and tag patterns): one, or a list
+-- of alternatives
+local function regexes() return S.either(S.list(S.regex()), S.regex()) end
+
 local SEVERITY = S.enum({ values = { "error", "warning" } })
 local text = S.text
 
@@ -47,27 +51,21 @@ M.memory = S.record({
   report = S.record({ top_n = S.integer({ min = 1 }) }),
 })
 
--- the metrics an expert rule can test: the dashboard and the facts derived from a rank's result
-local function metrics()
-  local findings = require "ascope.analysis.timeline.findings"
-  local names = {}
-  for _, k in ipairs(require("ascope.analysis.timeline").DASHBOARD_KEYS) do names[#names + 1] = k end
-  for _, k in ipairs(findings.DERIVED) do names[#names + 1] = k end
-  return S.enum({ values = names })
-end
-
 M.timeline = S.record({
-  lanes = S.record({ overlap = patterns(), device = patterns(), comm = patterns(), host = patterns() }),
-  task_types = S.record({ compute = S.list(S.string()), comm = S.list(S.string()), sync = S.list(S.string()) }),
-  names = S.record({ comm = patterns(), compute = patterns() }),
+  lanes = S.record({ overlap = regexes(), device = regexes(), comm = regexes(), host = regexes() }),
+  task_types = S.record({ compute = S.list(S.string()), comm = S.list(S.string()), copy = S.list(S.string()),
+                          sync = S.list(S.string()) }),
+  names = S.record({ comm = regexes(), copy = regexes(), sync = regexes(), compute = regexes() }),
   patterns = S.record({
-    p2p = patterns(), host_launch = patterns(), dataloader = patterns(), step = S.pattern(), prefill = patterns(),
-    decode = patterns(),
+    p2p_wait = regexes(), p2p = regexes(), host_launch = regexes(), dataloader = regexes(), step = S.pattern(),
+    prefill = regexes(), decode = regexes(), request = regexes(),
   }),
   top_n = S.integer({ min = 1 }),
   rules = S.rules({
-    metric = metrics(), op = S.enum({ values = { "<", ">", "<=", ">=", "==", "~=" } }), value = S.number(),
+    metric = S.enum({ values = require("ascope.analysis.timeline.findings").METRICS }),
+    op = S.enum({ values = { "<", ">", "<=", ">=", "==", "~=" } }), value = S.number(),
     severity = S.enum({ values = { "info", "warning", "error" } }), finding = text(), action = text(),
+    view = S.enum({ values = { "Timeline", "Operator", "Communication" } }),
   }, { required = { "metric", "op", "value", "severity", "finding" } }),
 })
 
@@ -90,7 +88,7 @@ M.graph = S.record({
   filter = S.list(S.pattern()),
   files = S.rules({ name = S.pattern(), node = S.pattern() }, { required = { "name", "node" } }),
   card = S.list(S.pattern()),
-})
+}, { required = { "files", "card" } })
 
 M.opjitter = S.record({
   aiv_types = S.list(S.pattern()),
@@ -121,8 +119,14 @@ local function layout_test(l)
       return t("rules.window_span", name, l.window_bytes)
     end
   end
+  for _, key in ipairs({ "block_bytes", "slot_bytes" }) do
+    if l[key] > l.window_bytes then return t("rules.larger_than_window", key, l[key], l.window_bytes) end
+  end
   for _, kernel in ipairs({ "dispatch", "combine" }) do
     local a = l[kernel]
+    for b = 0, 1 do
+      if not a.status[b] then return t("rules.missing_key", ("%s.status[%d]"):format(kernel, b)) end
+    end
     for b, r in pairs(a and a.status or {}) do
       local e = inside(("%s.status[%d]"):format(kernel, b), r)
       if e then return e end

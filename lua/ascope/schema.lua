@@ -52,6 +52,14 @@ M.pattern = leaf("rules.kind_pattern", function(v)
   if not ok then return t("rules.bad_pattern", v, why) end
 end)
 
+--- A POSIX extended regular expression (case-insensitive), compiled by the C primitive
+-- (ascope_core.regex) that will run it: its error is regcomp's.
+M.regex = leaf("rules.kind_regex", function(v)
+  if type(v) ~= "string" then return "" end
+  local re, err = require("ascope_core").regex.compile(v, "i")
+  if not re then return t("rules.bad_regex", v, err) end
+end)
+
 function M.list(item, o) return { kind = "list", item = item, min = o and o.min } end
 --- A table whose keys are free (o.keys: the shape of the keys, default a string) and values item.
 function M.map(item, o) return { kind = "map", item = item, keys = o and o.keys or M.string() } end

@@ -1,6 +1,7 @@
 --- Timeline geometry for scripts and embedding: read each rank's timeline (trace_view.json,
 -- msprof_*.json or ascend_pytorch_profiler_*.db) and step_trace_time.csv, and compute the eight
--- dimensions with the expert rules' findings.
+-- dimensions with the expert rules' findings. A rank with only the profiler's step split
+-- (step_trace_time.csv or analysis.db) gets its jitter dimension.
 --
 --     local timeline = require "ascope.timeline"
 --     local res = assert(timeline.run("prof_dir", { step = 12, pp = 4, microbatches = 8 }))
@@ -12,10 +13,12 @@ local reader = require "ascope.ascend.timeline"
 local step_trace = require "ascope.ascend.step_trace"
 local analysis = require "ascope.analysis.timeline"
 local findings = require "ascope.analysis.timeline.findings"
+local patterns = require "ascope.analysis.timeline.patterns"
 local rules_mod = require "ascope.rules"
+local shard = require "ascope.shard"
 local cli = require "ascope.cli"
 local log = require "ascope.log"
-local fs, par = core.fs, core.par
+local fs = core.fs
 
 local M = {}
 
@@ -47,10 +50,17 @@ local function find_trace(dir)
   return candidates[1]
 end
 
-local function beside(path, name)
-  local p = discover.dirname(path) .. "/" .. name
-  return discover.is_file(p) and p or nil
+-- the profiler's step split in a folder: step_trace_time.csv, else analysis.db with StepTraceTime
+local function split_at(dir)
+  for _, name in ipairs({ "step_trace_time.csv", "analysis.db" }) do
+    local p = dir .. "/" .. name
+    if discover.is_file(p) and step_trace.holds_split(p) then return p end
+  end
 end
+
+local function split_beside(path) return split_at(discover.dirname(path)) end
+
+local function split_in(dir) return split_at(dir .. "/ASCEND_PROFILER_OUTPUT") or split_at(dir) end
 
 --- The ranks to analyse: {role, rank, trace, step_trace, dir} each, or nil, message.
 function M.inputs(input, opts)
@@ -58,19 +68,28 @@ function M.inputs(input, opts)
   local st = fs.stat(input)
   if not st then return nil, input .. ": no such file or folder" end
   if st.type == "file" then
+    if input:match("%.csv$") or discover.basename(input) == "analysis.db" then
+      return { { role = "", rank = 0, dir = discover.dirname(input), step_trace = input } }, {}
+    end
     return { { role = "", rank = 0, trace = input, dir = discover.dirname(input),
-               step_trace = opts.step_trace or beside(input, "step_trace_time.csv") } }, {}
+               step_trace = opts.step_trace or split_beside(input) } }, {}
   end
   local dirs, err = discover.rank_dirs(input)
   if not dirs then return nil, err end
   local ranks = type(opts.rank_list) == "table" and opts.rank_list or cli.rank_list(opts.rank_list)
   local out, missing = {}, {}
+  for _, why in ipairs(dirs.unreadable or {}) do -- ranks may hide there: the run fails, the others are kept
+    missing[#missing + 1] = { role = "?", rank = nil, dirs = {}, reason = why }
+  end
   for _, d in ipairs(dirs) do
     if not ranks or (d.rank and ranks[d.rank]) then
       local trace = find_trace(d.dir)
+      local split = not trace and split_in(d.dir)
       if trace then
         out[#out + 1] = { role = d.role, rank = d.rank or 0, trace = trace, dir = d.dir,
-                          step_trace = opts.step_trace or beside(trace, "step_trace_time.csv") }
+                          step_trace = opts.step_trace or split_beside(trace) }
+      elseif split then
+        out[#out + 1] = { role = d.role, rank = d.rank or 0, dir = d.dir, step_trace = split }
       else
         missing[#missing + 1] = { role = d.role, rank = d.rank, dirs = { d.dir },
                                   reason = d.dir .. ": no trace_view.json, msprof_*.json or ascend_pytorch_profiler_*.db" }
@@ -81,60 +100,95 @@ function M.inputs(input, opts)
     local trace = find_trace(input)
     if trace then
       out[1] = { role = discover.basename(input), rank = 0, trace = trace, dir = input,
-                 step_trace = opts.step_trace or beside(trace, "step_trace_time.csv") }
+                 step_trace = opts.step_trace or split_beside(trace) }
     end
   end
   return out, missing
 end
 
---- One rank: read, analyse, evaluate the rules. Returns the result or nil, message.
-function M.analyse(entry, rules, opts)
-  log.stage("rank %s: %s", tostring(entry.rank), entry.trace)
-  local tl, err = reader.read(entry.trace, log.progress(discover.basename(entry.trace)))
-  if not tl then return nil, err end
+--- One rank: read, analyse, evaluate the rules. re: the compiled patterns (patterns.compile).
+-- Returns the result or nil, message.
+function M.analyse(entry, rules, re, opts)
+  local tl, err
+  if entry.trace then
+    log.stage("rank %s: %s", tostring(entry.rank), entry.trace)
+    tl, err = reader.read(entry.trace, log.progress(discover.basename(entry.trace)))
+    if not tl then return nil, err end
+  end
   local steps
   if entry.step_trace then
     steps, err = step_trace.read(entry.step_trace)
     if not steps then return nil, err end
   end
-  local r, aerr = analysis.analyse(tl, rules, steps, opts)
-  if not r then return nil, entry.trace .. ": " .. aerr end
+  local r, aerr = analysis.analyse(tl, rules, re, steps, opts)
+  if not r then return nil, (entry.trace or entry.step_trace) .. ": " .. aerr end
   r.role, r.rank, r.trace, r.step_trace = entry.role, entry.rank, entry.trace, entry.step_trace
-  r.events = tl.n
+  r.warning = tl and tl.warning -- a value the reader could not convert (it became empty)
+  if steps and steps.cut then r.warnings[#r.warnings + 1] = steps.cut end
+  if steps and steps.bad_cells and steps.bad_cells > 0 then
+    r.warnings[#r.warnings + 1] = require("ascope.i18n").t("input.bad_cells", steps.source, steps.bad_cells, steps.first_bad)
+  end
+  r.events = tl and tl.n or 0
   r.findings = findings.evaluate(rules.rules, r)
   return r
 end
 
+--- The work of a run as a plan (see ascope.shard): one unit per rank with its trace and step
+-- trace. opts as for run. Returns the plan, or nil, message and "usage" as run does.
+function M.plan(input, opts)
+  opts = opts or {}
+  local rules, rerr = M.rules(opts.rules)
+  if not rules then return nil, rerr, "usage" end
+  local re, perr = patterns.compile(rules, opts)
+  if not re then return nil, perr, "usage" end
+  local entries, missing = M.inputs(input, opts)
+  if not entries then return nil, missing end
+  local units = {}
+  for i, e in ipairs(entries) do
+    local files = {}
+    if e.trace then files[#files + 1] = e.trace end -- a step_trace_time.csv alone gives the jitter only
+    if e.step_trace then files[#files + 1] = e.step_trace end
+    units[i] = { key = ("%s/%s"):format(e.role, tostring(e.rank)), files = files }
+  end
+  return { units = units, rules = rules, re = re, opts = opts,
+           context = { input = input, entries = entries, missing = missing } }
+end
+
+--- One unit of a plan: the rank's result, or nil and the reason.
+function M.work(plan, i) return M.analyse(plan.context.entries[i], plan.rules, plan.re, plan.opts) end
+
+--- The cross-rank step: the context and the ranks' outcomes -> the result run returns.
+function M.assemble(context, outcomes, rules)
+  local res = { ranks = {}, failed = {}, rules = rules, input = context.input }
+  for i, f in ipairs(context.missing) do res.failed[i] = f end
+  for i, e in ipairs(context.entries) do
+    local o = outcomes[i]
+    if o.ok then
+      res.ranks[#res.ranks + 1] = o.ok
+    else
+      res.failed[#res.failed + 1] = { role = e.role, rank = e.rank, dirs = { e.dir }, reason = o.error }
+    end
+  end
+  return res
+end
+
 --- Analyse every rank under input.
--- @tparam string input a `trace_view.json`, an `msprof_*.json`, an `ascend_pytorch_profiler_*.db`
--- or a profiling tree
+-- @tparam string input a `trace_view.json`, an `msprof_*.json`, an `ascend_pytorch_profiler_*.db`,
+-- a `step_trace_time.csv` or `analysis.db` (jitter only), or a profiling tree
 -- @tparam[opt] table opts `rank_list`, `jobs` (worker processes, forked; default 1: see
--- ascope.workers), `rules` (a user rule file), `step`, `pp`,
--- `microbatches`, `top_n`, `device_regex`, `comm_regex`, `step_trace`
+-- ascope.workers), `rules` (a user rule file), `step`, `compare_step`,
+-- `pp`, `microbatches`, `top_n`, `device_regex`, `comm_regex` (extended regular expressions),
+-- `step_trace`
 -- @treturn table `{ranks, failed, rules}`; each rank has the eight dimensions, `dashboard`,
 -- `findings` and `not_computed`
 -- @treturn[2] nil when the input cannot be used at all
 -- @treturn[2] string why
+-- @treturn[2] string `"usage"` when the rules or an option are wrong rather than the data (the
+-- command line exits 2)
 function M.run(input, opts)
-  opts = opts or {}
-  local rules, rerr = M.rules(opts.rules)
-  if not rules then return nil, rerr end
-  local entries, missing = M.inputs(input, opts)
-  if not entries then return nil, missing end
-  local results, errors = par.map(entries, function(e)
-    local r, err = M.analyse(e, rules, opts)
-    if not r then error(err, 0) end
-    return r
-  end, { jobs = require("ascope.workers").count(opts.jobs) })
-  local res = { ranks = {}, failed = missing, rules = rules, input = input }
-  for i, e in ipairs(entries) do
-    if results[i] then
-      res.ranks[#res.ranks + 1] = results[i]
-    else
-      res.failed[#res.failed + 1] = { role = e.role, rank = e.rank, dirs = { e.dir }, reason = tostring(errors[i]) }
-    end
-  end
-  return res
+  local plan, err, kind = M.plan(input, opts)
+  if not plan then return nil, err, kind end
+  return M.assemble(plan.context, shard.compute(M, plan, shard.select(plan), plan.opts.jobs), plan.rules)
 end
 
 return M

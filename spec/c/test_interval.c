@@ -30,8 +30,26 @@ int main(void) {
   CHECK(asc_iset_subtract(&u, &b, &d) == 0);
   CHECK(d.n == 2 && d.v[0].s == 0 && d.v[0].e == 15 && d.v[1].s == 32 && d.v[1].e == 35);
 
+  /* clip by binary search: u = [0,20) [30,50) */
+  asc_iset c;
+  CHECK(asc_iset_clip(&u, 10, 40, &c) == 0 && c.n == 2 && c.v[0].s == 10 && c.v[0].e == 20 && c.v[1].s == 30 &&
+        c.v[1].e == 40);
+  asc_iset_free(&c);
+  CHECK(asc_iset_clip(&u, 20, 30, &c) == 0 && c.n == 0); /* the gap between, ends touching */
+  asc_iset_free(&c);
+  CHECK(asc_iset_clip(&u, 50, 90, &c) == 0 && c.n == 0);
+  asc_iset_free(&c);
+  CHECK(asc_iset_clip(&u, -9, 0, &c) == 0 && c.n == 0);
+  asc_iset_free(&c);
+  CHECK(asc_iset_clip(&u, 40, 10, &c) == 0 && c.n == 0); /* an empty window */
+  asc_iset_free(&c);
+  CHECK(asc_iset_clip(&u, -100, 100, &c) == 0 && c.n == 2 && asc_iset_total(&c) == 40);
+  asc_iset_free(&c);
+
   asc_iset empty;
   CHECK(asc_iset_union(NULL, NULL, 0, &empty) == 0 && empty.n == 0 && asc_iset_total(&empty) == 0);
+  CHECK(asc_iset_clip(&empty, 0, 10, &c) == 0 && c.n == 0);
+  asc_iset_free(&c);
   asc_iset_free(&u);
   asc_iset_free(&g);
   asc_iset_free(&b);

@@ -82,4 +82,24 @@ describe("interval sets", function()
     assert.equal(100, starts[1])
     assert.equal(150, ends[1])
   end)
+
+  it("an empty selection of rows is an empty set, and every operation on it stays empty", function()
+    local column = require("ascope_core").column
+    local ts, dur = { 0, 10, 20 }, { 5, 5, 5 }
+    for _, none in ipairs({ {}, column.new("integer") }) do
+      local e = interval.from_durations(ts, dur, none)
+      assert.equal(0, #e)
+      assert.equal(0, e:total())
+      assert.is_nil(e:bounds())
+      assert.equal(0, interval.union(ts, { 5, 15, 25 }, none):total())
+      local all = interval.from_durations(ts, dur)
+      assert.equal(15, all:total())
+      assert.equal(0, e:intersect(all):total())
+      assert.equal(0, e:subtract(all):total())
+      assert.equal(0, e:clip(0, 30):total())
+      assert.equal(15, e:union(all):total())
+      assert.equal(30, e:gaps(0, 30):total())
+      assert.equal(15, all:subtract(e):total())
+    end
+  end)
 end)

@@ -22,6 +22,42 @@ function M.split(total, n)
   return out
 end
 
+--- What a window of this layout can hold, per field of a per-core block: {low, high}. The
+-- dispatch status buffer has a slot per (local expert, source rank), so epWorldSize and the
+-- expert count are at most its slots; a card's tokens (globalBs / epWorldSize) at most the
+-- combine buffer's slots; the flag names one of the two buffers. A value outside is no state of
+-- the kernel but a shifted or damaged window, and loops sized by it would not end.
+function M.field_limits(layout)
+  local function slots(side)
+    local b = layout[side].status
+    return math.min((b[0][2] - b[0][1]) // layout.slot_bytes, (b[1][2] - b[1][1]) // layout.slot_bytes)
+  end
+  local nd, nc = slots("dispatch"), slots("combine")
+  return { flag = { 0, 1 }, ep_world_size = { 1, nd }, hccl_ep_world_size = { 1, nd }, moe_expert_num = { 0, nd },
+           rank_id = { 0, nd - 1 }, hccl_rank_id = { 0, nd - 1 }, global_bs = { 0, nc * nd },
+           run_count = { 0, math.maxinteger }, tokens = { 0, nc } }
+end
+
+--- The first field of a side (its most common value over the cores) that the window cannot hold:
+-- field, value, low, high; nil when every one fits. rank_id must be below epWorldSize and the
+-- card's tokens (globalBs // epWorldSize) fit the combine buffer.
+function M.impossible(s, layout)
+  local limits = M.field_limits(layout)
+  local names = {}
+  for name in pairs(layout.fields) do if limits[name] then names[#names + 1] = name end end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local v, l = s[name], limits[name]
+    if math.type(v) ~= "integer" or v < l[1] or v > l[2] then return name, v, l[1], l[2] end
+  end
+  if s.rank_id and s.ep_world_size and s.rank_id >= s.ep_world_size then
+    return "rank_id", s.rank_id, 0, s.ep_world_size - 1
+  end
+  if s.global_bs and s.ep_world_size and s.global_bs // s.ep_world_size > limits.tokens[2] then
+    return "global_bs", s.global_bs, 0, limits.tokens[2] * s.ep_world_size
+  end
+end
+
 --- Per-core blocks of one side (dispatch or combine): {cores, values = field -> list, ...}
 function M.read_side(win, layout, side)
   local area = layout[side].info

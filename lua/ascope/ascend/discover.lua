@@ -103,20 +103,22 @@ function M.identity(dir)
 end
 
 --- Rank folders under input (a tree, one *_ascend_pt folder, or an ASCEND_PROFILER_OUTPUT
--- folder), ordered by role, rank, then collection time. Returns the list or nil, message.
+-- folder), ordered by role, rank, then collection time. Returns the list or nil, message; the
+-- list's field unreadable names the folders that could not be read (the caller reports them).
 function M.rank_dirs(input)
   input = input:gsub("(.)/+$", "%1")
   local st, err = fs.stat(input)
   if not st then return nil, err end
   if st.type ~= "dir" then return nil, input .. ": not a folder" end
-  local found = {}
+  local found, unreadable = {}, nil
   if basename(input) == "ASCEND_PROFILER_OUTPUT" then
     found[1] = describe(dirname(input))
   elseif is_dir(input .. "/ASCEND_PROFILER_OUTPUT") or basename(input):match("_ascend_pt$") then
     found[1] = describe(input)
   else
     local seen = {}
-    local all = fs.walk(input, { dirs = true })
+    local all
+    all, unreadable = fs.walk(input, { dirs = true })
     for _, p in ipairs(all) do
       local dir
       if basename(p) == "ASCEND_PROFILER_OUTPUT" and is_dir(p) then
@@ -138,6 +140,7 @@ function M.rank_dirs(input)
     if ta ~= tb then return ta < tb end
     return a.dir < b.dir
   end)
+  found.unreadable = unreadable
   return found
 end
 

@@ -12,6 +12,23 @@ local bin, fs = core.bin, core.fs
 
 local M = {}
 
+--- Text from a damaged file (an operator name, a message quoting a dtype) with the bytes that
+-- are not UTF-8 shown as \xNN: it goes into JSON, CSV and HTML that must stay valid.
+--   dump.readable("op\xC8") --> "op\\xC8"
+function M.readable(msg)
+  local out, i = {}, 1
+  while i <= #msg do
+    local n, bad = utf8.len(msg, i)
+    if n then
+      out[#out + 1] = msg:sub(i)
+      break
+    end
+    out[#out + 1] = msg:sub(i, bad - 1) .. ("\\x%02X"):format(msg:byte(bad))
+    i = bad + 1
+  end
+  return table.concat(out)
+end
+
 local SHAPE = { [1] = { "dim", "int", repeated = true } }
 --- DumpData (field numbers of Ascend's dump_data.proto)
 M.SCHEMA = {
@@ -43,17 +60,25 @@ function M.read_raw(path)
   if not ok then return nil, tostring(header) end
   local at = 8 + hl
   local parts = { inputs = {}, outputs = {}, buffers = {}, spaces = {} }
-  local function place(list, into)
+  local bad
+  local function place(list, into, what)
     for i, item in ipairs(list or {}) do
       local n = item.size or 0
+      -- a negative size would place later parts on top of earlier ones while the total still adds
+      -- up; one larger than the file could wrap the sum (a cut file is the total check's)
+      if not bad and (math.type(n) ~= "integer" or n < 0 or n > size) then
+        bad = ("%s: %s %d has size %s, impossible in a %d-byte file"):format(path, what, i - 1, tostring(n), size)
+      end
+      if bad then return end
       into[i - 1] = { offset = at, size = n, shape = item.shape and item.shape.dim or {}, data_type = item.data_type }
       at = at + n
     end
   end
-  place(header.input, parts.inputs)
-  place(header.output, parts.outputs)
-  place(header.buffer, parts.buffers)
-  place(header.space, parts.spaces)
+  place(header.input, parts.inputs, "input")
+  place(header.output, parts.outputs, "output")
+  place(header.buffer, parts.buffers, "buffer")
+  place(header.space, parts.spaces, "workspace")
+  if bad then return nil, bad end
   if at ~= size then
     return nil, ("%s: the dump does not add up: header and data need %d bytes (8 + header %d + inputs, outputs, "
       .. "buffers, workspaces), the file has %d%s"):format(path, at, hl, size, at > size and " (truncated?)" or "")
@@ -116,7 +141,7 @@ function M.time_of_names(paths)
   end
 end
 
---- Everything one card folder gives: {window (view), inputs = {[i] = {values, shape}}, op, op_source,
+--- Everything one card folder gives: {window (view), window_source (its file), inputs = {[i] = {values, shape}}, op, op_source,
 -- op_from ("header", "host_o" or "file_name"), time (dump time stamp, nil when unknown), sources}
 -- or nil, message. soc: the socs entry of rules/win_layout.lua; want: the window size.
 function M.read_card(dir, soc, want)
@@ -134,7 +159,9 @@ function M.read_card(dir, soc, want)
     if not r then return nil, err end
     raw = r
     out.sources[#out.sources + 1] = raw_path
-    if r.header.op_name and r.header.op_name ~= "" then out.op, out.op_source, out.op_from = r.header.op_name, raw_path, "header" end
+    if r.header.op_name and r.header.op_name ~= "" then
+      out.op, out.op_source, out.op_from = M.readable(r.header.op_name), raw_path, "header"
+    end
     if (r.header.dump_time or 0) > 0 then out.time = r.header.dump_time end
     for i, inp in pairs(r.inputs) do
       out.inputs[i] = { int32_input(r.view, inp.offset, inp.size, inp.shape) }
@@ -154,7 +181,7 @@ function M.read_card(dir, soc, want)
       local s = raw.spaces[wi]
       local w, err = tail(raw.view, s.offset, s.size, want)
       if not w then return nil, raw.path .. ": workspace " .. wi .. ": " .. err end
-      out.window = w
+      out.window, out.window_source = w, raw.path
     elseif files.workspace[wi] then
       local p = files.workspace[wi]
       local v, err = bin.open(p)
@@ -162,9 +189,13 @@ function M.read_card(dir, soc, want)
       local a, nerr = v:npy()
       if not a then return nil, nerr end
       local bytes = a.count * a.itemsize
+      if bytes < 0 or bytes > v:size() - a.offset then
+        return nil, ("%s: the .npy header gives %d x %d bytes, the file holds %d after its header"):format(p, a.count,
+          a.itemsize, v:size() - a.offset)
+      end
       local w, terr = tail(v, a.offset, bytes, want)
       if not w then return nil, p .. ": " .. terr end
-      out.window = w
+      out.window, out.window_source = w, p
       out.sources[#out.sources + 1] = p
     end
   else
@@ -174,7 +205,7 @@ function M.read_card(dir, soc, want)
       if not v then return nil, err end
       local w, terr = tail(v, 0, v:size(), want)
       if not w then return nil, p .. ": " .. terr end
-      out.window = w
+      out.window, out.window_source = w, p
       out.sources[#out.sources + 1] = p
       if not out.op then
         out.op, out.op_source, out.op_from = discover.basename(p):match("^mc2_exception_info_?([%w]*)"), p, "file_name"

@@ -14,8 +14,9 @@ local VARIANTS = {
 local function header(path)
   local r, err = csv.open(path)
   if not r then return nil, err end
-  local h = r:next()
+  local h, _, rerr = r:next()
   r:close()
+  if rerr then return nil, rerr end -- a stray quote is not an empty file
   if not h then return nil, path .. ": the file is empty (no header line)" end
   local set = {}
   for _, c in ipairs(h) do set[(c:gsub("^\239\187\191", ""))] = true end
@@ -63,7 +64,7 @@ function M.read(path, aiv_columns)
   end
   return { n = r.n, name = r.columns[v.name], type = key, duration = r.columns[v.duration],
            device = r.columns["Device_id"], aiv = aiv, aiv_present = present, bad_cells = r.bad_cells,
-           path = path }
+           first_bad = r.first_bad, cut = r.cut, path = path }
 end
 
 return M

@@ -14,7 +14,8 @@ function M.read_fields(path, fields, progress)
   for _, f in ipairs(fields) do columns[f[1]] = f[3] end
   local r, err = csv.read(path, { columns = columns, bad = "null", progress = progress })
   if not r then return nil, err end
-  local out = { n = r.n, present = r.present, bad_cells = r.bad_cells, first_bad = r.first_bad }
+  local out = { n = r.n, present = r.present, bad_cells = r.bad_cells, first_bad = r.first_bad,
+                cut = r.cut } -- cut: the last line had no line end
   for _, f in ipairs(fields) do out[f[2]] = r.columns[f[1]] end
   return out
 end

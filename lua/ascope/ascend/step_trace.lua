@@ -1,40 +1,114 @@
---- step_trace_time.csv: one row per step with its time split (us). Both headers seen in the
--- field are read: "Device_id,Step,..." and the older "Step,...".
-local csv = require("ascope_core").csv
+--- The profiler's per-step time split: step_trace_time.csv (both headers seen in the field:
+-- "Device_id,Step,..." and the older "Step,...") or the StepTraceTime table of analysis.db
+-- (the same columns in snake case). All times us.
+local core = require "ascope_core"
+local csv, db = core.csv, core.db
 
 local M = {}
 
-local COLUMNS = {
-  ["Step"] = "?string", ["Device_id"] = "?string", ["Computing"] = "?number",
-  ["Communication(Not Overlapped)"] = "?number", ["Overlapped"] = "?number", ["Communication"] = "?number",
-  ["Free"] = "?number", ["Stage"] = "?number", ["Bubble"] = "?number",
+-- the CSV header, the analysis.db column and the key in a step row
+local FIELDS = {
+  { "Computing", "computing", "computing_us" },
+  { "Communication(Not Overlapped)", "communication_not_overlapped", "comm_not_overlapped_us" },
+  { "Overlapped", "overlapped", "overlapped_us" },
+  { "Communication", "communication", "comm_us" },
+  { "Free", "free", "free_us" },
+  { "Stage", "stage", "stage_us" },
+  { "Bubble", "bubble", "bubble_us" },
+  { "Preparing", "preparing", "preparing_us" },
 }
 
---- Returns {steps = {{step, time_us, comm_us, comm_not_overlapped_us, overlapped_us, ...}}, has = {...}}
--- or nil, message. A step's time is Stage when present, else Computing + Communication(Not
--- Overlapped) + Free.
-function M.read(path)
-  local r, err = csv.read(path, { columns = COLUMNS, bad = "null" })
+-- A step's time: Computing + Communication(Not Overlapped) + Free, plus Preparing when the file
+-- has it. Stage is not used: in a pipeline-parallel run it leaves the bubble out.
+local function step_time(s)
+  if not (s.computing_us and s.free_us) then return nil end
+  return s.computing_us + (s.comm_not_overlapped_us or 0) + s.free_us + (s.preparing_us or 0)
+end
+
+-- extra: what the CSV reader says of the file (cut, bad_cells, first_bad)
+local function finish(steps, has, source, extra)
+  for _, s in ipairs(steps) do s.time_us = step_time(s) end
+  local out = { steps = steps, has = has, source = source, bad_cells = 0 }
+  for k, v in pairs(extra or {}) do out[k] = v end
+  return out
+end
+
+local function read_csv(path)
+  local cols = { ["Step"] = "?string", ["Device_id"] = "?string" }
+  for _, f in ipairs(FIELDS) do cols[f[1]] = "?number" end
+  local r, err = csv.read(path, { columns = cols, bad = "null" })
   if not r then return nil, err end
   local c, p = r.columns, r.present
   if not p["Step"] then return nil, path .. ': missing column "Step" in the header' end
-  if not p["Stage"] and not (p["Computing"] and p["Free"]) then
-    return nil, path .. ': neither "Stage" nor "Computing" and "Free" columns: no step time'
+  if not (p["Computing"] and p["Free"]) then
+    return nil, path .. ': no "Computing" and "Free" columns: no step time'
   end
-  local steps = {}
+  local steps, has = {}, {}
+  for _, f in ipairs(FIELDS) do has[f[3]] = p[f[1]] or false end
   for i = 1, r.n do
-    local stage = c["Stage"][i]
-    if not stage and c["Computing"][i] and c["Free"][i] then
-      stage = c["Computing"][i] + (c["Communication(Not Overlapped)"][i] or 0) + c["Free"][i]
-    end
-    steps[#steps + 1] = {
-      step = c["Step"][i], device = c["Device_id"][i], time_us = stage,
-      computing_us = c["Computing"][i], comm_us = c["Communication"][i],
-      comm_not_overlapped_us = c["Communication(Not Overlapped)"][i], overlapped_us = c["Overlapped"][i],
-      free_us = c["Free"][i], bubble_us = c["Bubble"][i],
-    }
+    local s = { step = c["Step"][i], device = c["Device_id"][i] }
+    for _, f in ipairs(FIELDS) do s[f[3]] = c[f[1]][i] end
+    steps[#steps + 1] = s
   end
-  return { steps = steps, has = p, source = path }
+  return finish(steps, has, path, { cut = r.cut, bad_cells = r.bad_cells, first_bad = r.first_bad })
+end
+
+local function read_db(path)
+  local h, err = db.open(path)
+  if not h then return nil, err end
+  if not h:has_table("StepTraceTime") then
+    h:close()
+    return nil, path .. ": no StepTraceTime table"
+  end
+  local r, qerr = h:query("SELECT * FROM StepTraceTime")
+  h:close()
+  if not r then return nil, qerr end
+  local c = r.columns
+  if not (c.step and c.computing and c.free) then
+    return nil, path .. ": StepTraceTime has no step, computing and free columns"
+  end
+  local steps, has = {}, {}
+  for _, f in ipairs(FIELDS) do has[f[3]] = c[f[2]] ~= nil end
+  for i = 1, r.n do
+    local s = { step = tostring(c.step[i]) }
+    for _, f in ipairs(FIELDS) do s[f[3]] = c[f[2]] and c[f[2]][i] end
+    steps[#steps + 1] = s
+  end
+  return finish(steps, has, path)
+end
+
+local function head(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local h = f:read(16) or ""
+  f:close()
+  return h
+end
+
+local function is_sqlite(h) return h:sub(1, 15) == "SQLite format 3" end
+
+--- Does the file hold a step split? A step_trace_time.csv does; an analysis.db only when it has
+-- the StepTraceTime table (MindStudio writes analysis.db with other tables too, and an empty
+-- file is an empty database). A file that cannot be read is left to read() to report.
+function M.holds_split(path)
+  if not path:match("%.db$") then return true end
+  local h = head(path)
+  if not h or not is_sqlite(h) then return h ~= "" end
+  local d = db.open(path)
+  if not d then return true end
+  local yes = d:has_table("StepTraceTime")
+  d:close()
+  return yes
+end
+
+--- Returns {steps = {{step, time_us, computing_us, comm_us, comm_not_overlapped_us, overlapped_us,
+-- free_us, stage_us, bubble_us, preparing_us}}, has = {key = bool}, source} or nil, message.
+function M.read(path)
+  local h = head(path)
+  if not h then return nil, path .. ": cannot open" end
+  if is_sqlite(h) then return read_db(path) end
+  if path:match("%.db$") then return nil, path .. ": not an SQLite database (analysis.db with StepTraceTime expected)" end
+  return read_csv(path)
 end
 
 return M

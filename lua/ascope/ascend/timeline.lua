@@ -1,7 +1,8 @@
 --- Timeline readers: trace_view.json / msprof_*.json (Chrome trace) and
 -- ascend_pytorch_profiler_*.db give the analyses the same columns, whatever the format:
 --   {n, lane (integer column, index into lanes), lanes = {"process/thread", ...}, name, ts, dur
---    (ns), task_type, ph ("X" slice, "s"/"f" flow start/finish), flow (flow id), source}
+--    (ns), task_type, ph ("X" slice, "s"/"f" flow start/finish), flow (flow id), source,
+--    comm_lanes = {lane name, ...} (the streams the file itself says carry communication)}
 local core = require "ascope_core"
 local json, column, db = core.json, core.column, core.db
 
@@ -63,6 +64,11 @@ SELECT 'CANN/Thread ' || (a.globalTid % 4294967296), NULL, a.startNs, NULL, NULL
 SELECT 'Python/Steps', 'ProfilerStep#' || s.id, s.startNs, s.endNs - s.startNs, NULL, 'X', NULL FROM STEP_TIME s]],
 }
 
+-- the streams of HCCL's tasks: everything on them is communication, whatever its task type
+local DB_COMM_STREAMS = [[
+SELECT DISTINCT 'Ascend Hardware/Stream ' || t.streamId AS lane
+  FROM TASK t JOIN COMMUNICATION_TASK_INFO c ON c.globalTaskId = t.globalTaskId ORDER BY 1]]
+
 --- Read an ascend_pytorch_profiler_*.db (times already integer ns; names through STRING_IDS).
 function M.read_db(path)
   local h, err = db.open(path)
@@ -78,6 +84,15 @@ function M.read_db(path)
     if h:has_table(t) then sql[#sql + 1] = "UNION ALL\n" .. DB_OPTIONAL[t] end
   end
   local r, qerr = h:query(table.concat(sql, "\n"))
+  local comm_lanes = {}
+  if r and h:has_table("COMMUNICATION_TASK_INFO") then
+    local cs, cerr = h:query(DB_COMM_STREAMS)
+    if not cs then
+      h:close()
+      return nil, cerr
+    end
+    for i = 1, cs.n do comm_lanes[i] = cs.columns.lane[i] end
+  end
   h:close()
   if not r then return nil, qerr end
   local c = r.columns
@@ -85,11 +100,15 @@ function M.read_db(path)
   local lanes = {}
   for i, p in ipairs(names) do lanes[i] = p[1] end
   return { n = r.n, lane = lane_ids, lanes = lanes, name = c.name, ts = c.ts, dur = c.dur,
-           task_type = c.task_type, ph = c.ph, flow = c.flow, source = path }
+           task_type = c.task_type, ph = c.ph, flow = c.flow, source = path, comm_lanes = comm_lanes }
 end
 
 --- Either format, by the file's first bytes.
 function M.read(path, progress)
+  local st = core.fs.stat(path)
+  if st and st.type ~= "file" then -- a FIFO or a device would block the probe below
+    return nil, path .. ": not a regular file (a FIFO, device or socket): not read"
+  end
   local f = io.open(path, "rb")
   if not f then return nil, path .. ": cannot open" end
   local head = f:read(16) or ""

@@ -154,20 +154,23 @@ local function print_verdict(v)
   end
 end
 
-local function write_summary(path, anomalies, v)
+local function summary_data(anomalies, v)
   local list = array()
   for i, a in ipairs(anomalies) do
     list[i] = { source = a.source, severity = a.severity, card = a.card, analysis = a.analysis, message = a.message }
   end
+  return { anomalies = list, verdict = v }
+end
+
+local function write_summary(path, anomalies, v)
   local w, err = writer.open(path)
   if not w then return nil, err end
-  w:write(core.json.encode({ anomalies = list, verdict = v }, { indent = 2 }), "\n")
+  w:write(core.json.encode(summary_data(anomalies, v), { indent = 2 }), "\n")
   return w:close()
 end
 
 function M.main(opts, words, ctx)
   if #words > 0 then errors.usage("unexpected argument %q (parameters are KEY=VALUE)", words[1]) end
-  if not (ctx and ctx.lang) then i18n.set("zh") end
   local out = opts.output
   local plan = {}
   if opts.target_dir and opts.soc_version then
@@ -189,14 +192,19 @@ function M.main(opts, words, ctx)
   if #plan == 0 then
     errors.usage("ascope diagnose needs at least one of TARGET_DIR + SOC_VERSION, PROFILING_PATH, PLOG_PATH, GRAPH_PATH")
   end
+  -- an output folder that cannot be made fails once here, not once per analysis
+  local made, merr = require("ascope_core").fs.mkdirs(out)
+  if not made then error(merr, 0) end
   local unreadable, anomalies, results = 0, {}, {}
   for _, step in ipairs(plan) do
     print(("[INFO] ======== %s ========"):format(step[1]))
-    local ok, code, found, res = pcall(require(step[2]).main, step[3], {}, ctx)
+    -- composed: a command leaves its list of findings and its verdict to the summary below
+    local sub = setmetatable({ composed = true }, { __index = ctx or {} })
+    local ok, code, found, res = pcall(require(step[2]).main, step[3], {}, sub)
     if not ok then
       unreadable = unreadable + 1
       local msg = errors.is_usage(code) and code.msg or tostring(code)
-      print("[ERROR] " .. msg)
+      log.error("%s", msg)
       anomalies[#anomalies + 1] = { severity = "ERROR", source = step[1], message = msg }
     else
       if code ~= 0 then unreadable = unreadable + 1 end
@@ -220,13 +228,13 @@ function M.main(opts, words, ctx)
   if results.opjitter then
     for _, p in ipairs(field_html.opjitter_sections(results.opjitter)) do parts[#parts + 1] = p end
   end
-  local hok, herr = field_html.write(out .. "/diagnose_report.html", "ascope diagnose report", parts)
+  local hok, herr = field_html.write(out .. "/diagnose_report.html", i18n.t("report.title.diagnose"), parts)
   if not hok then log.warn("%s", herr) end
   print(("[INFO] ======== %s ========"):format(i18n.t("diagnose.summary", #anomalies)))
   for _, a in ipairs(anomalies) do print(("[%s] (%s) %s"):format(a.severity, a.source, a.message)) end
   print_verdict(v)
   print("[INFO] " .. i18n.t("diagnose.results", out))
-  return unreadable > 0 and 1 or 0, anomalies
+  return unreadable > 0 and 1 or 0, anomalies, results, summary_data(anomalies, v)
 end
 
 return M

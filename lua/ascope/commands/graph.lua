@@ -1,6 +1,9 @@
 --- `ascope graph`: compare the order of the dispatch/combine nodes in every card's graph.
 local graph = require "ascope.graph"
+local i18n = require "ascope.i18n"
 local errors = require "ascope.errors"
+local log = require "ascope.log"
+local t = i18n.t
 local writer = require "ascope.report.writer"
 local core = require "ascope_core"
 
@@ -39,7 +42,7 @@ different counts (per node). Writes OUT/graph_summary.json.]],
   examples = { "ascope graph graphs/ -o out", "ascope graph GRAPH_PATH=graphs --filter 'MoeDistribute|AllToAll'" },
 }
 
-local function array(t) return setmetatable(t or {}, { __jsontype = "array" }) end
+local function array(list) return setmetatable(list or {}, { __jsontype = "array" }) end
 
 function M.data(res)
   local cards = {}
@@ -60,38 +63,41 @@ function M.main(opts, words)
   for f in (opts.format or "json"):gmatch("[^,%s]+") do
     if f ~= "json" then errors.usage("--format: unknown output %q (graph writes json)", f) end
   end
-  local res, err = graph.run(input, { rules = opts.rules, filter = opts.filter })
+  -- a rule file that does not hold is the command line's mistake (exit 2), told once
+  local rules_ok, rules_err = graph.rules(opts.rules)
+  if not rules_ok then errors.usage("%s", rules_err) end
+  local res, err = graph.run(input, { rules = opts.rules, filter = opts.filter, output = opts.output })
   if not res then error(err, 0) end
   if #res.cards == 0 and #res.failed == 0 then error(input .. ": no graph files found (see 'ascope help graph')", 0) end
-  print(("[INFO] graph files of %d card(s): %s"):format(#res.cards, table.concat(res.cards, ", ")))
+  if res.skipped_output > 0 then log.line("INFO", t("graph.skipped_output", res.skipped_output, opts.output)) end
+  print("[INFO] " .. t("graph.files", #res.cards, table.concat(res.cards, ", ")))
   for _, c in ipairs(res.cards) do
-    print(("[INFO] card %d: %d nodes from %s"):format(c, #res.graphs[c].nodes, table.concat(res.graphs[c].files, ", ")))
+    print("[INFO] " .. t("graph.card_nodes", c, #res.graphs[c].nodes, table.concat(res.graphs[c].files, ", ")))
   end
   local bad = 0
   for _, p in ipairs(res.pairs) do
     if p.verdict == "identical" then
-      print(("[INFO] card %d vs card %d: identical"):format(p.a, p.b))
+      print("[INFO] " .. t("graph.identical", p.a, p.b))
     elseif p.verdict == "order" then
       bad = bad + 1
-      print(("[ERROR] card %d vs card %d: same nodes in another order; first difference at index %d (%s vs %s)")
-        :format(p.a, p.b, p.first_divergence, tostring(p.at[1]), tostring(p.at[2])))
+      print("[ERROR] " .. t("graph.order_at", p.a, p.b, p.first_divergence, tostring(p.at[1]), tostring(p.at[2])))
     else
       bad = bad + 1
       local list = {}
       for n, c in pairs(p.counts) do list[#list + 1] = ("%s %d vs %d"):format(n, c[1], c[2]) end
       table.sort(list)
-      print(("[ERROR] card %d vs card %d: node counts differ: %s"):format(p.a, p.b, table.concat(list, "; ")))
+      print("[ERROR] " .. t("graph.counts_differ", p.a, p.b, table.concat(list, "; ")))
     end
   end
-  for _, f in ipairs(res.failed) do print("[ERROR] " .. f.reason) end
-  print(("[INFO] %d of %d card pair(s) differ"):format(bad, #res.pairs))
+  for _, f in ipairs(res.failed) do log.error("%s", f.reason) end
+  print("[INFO] " .. t("graph.pairs_differ", bad, #res.pairs))
   local w, werr = writer.open(opts.output .. "/graph_summary.json")
   if not w then error(werr, 0) end
   w:write(core.json.encode(M.data(res), { indent = 2 }), "\n")
   local ok, cerr = w:close()
   if not ok then error(cerr, 0) end
-  print(("graph: results in %s/graph_summary.json"):format(opts.output))
-  return #res.failed > 0 and 1 or 0, graph.anomalies(res), res
+  print(t("graph.results", opts.output .. "/graph_summary.json"))
+  return #res.failed > 0 and 1 or 0, graph.anomalies(res), res, M.data(res)
 end
 
 return M

@@ -17,6 +17,7 @@ M.spec = {
     zh = "'ascope help COMMAND'、'ascope COMMAND --help' 与 'ascope COMMAND -h' 输出相同。",
   },
   options = {},
+  text = true, -- help is for people: --json does not change it
   examples = { "ascope help", "ascope help timeline" },
 }
 

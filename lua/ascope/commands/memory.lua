@@ -4,12 +4,15 @@ local report = require "ascope.report.memory"
 local memory_html = require "ascope.report.memory_html"
 local outputs = require "ascope.report.outputs"
 local errors = require "ascope.errors"
+local cli = require "ascope.cli"
 local fmt = require "ascope.fmt"
 local log = require "ascope.log"
 local t = require("ascope.i18n").t
 local fs = require("ascope_core").fs
+local shard = require "ascope.shard"
+local merge_command = require "ascope.commands.merge"
 
-local M = {}
+local M = { recipe = memory }
 
 M.spec = {
   name = "memory",
@@ -45,12 +48,13 @@ chrome://tracing 打开）。有 rank 无法读取或只读到一部分（如 tr
     { "profiler-type", arg = "TYPE", choices = { "memory" }, help = "accepted for the reference tool's command line" },
     { "rank-list", arg = "LIST", default = "all", help = "ranks to read: all, or 0,2,4-7" },
     { "role", arg = "NAME", many = true, help = "only this role (repeatable)" },
-    { "jobs", "j", arg = "N", type = "int", min = 1, help = "ranks read in parallel (default: CPUs)" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = cli.MAX_JOBS, help = "ranks read in parallel (default: CPUs)" },
     { "match", arg = "MODE", choices = { "latest", "within", "within-or-latest" },
       help = "how an allocation is matched to an operator (default from rules: latest)" },
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/memory.lua" },
     { "format", arg = "LIST", default = "csv,json,md,html,trace", help = "outputs to write: csv,json,md,html,trace" },
     { "layout", arg = "FILE", help = "a layout file for the HTML report (see rules/layout_memory.lua)" },
+    shard.OPTION,
   },
   outputs = {
     { "memory_events.csv", format = "csv", help = {
@@ -85,26 +89,38 @@ local WRITERS = {
 }
 local ORDER = { "csv", "trace", "json", "md", "html" }
 
-function M.main(opts, words)
-  local input = opts.input or words[1]
-  if not input then errors.usage("ascope memory needs INPUT (a profiling folder); see 'ascope help memory'") end
-  if #words > (opts.input and 0 or 1) then errors.usage("unexpected argument %q", words[opts.input and 1 or 2]) end
+local function check_formats(text)
   local formats = {}
-  for f in opts.format:gmatch("[^,%s]+") do
+  for f in text:gmatch("[^,%s]+") do
     if not WRITERS[f] then errors.usage("--format: unknown output %q (csv, json, md, html, trace)", f) end
     formats[f] = true
   end
+  return formats
+end
+
+function M.main(opts, words, ctx)
+  local input = opts.input or words[1]
+  if not input then errors.usage("ascope memory needs INPUT (a profiling folder); see 'ascope help memory'") end
+  if #words > (opts.input and 0 or 1) then errors.usage("unexpected argument %q", words[opts.input and 1 or 2]) end
+  check_formats(opts.format)
   require("ascope.report.layout").check("memory", opts.layout)
+  if opts.shard then shard.parse(opts.shard) end -- a usage error before any reading
   local st = fs.stat(input)
   if not st then error(input .. ": no such file or folder", 0) end
 
-  local result, err = memory.parse(input, {
+  local plan, err = memory.plan(input, {
     match = opts.match, rank_list = opts.rank_list, roles = opts.role, jobs = opts.jobs, rules = opts.rules,
   })
-  if not result then error(err, 0) end
-  if #result.ranks == 0 and #result.failed == 0 then
+  if not plan then error(err, 0) end
+  if #plan.units == 0 and #plan.context.unknown == 0 and #plan.context.unreadable == 0 then
     error(t("memory.no_ranks", input), 0)
   end
+  return merge_command.run(M, plan, opts, ctx)
+end
+
+--- Write the outputs of a result and print its summary; returns the exit code.
+function M.finish(result, opts)
+  local formats = check_formats(opts.format)
   for _, d in ipairs(result.duplicates) do log.warn("%s", d) end
   for _, r in ipairs(result.ranks) do
     for _, w in ipairs(r.warnings) do log.warn("%s", w) end
@@ -136,11 +152,10 @@ function M.main(opts, words)
     local s = r.summary
     local peaks = {}
     for _, c in ipairs(s.components) do
-      if c.peak then peaks[#peaks + 1] = ("%s %.1f MB at %s ms"):format(c.component, c.peak.allocated_mb, fmt.ms(c.peak.time_ns)) end
+      if c.peak then peaks[#peaks + 1] = t("memory.peak_item", c.component, c.peak.allocated_mb, fmt.ms(c.peak.time_ns)) end
     end
-    print(("rank %s (%s): %d events, %d allocations, match %s (%s)%s"):format(r.rank, r.role, s.events,
-      s.allocations, fmt.pct(s.match_rate), s.match_mode,
-      #peaks > 0 and ", peak " .. table.concat(peaks, ", ") or ""))
+    print(t("memory.rank_line", r.rank, r.role, s.events, s.allocations, fmt.pct(s.match_rate), s.match_mode,
+      #peaks > 0 and t("memory.peak_list", table.concat(peaks, ", ")) or ""))
   end
   print(t("memory.summary", #result.ranks, total, out))
   print(t("memory.outputs", table.concat(written, ", ")))
@@ -166,7 +181,7 @@ function M.main(opts, words)
     end
   end
   if #result.failed > 0 then log.error("%s", t("memory.failed_ranks", #result.failed)) end
-  return failed and 1 or 0, result.problems
+  return failed and 1 or 0, result.problems, result, report.summary_data(result)
 end
 
 return M

@@ -1,8 +1,10 @@
 --- `ascope moe`: MoE dispatch/combine hang diagnosis from window dumps.
+local core = require "ascope_core"
 local moe = require "ascope.moe"
 local report = require "ascope.report.moe"
 local field_html = require "ascope.report.field_html"
 local errors = require "ascope.errors"
+local log = require "ascope.log"
 local i18n = require "ascope.i18n"
 
 local M = {}
@@ -24,8 +26,11 @@ and 4 combine status bits, 5 CSV archive; across cards: 6 run counts, expert cou
 whom and the root cards (the run ends with this verdict). Writes OUT/win_data.csv,
 win_data_list.csv, win_status_list.csv, win_analysis_error.csv, win_all_card_data.csv,
 win_all_card_expandidx.csv (UTF-8 with BOM, --encoding gbk for the old consumers),
-moe_summary.json and moe_report.html. Messages are Chinese unless --lang en. Exit code 1 when a card's dump could not
-be read (the other cards are still analysed).]],
+moe_summary.json and moe_report.html. The step-by-step lines of each card go to stderr, the
+summary, the anomalies and the verdict to stdout. Exit code 1 when a card's dump could not
+be read, holds window fields no window can hold (a shifted or damaged window) or an expertIds
+input that does not fit its shape, or a machine's moe_summary.json cannot be merged: the card or
+machine is named, the others are still analysed and written.]],
     zh = [[按数字顺序读取 TARGET_DIR/<n>/ 各卡目录中的原始 dump、msaicerr 拆分文件或 mc2_exception_info 窗口 dump，
 解析 win 区（布局见 rules/win_layout.lua），依次进行 1 输入异常分析、2 执行序分析、3 dispatch 与 4 combine 状态位
 分析、5 数据归档、6 多卡对比、7 epSendCounts/assistInfoForCombine 校验、8 各卡等待关系与起始卡（结论），
@@ -68,23 +73,37 @@ be read (the other cards are still analysed).]],
   examples = { "ascope moe TARGET_DIR=dumps SOC_VERSION=950 SHARE_EXPERT_CARD_COUNT=1 SHARE_EXPERT_NUM=1 -o out" },
 }
 
+-- A CSV written as UTF-8 rewritten as GBK in place (atomically); a file not written is skipped.
+local function to_gbk(path)
+  local f = io.open(path, "rb")
+  if not f then return true end
+  local text = f:read("a")
+  f:close()
+  local gbk, err = core.iconv.convert(text, "UTF-8", "GBK", path)
+  if not gbk then return nil, i18n.t("moe.gbk_failed", err) end
+  return core.fs.write(path, gbk)
+end
+
 local TAG = { INFO = "[INFO]", WARNING = "[WARNING]", ERROR = "[ERROR]" }
 
 function M.main(opts, words, ctx)
   if #words > 0 then errors.usage("unexpected argument %q (parameters are KEY=VALUE)", words[1]) end
   if not opts.target_dir then errors.usage("ascope moe needs TARGET_DIR=...; see 'ascope help moe'") end
   if not opts.soc_version then errors.usage("ascope moe needs SOC_VERSION=910_93|950|910B") end
-  if not (ctx and ctx.lang) then i18n.set("zh") end -- the field engineers' language unless asked
+  -- a rule file that does not hold is the command line's mistake, told once (not once per card)
+  local rules_ok, rules_err = moe.rules(opts.rules)
+  if not rules_ok then errors.usage("%s", rules_err) end
   local run = opts.start_a2_cluster == "1" and moe.merge or moe.run
   local res, err = run({
     target_dir = opts.target_dir, soc_version = opts.soc_version, rules = opts.rules,
     share_expert_card_count = opts.share_expert_card_count, sp_moe_num = opts.sp_moe_num,
     tp_worldsize = opts.tp_worldsize, share_expert_num = opts.share_expert_num, k = opts.k,
-    log = function(level, text) if TAG[level] then print(TAG[level] .. " " .. text) end end,
+    -- the steps as they run, on stderr; the findings are printed once, in the recap at the end
+    log = function(level, text) if level == "INFO" then log.line(level, text) end end,
   })
   if not res then error(err, 0) end
   if #res.cards == 0 and #res.failed == 0 then error(opts.target_dir .. ": no card folders <n>/", 0) end
-  if res.merged then print("[INFO] " .. i18n.t("moe.merged", #res.merged, #res.cards)) end
+  if res.merged then print("[INFO] " .. i18n.t("moe.merged", #res.merged - #res.failed, #res.cards)) end
   local out = opts.output
   print("[INFO] " .. i18n.t("moe.archive", out))
   local formats = {}
@@ -97,24 +116,26 @@ function M.main(opts, words, ctx)
   if formats.html then
     local parts = field_html.moe_sections(res)
     table.insert(parts, 1, field_html.anomalies_section(report.sorted_anomalies(res)))
-    local ok, werr = field_html.write(out .. "/moe_report.html", "ascope moe report", parts)
+    local ok, werr = field_html.write(out .. "/moe_report.html", i18n.t("report.title.moe"), parts)
     if not ok then error(werr, 0) end
   end
   if opts.encoding == "gbk" then
-    for _, f in ipairs({ "win_data", "win_data_list", "win_status_list", "win_analysis_error", "win_all_card_data",
-                         "win_all_card_expandidx" }) do
-      local p = out .. "/" .. f .. ".csv"
-      local cmd = ("iconv -f UTF-8 -t GBK '%s' > '%s.gbk' && mv '%s.gbk' '%s'"):format(p, p, p, p)
-      local ok = not require("ascope_core").fs.stat(p) or os.execute(cmd) -- files not written are skipped
-      if not ok then error(p .. ": cannot convert to GBK (is iconv installed?)", 0) end
+    for _, f in ipairs(report.CSV_FILES) do
+      local ok, gerr = to_gbk(out .. "/" .. f .. ".csv")
+      if not ok then error(gerr, 0) end
     end
   end
-  local shown = {} -- the slot-by-slot DETAIL lines are in win_analysis_error.csv
-  for _, a in ipairs(report.sorted_anomalies(res)) do if a.severity ~= "DETAIL" then shown[#shown + 1] = a end end
+  -- the slot-by-slot DETAIL lines are in win_analysis_error.csv; the verdict states the root cards (8)
+  local shown = {}
+  for _, a in ipairs(report.sorted_anomalies(res)) do
+    if a.severity ~= "DETAIL" and a.analysis ~= "8" then shown[#shown + 1] = a end
+  end
   print("[INFO] " .. i18n.t("moe.summary", #res.cards, #res.failed, #shown))
-  for _, a in ipairs(shown) do print(("  %s %s"):format(TAG[a.severity] or a.severity, a.message)) end
-  for _, l in ipairs(report.verdict(res)) do print(("%s %s"):format(TAG[l[1]] or l[1], l[2])) end
-  return #res.failed > 0 and 1 or 0, moe.anomalies(res), res
+  if not (ctx and ctx.composed) then -- diagnose lists the findings and the verdict once, for all analyses
+    for _, a in ipairs(shown) do print(("  %s %s"):format(TAG[a.severity] or a.severity, a.message)) end
+    for _, l in ipairs(report.verdict(res)) do print(("%s %s"):format(TAG[l[1]] or l[1], l[2])) end
+  end
+  return (#res.failed > 0 or #(res.damaged or {}) > 0) and 1 or 0, moe.anomalies(res), res, report.summary_data(res)
 end
 
 return M

@@ -3,8 +3,13 @@ local opjitter = require "ascope.opjitter"
 local report = require "ascope.report.opjitter"
 local field_html = require "ascope.report.field_html"
 local errors = require "ascope.errors"
+local i18n = require "ascope.i18n"
+local shard = require "ascope.shard"
+local merge_command = require "ascope.commands.merge"
+local cli = require "ascope.cli"
+local log = require "ascope.log"
 
-local M = {}
+local M = { recipe = opjitter }
 
 M.spec = {
   name = "opjitter",
@@ -29,10 +34,11 @@ A missing card is reported and shown as NA; exit code 1 when a file could not be
   options = {
     { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
     { "profiling-path", arg = "PATH", alias_of = "input" },
-    { "cards", arg = "N", type = "int", min = 1, help = "cards expected (default: up to the highest found)" },
-    { "jobs", "j", arg = "N", type = "int", min = 1, help = "files read in parallel (default: CPUs)" },
+    { "cards", arg = "N", type = "int", min = 1, max = 1 << 20, help = "cards expected (default: up to the highest found)" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = cli.MAX_JOBS, help = "files read in parallel (default: CPUs)" },
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/opjitter.lua" },
     { "format", arg = "LIST", default = "csv,json,html", help = "outputs to write: csv,json,html" },
+    shard.OPTION,
   },
   keys = { PROFILING_PATH = "profiling-path" },
   outputs = {
@@ -50,32 +56,48 @@ A missing card is reported and shown as NA; exit code 1 when a file could not be
   examples = { "ascope opjitter prof_dir -o out", "ascope opjitter PROFILING_PATH=prof_dir --cards 16" },
 }
 
-function M.main(opts, words)
-  local input = opts.input or words[1]
-  if not input then errors.usage("ascope opjitter needs PROFILING_PATH; see 'ascope help opjitter'") end
-  local res, err = opjitter.run(input, { rules = opts.rules, cards = opts.cards, jobs = opts.jobs })
-  if not res then error(err, 0) end
-  if #res.found == 0 and #res.failed == 0 then
-    error(input .. ": no kernel_details.csv or op_summary_*.csv found", 0)
-  end
-  local out = opts.output
+local OUTPUTS = { { "csv", "profiling_all_data.csv", report.all_csv }, { "csv", "profiling_avg_data.csv", report.avg_csv },
+                  { "json", "opjitter_summary.json", report.summary_json },
+                  { "html", "opjitter_report.html", function(r, p)
+                    return field_html.write(p, i18n.t("report.title.opjitter"), field_html.opjitter_sections(r)) end } }
+
+local function check_formats(text)
   local formats = {}
-  for f in opts.format:gmatch("[^,%s]+") do
+  for f in text:gmatch("[^,%s]+") do
     if f ~= "csv" and f ~= "json" and f ~= "html" then errors.usage("--format: unknown output %q (csv, json, html)", f) end
     formats[f] = true
   end
-  for _, w in ipairs({ { "csv", "profiling_all_data.csv", report.all_csv }, { "csv", "profiling_avg_data.csv", report.avg_csv },
-                       { "json", "opjitter_summary.json", report.summary_json },
-                       { "html", "opjitter_report.html", function(r, p)
-                         return field_html.write(p, "ascope opjitter report", field_html.opjitter_sections(r)) end } }) do
+  return formats
+end
+
+function M.main(opts, words, ctx)
+  local input = opts.input or words[1]
+  if not input then errors.usage("ascope opjitter needs PROFILING_PATH; see 'ascope help opjitter'") end
+  check_formats(opts.format)
+  if opts.shard then shard.parse(opts.shard) end -- a usage error before any reading
+  local plan, err = opjitter.plan(input, { rules = opts.rules, cards = opts.cards, jobs = opts.jobs })
+  if not plan then error(err, 0) end
+  if #plan.units == 0 then error(input .. ": no kernel_details.csv or op_summary_*.csv found", 0) end
+  return merge_command.run(M, plan, opts, ctx)
+end
+
+--- Write the outputs of a result and print its summary; returns the exit code.
+function M.finish(res, opts)
+  local out = opts.output
+  local formats = check_formats(opts.format)
+  for _, w in ipairs(res.warnings) do log.warn("%s", w) end
+  local werrs = {} -- every output is tried: one that cannot be written does not stop the others
+  for _, w in ipairs(OUTPUTS) do
     if formats[w[1]] then
       local ok, werr = w[3](res, out .. "/" .. w[2])
-      if not ok then error(werr, 0) end
+      if not ok then werrs[#werrs + 1] = tostring(werr) end
     end
   end
+  for _, f in ipairs(res.failed) do log.error("%s", f.reason) end
+  if #werrs > 0 then error(table.concat(werrs, "; "), 0) end
   for _, l in ipairs(report.lines(res)) do print(l) end
-  print(("opjitter: results in %s (%s)"):format(out, opts.format))
-  return #res.failed > 0 and 1 or 0, opjitter.anomalies(res), res
+  print(i18n.t("opjitter.results", out, opts.format))
+  return #res.failed > 0 and 1 or 0, opjitter.anomalies(res), res, report.data(res)
 end
 
 return M

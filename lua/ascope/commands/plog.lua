@@ -1,6 +1,7 @@
 --- `ascope plog`: classify the errors in Ascend plog and device logs.
 local plog = require "ascope.plog"
 local errors = require "ascope.errors"
+local log = require "ascope.log"
 local writer = require "ascope.report.writer"
 local i18n = require "ascope.i18n"
 local core = require "ascope_core"
@@ -40,7 +41,6 @@ ras_code）分类：各类数量与前几条原始日志、提取字段、每张
   examples = { "ascope plog /root/ascend/log -o out", "ascope plog PLOG_PATH=logs --rules my_classifiers.lua" },
 }
 
-
 local function array(t) return setmetatable(t or {}, { __jsontype = "array" }) end
 
 function M.data(res)
@@ -66,35 +66,25 @@ function M.data(res)
   for i, f in ipairs(res.failed) do failed[i] = { path = f.path, reason = f.reason } end
   return { input = res.input, files = #res.files, categories = cats, failures = failures,
            non_moe_failures = non_moe, failed = failed, first_error = first_error,
-           unclassified = { count = res.unclassified.count, examples = unclassified } }
+           unclassified = { count = res.unclassified.count, examples = unclassified },
+           failures_dropped = res.failures_dropped, cut_lines = res.cut_lines }
 end
 
 function M.main(opts, words)
   local input = opts.input or words[1]
   if not input then errors.usage("ascope plog needs PLOG_PATH; see 'ascope help plog'") end
-  local res, err = plog.run(input, { rules = opts.rules })
-  if not res then error(err, 0) end
-  if #res.files == 0 then error(input .. ": no log files found", 0) end
   local out = opts.output
   local formats = {}
   for f in (opts.format or "csv,json"):gmatch("[^,%s]+") do
     if f ~= "csv" and f ~= "json" then errors.usage("--format: unknown output %q (csv, json)", f) end
     formats[f] = true
   end
+  local res, err = plog.run(input, { rules = opts.rules, records = formats.csv and (out .. "/error_plog.csv") or nil })
+  if not res then error(err, 0) end
+  if #res.files == 0 then error(input .. ": no log files found", 0) end
   if formats.csv then
-    local w, werr = core.csv.writer(out .. "/error_plog.csv", { bom = true })
-    if not w then error(werr, 0) end
-    local header = { "错误类型", "错误信息", "card", "file", "line", "time" }
-    local fields = plog.field_names(res.rules)
-    for _, f in ipairs(fields) do header[#header + 1] = f end
-    w:row(header)
-    for _, r in ipairs(res.records) do
-      local row = { i18n.pick(r.classifier.title), r.text, r.card or "", r.file, r.line, r.time or "" }
-      for _, f in ipairs(fields) do row[#row + 1] = r.fields[f] or "" end
-      w:row(row)
-    end
-    local ok, cerr = w:close()
-    if not ok then error(cerr, 0) end
+    local ok, werr = plog.write_records(res)
+    if not ok then error(werr, 0) end
   end
   if formats.json then
     local jw, jerr = writer.open(out .. "/plog_summary.json")
@@ -137,9 +127,11 @@ function M.main(opts, words)
       for _, f in ipairs(res.non_moe_failures) do print("[ERROR] " .. t("plog.non_moe", f.card, f.kernel_name)) end
     end
   end
-  for _, f in ipairs(res.failed) do print("[ERROR] " .. f.reason) end
+  if res.failures_dropped > 0 then print("[WARNING] " .. t("plog.failures_capped", plog.MAX_FAILURES, res.failures_dropped)) end
+  if res.cut_lines > 0 then print("[WARNING] " .. t("plog.cut_lines", res.cut_lines)) end
+  for _, f in ipairs(res.failed) do log.error("%s", f.reason) end
   print(i18n.t("plog.results", out, opts.format or "csv,json"))
-  return #res.failed > 0 and 1 or 0, plog.anomalies(res), res
+  return #res.failed > 0 and 1 or 0, plog.anomalies(res), res, M.data(res)
 end
 
 return M

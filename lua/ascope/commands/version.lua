@@ -16,15 +16,19 @@ M.spec = {
   examples = { "ascope version" },
 }
 
-function M.main(_, words)
+function M.main(_, words, ctx)
   if #words > 0 then require("ascope.errors").usage("unexpected argument %q", words[1]) end
   local v = require("ascope_core").versions()
   local ok, lpeg = pcall(require, "lpeg")
   local lv = ok and lpeg.version or "?"
   if type(lv) == "function" then lv = lv() end -- LPeg 1.0 has version(), 1.1 a string
-  io.write(("ascope %s\n"):format(require "ascope.version"))
-  io.write(("  %s, LPeg %s, yajl %s, libcsv %s, SQLite %s\n"):format(v.lua, lv, v.yajl, v.libcsv, v.sqlite))
-  return 0
+  local data = { ascope = require "ascope.version", lua = v.lua, lpeg = tostring(lv), yajl = v.yajl, libcsv = v.libcsv,
+                 sqlite = v.sqlite }
+  if not (ctx and ctx.json) then
+    io.write(("ascope %s\n"):format(data.ascope))
+    io.write(("  %s, LPeg %s, yajl %s, libcsv %s, SQLite %s\n"):format(v.lua, lv, v.yajl, v.libcsv, v.sqlite))
+  end
+  return 0, nil, nil, data
 end
 
 return M

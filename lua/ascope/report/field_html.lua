@@ -9,6 +9,8 @@ local column = require("ascope_core").column
 
 local M = {}
 local esc = html.escape
+local t = i18n.t
+local header = html.header
 
 local function section(id, title, body)
   return ('<section id="%s"><h2>%s</h2>%s</section>'):format(esc(id), esc(title), body)
@@ -19,7 +21,10 @@ function M.opjitter_sections(res, top_types, max_calls)
   top_types, max_calls = top_types or 30, max_calls or 200
   local avg = {}
   for _, a in ipairs(res.avg) do avg[#avg + 1] = a end
-  table.sort(avg, function(a, b) return (a.avg_jitter or -1) > (b.avg_jitter or -1) end)
+  table.sort(avg, function(a, b)
+    if (a.avg_jitter or -1) ~= (b.avg_jitter or -1) then return (a.avg_jitter or -1) > (b.avg_jitter or -1) end
+    return a.type < b.type
+  end)
   local types, type_index = {}, {}
   for i = 1, math.min(#avg, top_types) do
     types[i] = avg[i].type
@@ -38,8 +43,10 @@ function M.opjitter_sections(res, top_types, max_calls)
   for c = 1, ncalls do cols[c] = tostring(c - 1) end
   local parts = {}
   parts[#parts + 1] = section("jitter", i18n.pick({ en = "Jitter by operator and call", zh = "各算子各次调用的抖动" }),
-    #types == 0 and "<p>No operator.</p>" or svg.heatmap({ title = "jitter", rows = types, cols = cols, unit = "us",
-      value_label = "jitter = max - min over cards", x_label = "call index (0 = first call)",
+    #types == 0 and "<p>" .. esc(t("report.no_operator")) .. "</p>" or svg.heatmap({ title = t("report.opjitter.heat_title"),
+      rows = types, cols = cols, unit = "us", value_label = t("report.opjitter.jitter"), x_label = t("report.opjitter.heat_x"),
+      y_label = t("report.opjitter.operator"), na_label = t("report.na"), col_name = t("report.opjitter.call"),
+      in_scale = function(_, c) return c > 1 end, -- call 0 is the warm-up, left out of the statistics
       value = function(r, c) return cell[r] and cell[r][c] end }))
   -- durations per card of the three worst operators, from the cards' columns: every call of the
   -- type on that card, reduced in C to what 900 pixels can show
@@ -48,9 +55,9 @@ function M.opjitter_sections(res, top_types, max_calls)
   local ranges = {}
   local function range(n) -- the call indexes 0 .. n-1 as a column, shared by series of one length
     if not ranges[n] then
-      local t = {}
-      for i = 1, n do t[i] = i - 1 end
-      ranges[n] = column.new("integer", t)
+      local list = {}
+      for i = 1, n do list[i] = i - 1 end
+      ranges[n] = column.new("integer", list)
     end
     return ranges[n]
   end
@@ -63,26 +70,26 @@ function M.opjitter_sections(res, top_types, max_calls)
         local r = rows_of[w.type]
         if r then
           local xs, ys = column.downsample(range(#r), c.data.duration:take(r), nil, 900)
-          w.series[#w.series + 1] = { name = "card " .. c.card, x = xs, y = ys }
+          w.series[#w.series + 1] = { name = t("report.card", c.card), x = xs, y = ys }
         end
       end
     end
   end
   for _, w in ipairs(worst) do
     parts[#parts + 1] = section("durations-" .. w.type, i18n.pick({ en = "Durations per card: ", zh = "各卡耗时：" }) .. w.type,
-      svg.lines({ title = w.type, x_label = "call index", y_label = "duration", y_unit = "us", series = w.series }))
+      svg.lines({ title = w.type, x_label = t("report.opjitter.durations_x"), y_label = t("report.opjitter.duration"),
+                  y_unit = "us", series = w.series, x_integer = true, range_from_x = 1 }))
   end
   local rows = {}
   for i, v in ipairs(res.aiv) do
     rows[i] = { v.card, v.type, v.call, v.column, v.value == nil and "NA" or v.value, v.mean, v.low, v.high, v.kind }
   end
   parts[#parts + 1] = section("aiv", i18n.pick({ en = "aiv outliers", zh = "aiv 指标异常" }),
-    #rows == 0 and "<p>None.</p>" or html.table({ "card", "type", "call", "column", "value", "mean", "low", "high", "kind" },
-      rows))
+    #rows == 0 and "<p>" .. esc(t("report.none")) .. "</p>" or html.table(header("report.opjitter.aiv_header"), rows))
   local missing = {}
   for _, c in ipairs(res.missing) do missing[#missing + 1] = tostring(c) end
   if #missing > 0 then
-    table.insert(parts, 1, ('<p class="warn">cards without profiling data: %s</p>'):format(esc(table.concat(missing, ", "))))
+    table.insert(parts, 1, ('<p class="warn">%s</p>'):format(esc(t("report.opjitter.missing", table.concat(missing, ", ")))))
   end
   return parts
 end
@@ -94,14 +101,15 @@ function M.moe_sections(res)
   for _, side in ipairs({ "dispatch", "combine" }) do
     local rows, maxc = {}, 0
     for i, c in ipairs(res.cards) do
-      rows[i] = "card " .. c.card
+      rows[i] = t("report.card", c.card)
       if c[side].cores > maxc then maxc = c[side].cores end
     end
     local cols = {}
-    for k = 1, maxc do cols[k] = "core " .. (k - 1) end
+    for k = 1, maxc do cols[k] = tostring(k - 1) end
     parts[#parts + 1] = section("grid-" .. side, i18n.pick({ en = "Status slots not arrived: ", zh = "未到达的状态位：" }) .. side,
-      #rows == 0 and "<p>No card.</p>" or svg.heatmap({ title = side, rows = rows, cols = cols, unit = "slots",
-        value_label = "slots not arrived (grey: core not in use)", x_label = "core",
+      #rows == 0 and "<p>" .. esc(t("report.no_card")) .. "</p>" or svg.heatmap({ title = t("report.moe.grid_title", side),
+        rows = rows, cols = cols, value_label = t("report.moe.slots"), x_label = t("report.moe.core"),
+        y_label = t("report.moe.card"), na_label = t("report.not_in_use"), col_name = t("report.moe.core"),
         value = function(r, k)
           local s = res.cards[r][side]
           if k > s.cores then return nil end
@@ -111,14 +119,16 @@ function M.moe_sections(res)
   end
   local labels, d, cvals = {}, {}, {}
   for i, c in ipairs(res.cards) do
-    labels[i] = ("card %d %s"):format(c.card, c.stuck_in and ("(" .. c.stuck_in .. ")") or "")
+    labels[i] = t("report.card", c.card) .. (c.stuck_in and (" (" .. c.stuck_in .. ")") or "")
     d[i] = c.dispatch.ran ~= false and c.dispatch.run_count or 0
     cvals[i] = c.combine.ran ~= false and c.combine.run_count or 0
   end
   if #labels > 0 then
     parts[#parts + 1] = section("runs", i18n.pick({ en = "Run counts per card", zh = "各卡执行次数" }),
-      svg.bars({ title = "dispatch", labels = labels, values = d, value_label = "dispatch run count" })
-      .. svg.bars({ title = "combine", labels = labels, values = cvals, value_label = "combine run count" }))
+      svg.bars({ title = t("report.moe.runs_title", "dispatch"), labels = labels, values = d, integer = true,
+                 value_label = t("report.moe.run_count", "dispatch") })
+      .. svg.bars({ title = t("report.moe.runs_title", "combine"), labels = labels, values = cvals, integer = true,
+                    value_label = t("report.moe.run_count", "combine") }))
   end
   return parts
 end
@@ -130,15 +140,17 @@ local MAX_DRAWN = 64 -- cards drawn in the wait-for picture; beyond, the table a
 local function wait_for_svg(cards, edges, roots)
   local n = #cards
   local per_row = math.min(n, 8)
-  local w, h = per_row * 130 + 40, math.ceil(n / per_row) * 120 + 30
+  local w, h = math.max(per_row * 130 + 40, 360), math.ceil(n / per_row) * 120 + 50
   local at, root, waiting = {}, {}, {}
   for _, r in ipairs(roots) do root[r] = true end
   for _, e in ipairs(edges) do waiting[e.card] = true end
   for i, card in ipairs(cards) do
-    at[card] = { 20 + ((i - 1) % per_row) * 130 + 45, 80 + ((i - 1) // per_row) * 120 }
+    at[card] = { 20 + ((i - 1) % per_row) * 130 + 45, 100 + ((i - 1) // per_row) * 120 }
   end
-  local out = { ('<svg class="chart" viewBox="0 0 %d %d" width="%d" height="%d" role="img"><title>wait-for</title>'):format(w, h,
-    w, h), '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" '
+  local title = t("report.moe.wait_title")
+  local out = { ('<svg class="chart" viewBox="0 0 %d %d" width="%d" height="%d" role="img"><title>%s</title>'):format(w, h,
+    w, h, esc(title)), ('<text x="4" y="16" class="ctitle">%s</text>'):format(esc(title)),
+    '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" '
     .. 'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>' }
   for _, e in ipairs(edges) do
     local a = at[e.card]
@@ -147,10 +159,10 @@ local function wait_for_svg(cards, edges, roots)
       if a and b and peer ~= e.card then
         -- an arc above the boxes, higher the farther apart the cards are
         local lift = 24 + math.abs(a[1] - b[1]) // 6 + math.abs(a[2] - b[2]) // 4
-        local mx, my = (a[1] + b[1]) // 2, math.max(4, math.min(a[2], b[2]) - 18 - lift)
+        local mx, my = (a[1] + b[1]) // 2, math.max(26, math.min(a[2], b[2]) - 18 - lift)
         out[#out + 1] = ('<path d="M%d,%d Q%d,%d %d,%d" fill="none" stroke="#555" stroke-width="1.5" '
           .. 'marker-end="url(#arrow)"><title>%s</title></path>'):format(a[1], a[2] - 18, mx, my, b[1] + 8, b[2] - 20,
-          esc(("card %d (%s) waits for card %d"):format(e.card, e.side, peer)))
+          esc(t("report.moe.waits_for", e.card, e.side, peer)))
       end
     end
   end
@@ -158,8 +170,9 @@ local function wait_for_svg(cards, edges, roots)
     local p = at[card]
     local fill = root[card] and "#dc3912" or waiting[card] and "#ff9900" or "#dddddd"
     out[#out + 1] = ('<rect x="%d" y="%d" width="90" height="36" rx="6" fill="%s"><title>%s</title></rect>'
-      .. '<text x="%d" y="%d" text-anchor="middle">card %d</text>'):format(p[1] - 45, p[2] - 18, fill,
-      esc(root[card] and "root card" or waiting[card] and "waiting" or "not waiting"), p[1], p[2] + 5, card)
+      .. '<text x="%d" y="%d" text-anchor="middle">%s</text>'):format(p[1] - 45, p[2] - 18, fill,
+      esc(t(root[card] and "report.moe.root" or waiting[card] and "report.moe.waiting" or "report.moe.not_waiting")),
+      p[1], p[2] + 5, esc(t("report.card", card)))
   end
   out[#out + 1] = "</svg>"
   return table.concat(out)
@@ -191,7 +204,7 @@ function M.wait_for_section(res)
   local body = ("<p>%s: %s</p>"):format(esc(i18n.pick({ en = "root cards, first to fail first", zh = "起始卡（最先失败的在前）" })),
     esc(#roots > 0 and table.concat(root_text, ", ") or "-"))
   if #cards <= MAX_DRAWN then body = body .. wait_for_svg(cards, edges, roots) end
-  return section("wait-for", title, body .. html.table({ "card", "side", "waiting cores", "waits for cards", "slots" }, rows))
+  return section("wait-for", title, body .. html.table(header("report.moe.wait_header"), rows))
 end
 
 --- The anomalies list: {severity, source, message} or moe's {severity, card, analysis, message}.
@@ -199,12 +212,12 @@ function M.anomalies_section(list)
   local rows = {}
   for _, a in ipairs(list) do
     if a.severity ~= "DETAIL" then
-      rows[#rows + 1] = { a.severity, a.source or ("card " .. tostring(a.card or "-") .. " / " .. tostring(a.analysis)),
+      rows[#rows + 1] = { a.severity, a.source or t("report.where_card", tostring(a.card or "-"), tostring(a.analysis)),
                           a.message }
     end
   end
   return section("anomalies", i18n.pick({ en = "Anomalies", zh = "异常汇总" }),
-    #rows == 0 and "<p>None.</p>" or html.table({ "severity", "where", "message" }, rows))
+    #rows == 0 and "<p>" .. esc(t("report.none")) .. "</p>" or html.table(header("report.anomalies_header"), rows))
 end
 
 function M.write(path, title, parts)

@@ -37,31 +37,60 @@ function M.check(name, user_file)
   if not l then error(err, 0) end
 end
 
+-- The table of contents of a page with several ranks: each section, and under a per-rank
+-- section a link to each rank's part of it.
+local function contents(entries)
+  local esc = html.escape
+  local out = { '<nav class="toc"><h2>' .. esc(i18n.t("report.contents")) .. "</h2><ul>" }
+  for _, e in ipairs(entries) do
+    out[#out + 1] = ('<li><a href="#%s">%s</a>'):format(esc(e.id), esc(e.title))
+    if e.ranks then
+      local links = {}
+      for i, r in ipairs(e.ranks) do links[i] = ('<a href="#%s">%s</a>'):format(esc(r.id), esc(r.name)) end
+      out[#out + 1] = "<br>" .. table.concat(links, " · ")
+    end
+    out[#out + 1] = "</li>"
+  end
+  out[#out + 1] = "</ul></nav>"
+  return table.concat(out)
+end
+
 --- The page of a layout: an intro paragraph, then each enabled section in order, drawn by
 -- o.kinds[kind](res, sec [, rank]). Kinds where o.per_rank(kind) get one section per rank of res.ranks,
--- identified by o.rank_id(r) and titled with o.rank_name(r); the others one section.
+-- identified by o.rank_id(r) and titled with o.rank_name(r); the others one section. A page of
+-- several ranks starts with a table of contents.
 function M.render(res, layout, o)
   local esc = html.escape
   local parts = { o.intro }
+  local entries = {}
   for _, sec in ipairs(layout.sections) do
     if not sec.disabled then
       local fn = o.kinds[sec.kind]
       if not fn then error(("layout %s: section %s: unknown kind %q"):format(o.name, sec.id, sec.kind), 0) end
       local title = i18n.pick(sec.title)
       if o.per_rank(sec.kind) then
+        local entry = { title = title, ranks = {} }
         for _, r in ipairs(res.ranks) do
           local body = fn(res, sec, r)
           if body then
-            parts[#parts + 1] = ('<section id="%s-%s"><h2>%s - %s</h2>%s</section>'):format(esc(sec.id),
-              esc(o.rank_id(r)), esc(title), esc(o.rank_name(r)), body)
+            local id = sec.id .. "-" .. tostring(o.rank_id(r))
+            parts[#parts + 1] = ('<section id="%s"><h2>%s - %s</h2>%s</section>'):format(esc(id), esc(title),
+              esc(o.rank_name(r)), body)
+            entry.id = entry.id or id
+            entry.ranks[#entry.ranks + 1] = { id = id, name = o.rank_name(r) }
           end
         end
+        if entry.id then entries[#entries + 1] = entry end
       else
         local body = fn(res, sec)
-        if body then parts[#parts + 1] = ('<section id="%s"><h2>%s</h2>%s</section>'):format(esc(sec.id), esc(title), body) end
+        if body then
+          parts[#parts + 1] = ('<section id="%s"><h2>%s</h2>%s</section>'):format(esc(sec.id), esc(title), body)
+          entries[#entries + 1] = { id = sec.id, title = title }
+        end
       end
     end
   end
+  if #res.ranks > 1 and #entries > 1 then table.insert(parts, 2, contents(entries)) end
   return html.page(i18n.pick(layout.title), parts, i18n.lang())
 end
 

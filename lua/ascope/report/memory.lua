@@ -7,6 +7,8 @@ local writer = require "ascope.report.writer"
 local trace_fmt = require "ascope.ascend.trace"
 local analysis = require "ascope.analysis.memory"
 local json = core.json
+local t = require("ascope.i18n").t
+local header = require("ascope.report.html").header
 
 local M = {}
 
@@ -54,7 +56,7 @@ function M.events_csv(result, path)
   return w:close()
 end
 
-local function array(t) return setmetatable(t or {}, { __jsontype = "array" }) end
+local function array(list) return setmetatable(list or {}, { __jsontype = "array" }) end
 
 local function sites_out(list)
   local out = array()
@@ -145,29 +147,26 @@ local function sites_table(list, with_share)
   for i, s in ipairs(list) do
     rows[i] = { i, s.call_site, mb(s.size_kb), s.count, with_share and fmt.pct(s.share) or nil }
   end
-  local header = { "#", "call site (call_stack_top)", "MB", "count" }
-  if with_share then header[5] = "share" end
-  return md.table(header, rows)
+  local head = header("report.memory.md.sites_header")
+  if with_share then head[5] = t("report.memory.md.share") end
+  return md.table(head, rows)
 end
 
 local function component_md(w, c)
   w:write(("### %s\n\n"):format(c.component))
   local l = c.live_at_peak
   if c.peak then
-    w:write(("Peak %s MB allocated at %s ms (reserved peaks at %s MB). At that instant %d allocation(s) "
-      .. "listed in operator_memory.csv are alive: %s MB, of which %s MB without a call stack; the other "
-      .. "%s MB of the peak were allocated before the first row of the file or are not listed.\n\n")
-      :format(fmt.num(c.peak.allocated_mb), c.peak.time_ms, c.peak_reserved and fmt.num(c.peak_reserved.reserved_mb) or "n/a",
-        l.count, mb(l.size_kb), mb(l.without_stack_kb), mb(l.earlier_or_unlisted_kb)))
+    w:write(t("report.memory.md.peak", fmt.num(c.peak.allocated_mb), c.peak.time_ms,
+      c.peak_reserved and fmt.num(c.peak_reserved.reserved_mb) or "n/a", l.count, mb(l.size_kb), mb(l.without_stack_kb),
+      mb(l.earlier_or_unlisted_kb)), "\n\n")
     w:write(sites_table(l.top, true), "\n")
   end
   local ws = c.without_stack
-  w:write(("Without a call stack: %s of the %s MB allocated (%d allocation(s))"):format(fmt.pct(ws.share),
-    mb(c.top_call_sites.size_kb), ws.count))
+  w:write(t("report.memory.md.without_stack", fmt.pct(ws.share), mb(c.top_call_sites.size_kb), ws.count))
   if #ws.operators > 0 then
     local names = {}
     for i, o in ipairs(ws.operators) do names[i] = ("`%s` %s MB"):format(o.name, mb(o.size_kb)) end
-    w:write("; mostly ", table.concat(names, ", "))
+    w:write(t("report.memory.md.mostly", table.concat(names, ", ")))
   end
   w:write(".\n\n")
 end
@@ -176,9 +175,8 @@ function M.report_md(result, path)
   local w, err = writer.open(path)
   if not w then return nil, err end
   local data = M.summary_data(result)
-  w:write("# ascope memory report\n\n")
-  w:write(("Input: `%s`; match mode: `%s`; %d rank(s) read, %d failed.\n\n")
-    :format(result.input, result.match, #result.ranks, #result.failed))
+  w:write("# ", t("report.title.memory"), "\n\n")
+  w:write(t("report.memory.md.intro", result.input, result.match, #result.ranks, #result.failed), "\n\n")
   local rows = {}
   for _, r in ipairs(data.ranks) do
     for _, c in ipairs(r.components) do
@@ -187,24 +185,22 @@ function M.report_md(result, path)
         fmt.pct(c.without_stack.share) }
     end
   end
-  w:write(md.table({ "role", "rank", "component", "events", "allocations", "match rate (rank)",
-    "peak allocated MB", "peak time ms", "no call stack" }, rows), "\n")
+  w:write(md.table(header("report.memory.md.ranks_header"), rows), "\n")
   for _, f in ipairs(data.failed) do
-    w:write(("- **failed** rank %s (%s): %s\n"):format(tostring(f.rank), f.role, f.reason))
+    w:write("- ", t("report.memory.md.failed", tostring(f.rank), f.role, f.reason), "\n")
   end
-  for _, d in ipairs(data.duplicates) do w:write("- **warning** ", d, "\n") end
+  for _, d in ipairs(data.duplicates) do w:write("- ", t("report.memory.md.warning", d), "\n") end
   for _, p in ipairs(data.problems) do
     w:write(("- **%s** %s\n"):format(p.severity, p.message))
   end
   for _, r in ipairs(data.ranks) do
     w:write(("\n## %s rank %s\n\n"):format(r.role, r.rank))
-    for _, p in ipairs(r.problems) do w:write("- **partial**: ", p, "\n") end
+    for _, p in ipairs(r.problems) do w:write("- ", t("report.memory.md.partial", p), "\n") end
     if #r.problems > 0 then w:write("\n") end
     local m = r.match
     if m.mode == "latest" and m.changed_by_within_or_latest > 0 then
-      w:write(("%d of %d matches point at an operator that had already ended when the memory was allocated; "
-        .. "`--match within-or-latest` would attribute %d row(s) to an operator still running.\n\n")
-        :format(m.suspect_latest_matches, m.latest_matches, m.changed_by_within_or_latest))
+      w:write(t("report.memory.md.fallback", m.suspect_latest_matches, m.latest_matches, m.changed_by_within_or_latest),
+        "\n\n")
     end
     if #r.memory_record > 0 then
       local rec = {}
@@ -212,16 +208,19 @@ function M.report_md(result, path)
         rec[i] = { e.component, e.samples, fmt.num(e.peak_allocated_mb), e.peak_allocated_time_ms or "",
                    fmt.num(e.peak_reserved_mb), fmt.num(e.peak_active_mb) }
       end
-      w:write("### Process memory (memory_record.csv)\n\n")
-      w:write(md.table({ "component", "samples", "peak allocated MB", "at ms", "peak reserved MB",
-        "peak active MB" }, rec), "\n")
+      w:write("### ", t("report.memory.md.process"), "\n\n")
+      w:write(md.table(header("report.memory.md.process_header"), rec), "\n")
     end
     for _, c in ipairs(r.components) do component_md(w, c) end
-    w:write(("### Top call sites by bytes allocated (%s MB in all)\n\n"):format(mb(r.top_call_sites.size_kb)))
+    w:write("### ", t("report.memory.md.top_sites", mb(r.top_call_sites.size_kb)), "\n\n")
     w:write(sites_table(r.top_call_sites.top, true), "\n")
-    w:write(("### Never released (leak suspects, %s MB)\n\n"):format(mb(r.leak_suspects.size_kb)))
-    if #r.leak_suspects.top == 0 then w:write("None.\n\n") else w:write(sites_table(r.leak_suspects.top, false), "\n") end
-    for _, warn in ipairs(r.warnings) do w:write("- warning: ", warn, "\n") end
+    w:write("### ", t("report.memory.md.leaks", mb(r.leak_suspects.size_kb)), "\n\n")
+    if #r.leak_suspects.top == 0 then
+      w:write(t("report.none"), "\n\n")
+    else
+      w:write(sites_table(r.leak_suspects.top, false), "\n")
+    end
+    for _, warn in ipairs(r.warnings) do w:write("- ", t("report.memory.md.warning_line", warn), "\n") end
   end
   return w:close()
 end

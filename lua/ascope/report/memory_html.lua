@@ -9,6 +9,8 @@ local column = require("ascope_core").column
 
 local M = {}
 local esc = html.escape
+local t = i18n.t
+local header = html.header
 
 local function rank_name(r) return ("%s rank %s"):format(r.role, r.rank) end
 
@@ -32,17 +34,17 @@ local function sites_chart(title, sites, whole_label)
     labels[i] = s.call_site
     values[i] = s.size_kb / 1024
   end
-  if #labels == 0 then return '<p class="note">' .. esc(i18n.pick({ en = "None.", zh = "无。" })) .. "</p>" end
+  if #labels == 0 then return '<p class="note">' .. esc(t("report.none")) .. "</p>" end
   return svg.bars({ title = title, labels = labels, values = values, unit = "MB", value_label = whole_label })
 end
 
 local KINDS = {}
 
 function KINDS.rank_table(res, sec)
-  local header, rows = {}, {}
+  local head, rows = {}, {}
   for i, c in ipairs(sec.columns) do
     if not RANK_COLUMNS[c] then error(("layout memory: section %s: unknown column %q"):format(sec.id, c), 0) end
-    header[i] = c
+    head[i] = t("report.memory.col." .. c)
   end
   for _, r in ipairs(res.ranks) do
     local row = {}
@@ -51,9 +53,10 @@ function KINDS.rank_table(res, sec)
   end
   local failed = {}
   for _, f in ipairs(res.failed) do
-    failed[#failed + 1] = ('<p class="warn">failed: rank %s (%s): %s</p>'):format(esc(f.rank or "?"), esc(f.role), esc(f.reason))
+    failed[#failed + 1] = ('<p class="warn">%s</p>'):format(esc(t("report.failed_rank", tostring(f.rank or "?"), f.role,
+      f.reason)))
   end
-  return html.table(header, rows) .. table.concat(failed)
+  return html.table(head, rows) .. table.concat(failed)
 end
 
 function KINDS.peak_bars(res, sec)
@@ -64,7 +67,8 @@ function KINDS.peak_bars(res, sec)
     labels[i] = rank_name(r) .. (peak and " " .. peak.component or "")
     values[i] = peak and peak.allocated_mb or 0
   end
-  return svg.bars({ title = i18n.pick(sec.title), labels = labels, values = values, unit = "MB", value_label = "peak allocated" })
+  return svg.bars({ title = i18n.pick(sec.title), labels = labels, values = values, unit = "MB",
+                   value_label = t("report.memory.peak_allocated") })
 end
 
 local SERIES = { allocated = "allocated_mb", reserved = "reserved_mb", active = "active_mb" }
@@ -89,7 +93,9 @@ local function series_of(ts, cols, rows, names, t0, prefix)
     if not col then return nil, name end
     local xs, ys = column.downsample(ts, col, order, 900)
     for k = 1, #xs do xs[k] = (xs[k] - t0) / 1e6 end
-    if #xs > 0 then out[#out + 1] = { name = (prefix or "") .. name, x = xs, y = ys, step = true } end
+    if #xs > 0 then
+      out[#out + 1] = { name = (prefix or "") .. t("report.memory.series." .. name), x = xs, y = ys, step = true }
+    end
   end
   return out
 end
@@ -102,7 +108,7 @@ end
 
 -- y from 0, with room above the highest line for the peak label
 local function chart(title, series, marks, top_mb)
-  return svg.lines({ title = title, x_label = "time since the first event", x_unit = "ms", y_label = "memory",
+  return svg.lines({ title = title, x_label = t("report.memory.time_x"), x_unit = "ms", y_label = t("report.memory.memory_y"),
                      y_unit = "MB", series = series, marks = marks, y_min = 0, y_max = top_mb and top_mb * 1.15 })
 end
 
@@ -125,13 +131,13 @@ function KINDS.memory_over_time(_, sec, r)
     if #series > 0 then
       local marks = {}
       if c.peak then
-        marks[1] = { x = (c.peak.time_ns - t0) / 1e6, label = ("peak %.1f MB"):format(c.peak.allocated_mb) }
+        marks[1] = { x = (c.peak.time_ns - t0) / 1e6, label = t("report.memory.peak_mark", c.peak.allocated_mb) }
       end
       out[#out + 1] = chart(("%s - %s %s (operator_memory.csv)"):format(i18n.pick(sec.title), rank_name(r), c.component),
         series, marks, highest(series))
     end
   end
-  if #out == 0 then return '<p class="note">no memory totals in operator_memory.csv</p>' end
+  if #out == 0 then return '<p class="note">' .. esc(t("report.memory.no_totals")) .. "</p>" end
   return table.concat(out, "\n") .. caption(t0)
 end
 
@@ -168,7 +174,7 @@ function KINDS.live_at_peak(_, sec, r)
         zh = ("峰值 %.1f MB，时刻 %s ms。此时存活：operator_memory.csv 中的 %d 次申请，共 %.1f MB（其中 %.1f MB 无调用栈）；"
           .. "峰值中其余 %.1f MB 在文件第一行之前申请或未列出。"):format(c.peak.allocated_mb, fmt.ms(c.peak.time_ns), l.count,
           l.size_kb / 1024, l.no_stack_kb / 1024, l.earlier_kb / 1024) })))
-        .. sites_chart(i18n.pick(sec.title) .. " - " .. c.component, top(l.sites, sec.top), "size alive at the peak")
+        .. sites_chart(i18n.pick(sec.title) .. " - " .. c.component, top(l.sites, sec.top), t("report.memory.alive_at_peak"))
     end
   end
   if #out == 0 then return nil end
@@ -184,18 +190,19 @@ function KINDS.without_stack(_, sec, r)
     for i, o in ipairs(top(ns.operators, sec.top or 5)) do names[i] = ("%s (%.1f MB)"):format(o.name, o.size_kb / 1024) end
     rows[#rows + 1] = { c.component, fmt.pct(ns.share), ns.size_kb / 1024, ns.count, table.concat(names, ", ") }
   end
-  return html.table({ "component", "share of allocated bytes", "MB", "allocations", "mostly from" }, rows)
+  return html.table(header("report.memory.without_stack_header"), rows)
 end
 
 function KINDS.top_sites(_, sec, r)
-  return sites_chart(i18n.pick(sec.title), top(r.summary.top_call_sites.sites, sec.top), "bytes allocated")
+  return sites_chart(i18n.pick(sec.title), top(r.summary.top_call_sites.sites, sec.top), t("report.memory.bytes_allocated"))
 end
 
 function KINDS.leaks(_, sec, r)
   local l = r.summary.leak_suspects
   local rows = {}
   for i, s in ipairs(top(l.sites, sec.top)) do rows[i] = { s.call_site, s.size_kb / 1024, s.count } end
-  return ("<p>%.1f MB never released.</p>"):format(l.size_kb / 1024) .. html.table({ "call site", "MB", "count" }, rows)
+  return "<p>" .. esc(t("report.memory.never_released", l.size_kb / 1024)) .. "</p>"
+    .. html.table(header("report.memory.leaks_header"), rows)
 end
 
 local PER_RANK = { memory_over_time = true, process_memory = true, live_at_peak = true, without_stack = true,
@@ -205,7 +212,8 @@ function M.render(res, layout)
   return layout_mod.render(res, layout, {
     name = "memory", kinds = KINDS, per_rank = function(kind) return PER_RANK[kind] end, rank_name = rank_name,
     rank_id = function(r) return r.role .. "-" .. r.rank end,
-    intro = ("<p>Input <code>%s</code>; match mode <code>%s</code>.</p>"):format(esc(res.input), esc(res.match)),
+    intro = "<p>" .. esc(t("report.memory.intro")):format("<code>" .. esc(res.input) .. "</code>",
+      "<code>" .. esc(res.match) .. "</code>") .. "</p>",
   })
 end
 

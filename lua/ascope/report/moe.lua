@@ -13,6 +13,10 @@ local SIDES = { "dispatch", "combine" }
 local FIELDS = { "flag", "position", "rank_id", "moe_expert_num", "ep_world_size", "global_bs", "run_count",
                  "hccl_rank_id", "hccl_ep_world_size" }
 
+--- The CSV archives, by name without .csv (files a merged run does not write are absent).
+M.CSV_FILES = { "win_data", "win_data_list", "win_status_list", "win_analysis_error", "win_all_card_data",
+                "win_all_card_expandidx" }
+
 local function open(path, bom)
   local w, err = core.csv.writer(path, { bom = bom })
   if not w then error(err, 0) end
@@ -191,7 +195,8 @@ function M.verdict(res)
   return lines
 end
 
-function M.summary(res, path)
+--- moe_summary.json as plain data.
+function M.summary_data(res)
   local cards = {}
   for _, c in ipairs(res.cards) do
     cards[tostring(c.card)] = { stuck_in = c.stuck_in or json.null, stuck_by = c.stuck_by, op = c.op, op_from = c.op_from,
@@ -216,10 +221,14 @@ function M.summary(res, path)
   local failed = array()
   for i, f in ipairs(res.failed) do failed[i] = { card = f.card, dir = f.dir, reason = f.reason } end
   local wait, roots = M.wait_for_data(res)
+  return { soc_version = res.soc, target_dir = res.target_dir, cards = cards, cross_card = cross,
+           anomalies = anomalies, failed = failed, wait_for = wait, root_cards = roots }
+end
+
+function M.summary(res, path)
   local w, err = writer.open(path)
   if not w then error(err, 0) end
-  w:write(json.encode({ soc_version = res.soc, target_dir = res.target_dir, cards = cards, cross_card = cross,
-                        anomalies = anomalies, failed = failed, wait_for = wait, root_cards = roots }, { indent = 2 }), "\n")
+  w:write(json.encode(M.summary_data(res), { indent = 2 }), "\n")
   local ok, cerr = w:close()
   if not ok then error(cerr, 0) end
 end

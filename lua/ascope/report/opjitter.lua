@@ -69,33 +69,34 @@ function M.summary_json(res, path)
   return w:close()
 end
 
-local KIND = { non_numeric = "is not a number", not_positive = "is not positive", out_of_range = "is out of range" }
-
---- The lines a field engineer reads, in the order the analysis ran.
+--- The lines a field engineer reads, in the order the analysis ran (files that could not be
+-- read are the command's to report, on stderr).
 function M.lines(res)
+  local t = require("ascope.i18n").t
   local out = {}
-  local function add(level, fmt, ...) out[#out + 1] = ("[%s] " .. fmt):format(level, ...) end
-  add("INFO", "%d card(s) with profiling data under %s", #res.found, res.input)
+  local function add(level, key, ...) out[#out + 1] = ("[%s] %s"):format(level, t(key, ...)) end
+  add("INFO", "opjitter.cards_found", #res.found, res.input)
   for _, c in ipairs(res.cards) do
-    if c.data then add("INFO", "card %d: %s", c.card, c.data.path)
-    else add("ERROR", "card %d: no profiling data; its values are NA", c.card) end
+    if c.data then add("INFO", "opjitter.card_path", c.card, c.data.path)
+    else add("ERROR", "opjitter.card_missing", c.card) end
   end
-  for _, f in ipairs(res.failed) do add("ERROR", "%s", f.reason) end
   local avg = {}
   for _, a in ipairs(res.avg) do if a.avg_jitter then avg[#avg + 1] = a end end
-  table.sort(avg, function(a, b) return a.avg_jitter > b.avg_jitter end)
-  add("INFO", "%d operator type(s) compared; the largest average jitters:", #res.avg)
+  table.sort(avg, function(a, b)
+    if a.avg_jitter ~= b.avg_jitter then return a.avg_jitter > b.avg_jitter end
+    return a.type < b.type
+  end)
+  add("INFO", "opjitter.compared", #res.avg)
   for i = 1, math.min(#avg, 10) do
     local a = avg[i]
-    add("INFO", "%s: %d calls, %d valid, average jitter %.3f us", a.type, a.calls, a.valid, a.avg_jitter)
+    add("INFO", "opjitter.avg_line", a.type, a.calls, a.valid, a.avg_jitter)
   end
   for _, v in ipairs(res.aiv) do
+    local kind = t("opjitter.kind." .. v.kind)
     if v.kind == "out_of_range" then
-      add("ERROR", "card %d | type %s | call %d | %s = %s %s: mean %.3f, allowed %.3f - %.3f", v.card, v.type, v.call,
-        v.column, tostring(v.value), KIND[v.kind], v.mean, v.low, v.high)
+      add("ERROR", "opjitter.aiv_range", v.card, v.type, v.call, v.column, tostring(v.value), kind, v.mean, v.low, v.high)
     else
-      add("ERROR", "card %d | type %s | call %d | %s = %s %s", v.card, v.type, v.call, v.column,
-        v.value == nil and "NA" or tostring(v.value), KIND[v.kind])
+      add("ERROR", "opjitter.aiv_bad", v.card, v.type, v.call, v.column, v.value == nil and "NA" or tostring(v.value), kind)
     end
   end
   return out

@@ -38,6 +38,17 @@ end
 
 function M.write(outputs, jobs)
   if #outputs == 0 then return true end
+  -- the output folders first, once each: a folder that cannot be made is one message, not one
+  -- per output file
+  local made = {}
+  for _, o in ipairs(outputs) do
+    local dir = o.path:match("^(.*)/[^/]+$")
+    if dir and dir ~= "" and not made[dir] then
+      local ok, err = core.fs.mkdirs(dir)
+      if not ok then return nil, err end
+      made[dir] = true
+    end
+  end
   jobs = require("ascope.workers").count(jobs)
   -- the workers only read the results: no collection, so no page of the inherited heap is copied
   local _, errs = core.par.map(M.groups(outputs, jobs), function(group)

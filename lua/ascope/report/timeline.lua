@@ -5,7 +5,12 @@ local md = require "ascope.report.md"
 local writer = require "ascope.report.writer"
 local analysis = require "ascope.analysis.timeline"
 local fmt = require "ascope.fmt"
+local i18n = require "ascope.i18n"
 local json = core.json
+local header = require("ascope.report.html").header
+
+-- a message of the Markdown report (ascope/locale: report.timeline.md.*)
+local function T(key, ...) return i18n.t("report.timeline.md." .. key, ...) end
 
 local M = {}
 
@@ -23,16 +28,22 @@ local function rank_data(r)
       source = r.jitter.source, steps = r.jitter.steps, mean_ms = r.jitter.mean, p50_ms = r.jitter.p50,
       p95_ms = r.jitter.p95, max_ms = r.jitter.max, cv = r.jitter.cv, long_tail = array(r.jitter.long_tail) },
     comm_jitter = r.comm_jitter, hotspots = array(r.hotspots), phases = r.phases,
+    compare = r.compare and (r.compare.error and r.compare or {
+      step = r.compare.step, typical = r.compare.typical, grew_most = r.compare.grew_most,
+      categories = array(r.compare.categories), operators = array(r.compare.operators) }),
     dashboard = r.dashboard, findings = array(r.findings), not_computed = r.not_computed,
   }
 end
 
---- Ranks side by side: the slowest (by typical step span) and the most jittery.
+--- The typical step's time: its wall time, else (no step markers) its stage.
+function M.step_ms(r) return r.step and (r.step.wall_ms or r.step.stage_ms) end
+
+--- Ranks side by side: the slowest (by the typical step's time) and the most jittery.
 function M.summary(res)
   local slowest, jittery
   for _, r in ipairs(res.ranks) do
-    local span = r.step and r.step.span_ms
-    if span and (not slowest or span > slowest.span_ms) then slowest = { rank = r.rank, role = r.role, span_ms = span } end
+    local t = M.step_ms(r)
+    if t and (not slowest or t > slowest.step_ms) then slowest = { rank = r.rank, role = r.role, step_ms = t } end
     local cv = r.jitter and r.jitter.cv
     if cv and (not jittery or cv > jittery.cv) then jittery = { rank = r.rank, role = r.role, cv = cv } end
   end
@@ -60,6 +71,7 @@ function M.metrics_json(res, path)
 end
 
 local function pct(x) return x and fmt.pct(x) or "n/a" end
+local function ratio_pct(a, b) return (b and b > 0) and pct(a / b) or "n/a" end
 local function num(x, d) return x and ("%." .. (d or 3) .. "f"):format(x) or "n/a" end
 
 local function fired(r)
@@ -68,7 +80,23 @@ local function fired(r)
   return set
 end
 
-local function mark(set, metric) return set[metric] and " ⚠" or "" end
+local function mark(set, ...)
+  for _, metric in ipairs({ ... }) do
+    if set[metric] then return " ⚠" end
+  end
+  return ""
+end
+
+--- "step 12, lane Ascend Hardware/Stream 2, operator MatMul, open the Timeline view"
+function M.evidence_text(e)
+  if not e then return "" end
+  local parts = {}
+  if e.step ~= nil then parts[#parts + 1] = i18n.t("timeline.evidence_step", tostring(e.step)) end
+  if e.lane then parts[#parts + 1] = i18n.t("timeline.evidence_lane", e.lane) end
+  if e.operator then parts[#parts + 1] = i18n.t("timeline.evidence_operator", e.operator) end
+  parts[#parts + 1] = i18n.t("timeline.evidence_open", i18n.t("timeline.view_" .. e.view))
+  return table.concat(parts, ", ")
+end
 
 --- The dashboard table: one row per measured key.
 function M.dashboard_table(r)
@@ -76,60 +104,68 @@ function M.dashboard_table(r)
   local set = fired(r)
   for _, k in ipairs(analysis.DASHBOARD_KEYS) do
     local v = r.dashboard[k]
-    if v ~= nil then rows[#rows + 1] = { k, num(v, 4), pct(v) .. mark(set, k) } end
+    if v ~= nil then
+      rows[#rows + 1] = { k, num(v, 4), pct(v) .. mark(set, k, analysis.DASHBOARD_RULE_METRIC[k]) }
+    end
   end
-  return md.table({ "key", "value", "" }, rows)
+  return md.table(header("report.timeline.md.dash_header"), rows)
 end
 
 local function rank_section(r, top_n)
   local out = {}
   local set = fired(r)
   local function add(s) out[#out + 1] = s end
-  add(("\n## %s rank %s\n\n"):format(r.role ~= "" and r.role or "trace", r.rank))
-  add(("Trace `%s`%s; %d events; %s.\n\n"):format(r.trace, r.step_trace and (", steps from `" .. r.step_trace .. "`") or "",
-    r.events, r.step and r.step.id and ("typical step " .. r.step.id .. " of " .. r.steps_found) or "whole trace as one step"))
+  add("\n## " .. T("rank_heading", r.role ~= "" and r.role or "trace", tostring(r.rank)) .. "\n\n")
+  add(T("events_line", r.trace and T("trace", r.trace) or T("no_trace"), r.step_trace and T("step_split", r.step_trace) or "",
+    r.events, r.step and r.step.id and T("typical_of", tostring(r.step.id), tostring(r.steps_found)) or T("whole_trace"))
+    .. "\n\n")
+  if r.step and r.step.wall_ms then
+    add(T("step_line", r.step.wall_ms, r.step.preparing_ms, r.step.stage_ms) .. "\n\n")
+  end
   if #r.findings > 0 then
-    add("### Findings\n\n")
+    add("### " .. T("findings") .. "\n\n")
     for _, f in ipairs(r.findings) do
-      add(("- ⚠ **%s** (%s): %s. %s\n"):format(f.id, f.severity, f.finding, f.action or ""))
+      add(T("finding_line", f.id, f.severity, f.finding, f.action or "", M.evidence_text(f.evidence)) .. "\n")
     end
     add("\n")
   end
   local cp = r.critical_path
   if cp then
-    add(("### 1 Critical path%s\n\n"):format(mark(set, "critical_path_ratio")))
-    add(("Device busy union %.3f ms of a %.3f ms span: critical_path_ratio %s.\n"):format(cp.busy_union_ms, cp.span_ms,
-      pct(cp.critical_path_ratio)))
+    add(("### %s%s\n\n"):format(T("cp_heading"), mark(set, "critical_path_ratio", "critical_path_comm_share")))
+    add(T("cp_busy", cp.busy_union_ms, cp.span_ms, pct(cp.critical_path_ratio)) .. "\n")
     if cp.longest_path_ms then
-      add(("Longest dependency chain %.3f ms over %d tasks (%d nodes, %d flow edges); free %.3f ms.\n\n"):format(
-        cp.longest_path_ms, cp.longest_path_tasks, cp.dag_nodes, cp.flow_edges, cp.free_ms))
+      add(T("cp_chain", cp.longest_path_ms, cp.longest_path_tasks, cp.dag_nodes, cp.flow_edges, cp.free_ms,
+        pct(cp.comm_share)) .. "\n\n")
       local rows = {}
-      for c, t in pairs(cp.composition) do rows[#rows + 1] = { c, num(t), pct(t / cp.longest_path_ms) } end
-      table.sort(rows, function(a, b) return tonumber(a[2]) > tonumber(b[2]) end)
-      add(md.table({ "category on the path", "ms", "share" }, rows))
+      for c, v in pairs(cp.composition) do rows[#rows + 1] = { c, num(v), ratio_pct(v, cp.longest_path_ms), v } end
+      table.sort(rows, function(a, b)
+        if a[4] ~= b[4] then return a[4] > b[4] end
+        return a[1] < b[1]
+      end)
+      for _, row in ipairs(rows) do row[4] = nil end
+      add(md.table(header("report.timeline.md.cp_header"), rows))
     end
     add("\n")
   end
   local ov = r.overlap
   if ov then
-    add(("### 2 Compute/communication overlap%s\n\n"):format(mark(set, "overlap_ratio")))
-    add(("From %s: communication %.3f ms, not overlapped %.3f ms: overlap_ratio %s (exposed %s).\n"):format(
-      ov.source, ov.communication_ms, ov.not_overlapped_ms, pct(ov.overlap_ratio), pct(ov.exposed_ratio)))
+    add(("### %s%s\n\n"):format(T("ov_heading"), mark(set, "overlap_ratio")))
+    add(T("ov_line", ov.source, ov.communication_ms, ov.not_overlapped_ms, pct(ov.overlap_ratio), pct(ov.exposed_ratio))
+      .. "\n")
     add("\n")
   end
   local al = r.alignment
   if al and al.count > 0 then
-    add(("Cross-lane alignment gaps along %d flow edges: %d waits, %.3f ms in all.\n\n"):format(al.edges, al.count,
-      al.total_ms))
+    add(T("al_line", al.edges, al.count, al.total_ms) .. "\n\n")
     local rows = {}
     for i, g in ipairs(al.top) do rows[i] = { num(g.gap_ms), g.producer, g.consumer, g.consumer_lane } end
-    add(md.table({ "gap ms", "producer", "consumer", "consumer lane" }, rows))
+    add(md.table(header("report.timeline.md.al_header"), rows))
     add("\n")
   end
   if r.op_util then
-    add(("### 3 Op utilisation and lane idleness%s\n\n"):format(mark(set, "op_utilization")))
-    add(("Compute busy %.3f ms of %.3f ms: op_utilization %s.\n\n"):format(r.op_util.compute_busy_ms, r.op_util.span_ms,
-      pct(r.op_util.op_utilization)))
+    add(("### %s%s\n\n"):format(T("util_heading"), mark(set, "op_utilization", "max_lane_idle_unexplained")))
+    add(T("util_line", r.op_util.compute_busy_ms, r.op_util.span_ms, r.op_util.source, pct(r.op_util.op_utilization))
+      .. "\n\n")
   end
   if #r.lanes > 0 then
     local rows = {}
@@ -137,62 +173,75 @@ local function rank_section(r, top_n)
       local l = r.lanes[i]
       rows[i] = { l.name, l.kind, num(l.busy_ms), num(l.span_ms), pct(l.idle_ratio), num(l.max_gap_ms), num(l.gap_p95_ms) }
     end
-    add(md.table({ "lane", "kind", "busy ms", "span ms", "idle", "max gap ms", "gap P95 ms" }, rows))
+    add(md.table(header("report.timeline.md.lanes_header"), rows))
     add("\n")
   end
   if r.host then
-    add(("### 4 Host/device%s\n\n"):format(mark(set, "host_launch_gap_ratio")))
-    add(("Device compute gaps %.3f ms, of which %.3f ms covered by host launch/sync activity: host_launch_gap_ratio %s.\n")
-      :format(r.host.device_gap_ms, r.host.covered_ms, pct(r.host.host_launch_gap_ratio)))
-    local dl = r.host.dataloader
-    if dl then
-      add(("Data loading %.3f ms, %s with compute (%.3f ms overlap).\n"):format(dl.busy_ms,
-        dl.serial and "serial" or "overlapped", dl.overlap_with_compute_ms))
-    end
-    add("\n")
+    local h = r.host
+    add(("### %s%s\n\n"):format(T("host_heading"), mark(set, "host_launch_gap_median", "dataloader_serial_ratio")))
+    add(T("host_prep", h.preparing_ms, r.step.wall_ms) .. "\n")
+    add(T("host_gap", h.launch_gap_ms, pct(h.host_launch_gap_ratio),
+      h.launch_gap_median and T("host_median", tostring(h.steps), pct(h.launch_gap_median))
+        or (h.host_launch_gap_ratio and T("host_not_recurs") or "")) .. "\n")
+    add(T("host_loader", h.dataloader_serial_ms, pct(h.dataloader_serial_ratio)) .. "\n\n")
   end
   if r.pp_bubble then
-    add(("### 5 Pipeline bubble%s\n\n"):format(mark(set, "bubble_excess")))
-    add(("Device idle aligned with P2P ops %.3f ms: pp_bubble_ratio %s%s.\n\n"):format(r.pp_bubble.bubble_ms,
-      pct(r.pp_bubble.pp_bubble_ratio), r.pp_bubble.theory and (" (theory " .. pct(r.pp_bubble.theory) .. ")") or ""))
+    local b = r.pp_bubble
+    add(("### %s%s\n\n"):format(T("pp_heading"), mark(set, "bubble_excess")))
+    add(T("pp_line", b.bubble_ms, b.step_ms, pct(b.pp_bubble_ratio), b.theory and T("pp_theory", pct(b.theory)) or "",
+      b.profiler_bubble_ms and T("pp_profiler", b.profiler_bubble_ms) or "") .. "\n\n")
   end
   if r.jitter then
     local j = r.jitter
-    add(("### 6 Jitter%s\n\n"):format(mark(set, "step_cv")))
-    add(("%d steps from %s: mean %.3f ms, P50 %.3f, P95 %.3f, max %.3f, CV %s.\n"):format(j.steps, j.source, j.mean,
-      j.p50, j.p95, j.max, pct(j.cv)))
+    add(("### %s%s\n\n"):format(T("jitter_heading"), mark(set, "step_cv", "long_tail_steps", "compute_side_jitter")))
+    add(T("jitter_line", j.steps, j.source, j.mean, j.p50, j.p95, j.max, pct(j.cv)) .. "\n")
     if #j.long_tail > 0 then
       local list = {}
       for _, s in ipairs(j.long_tail) do list[#list + 1] = ("%s (%.3f ms)"):format(s.step, s.time_ms) end
-      add("Long-tail steps: " .. table.concat(list, ", ") .. ".\n")
+      add(T("long_tail", table.concat(list, ", ")) .. "\n")
     end
     if r.comm_jitter then
-      add(("Communication per step (%s): CV %s%s.\n"):format(r.comm_jitter.column, pct(r.comm_jitter.cv),
-        mark(set, "comm_jitter")))
+      add(T("comm_line", r.comm_jitter.column, pct(r.comm_jitter.cv), mark(set, "comm_jitter")) .. "\n")
     end
     add("\n")
   end
   if r.hotspots and #r.hotspots > 0 then
-    add(("### 7 Critical-path hotspots%s\n\n"):format(mark(set, "raw_top_off_path")))
+    add(("### %s%s\n\n"):format(T("hot_heading"), mark(set, "raw_top_off_path")))
     local rows = {}
     for i, h in ipairs(r.hotspots) do
       rows[i] = { h.path_rank, h.name, num(h.path_ms), h.path_count, num(h.raw_ms), h.raw_rank }
     end
-    add(md.table({ "path rank", "operator", "ms on path", "count on path", "raw ms", "raw rank" }, rows))
+    add(md.table(header("report.timeline.hotspots_header"), rows))
     add("\n")
   end
-  add("### 8 Prefill/decode\n\n")
+  local c = r.compare
+  if c and not c.error then
+    add("### " .. T("cmp_heading", tostring(c.step), tostring(c.typical)) .. "\n\n")
+    local rows = {}
+    for i, x in ipairs(c.categories) do rows[i] = { x.name, num(x.long_ms), num(x.typical_ms), num(x.delta_ms) } end
+    add(md.table(header("report.timeline.compare_header", tostring(c.step)), rows))
+    add("\n" .. T("grew_most", tostring(c.grew_most)) .. "\n\n")
+    if #c.operators > 0 then
+      local ops = {}
+      for i, x in ipairs(c.operators) do ops[i] = { x.name, num(x.long_ms), num(x.typical_ms), num(x.delta_ms) } end
+      add(md.table(header("report.timeline.compare_ops_header", tostring(c.step)), ops))
+      add("\n")
+    end
+  elseif c then
+    add(("### %s\n\n%s\n\n"):format(T("cmp_not"), T("cmp_not_made", tostring(c.error))))
+  end
+  add("### " .. T("pd_heading") .. "\n\n")
   if r.phases.applicable then
-    add(("Prefill %.3f ms (%d), decode %.3f ms (%d); TTFT %s ms, TPOT %s ms.\n\n"):format(r.phases.prefill_ms,
-      r.phases.prefill_count, r.phases.decode_ms, r.phases.decode_count, num(r.phases.ttft_ms), num(r.phases.tpot_ms)))
+    add(T("pd_line", r.phases.prefill_ms, r.phases.prefill_count, r.phases.decode_ms, r.phases.decode_count,
+      num(r.phases.ttft_ms), num(r.phases.tpot_ms), tostring(r.phases.method)) .. "\n\n")
   else
-    add("Not applicable: " .. r.phases.reason .. ".\n\n")
+    add(T("pd_na", tostring(r.phases.reason)) .. "\n\n")
   end
   local nc = {}
   for d, why in pairs(r.not_computed) do nc[#nc + 1] = ("- %s: %s"):format(d, why) end
   table.sort(nc)
-  if #nc > 0 then add("### Not computed\n\n" .. table.concat(nc, "\n") .. "\n\n") end
-  add("### Metrics dashboard\n\n")
+  if #nc > 0 then add("### " .. T("not_computed") .. "\n\n" .. table.concat(nc, "\n") .. "\n\n") end
+  add("### " .. T("dashboard") .. "\n\n")
   add(M.dashboard_table(r))
   return table.concat(out)
 end
@@ -201,26 +250,24 @@ function M.report_md(res, path)
   local w, err = writer.open(path)
   if not w then return nil, err end
   local top_n = res.rules.top_n or 10
-  w:write("# ascope timeline report\n\n")
-  w:write(("Input `%s`: %d rank(s) analysed, %d failed.\n"):format(res.input, #res.ranks, #res.failed))
-  for _, f in ipairs(res.failed) do w:write(("\n- **failed** rank %s (%s): %s"):format(tostring(f.rank), f.role, f.reason)) end
+  w:write("# ", i18n.t("report.title.timeline"), "\n\n")
+  w:write(T("intro", res.input, #res.ranks, #res.failed), "\n")
+  for _, f in ipairs(res.failed) do w:write("\n", T("failed", tostring(f.rank), tostring(f.role), f.reason)) end
   if #res.ranks > 1 then
-    w:write("\n\n## Ranks\n\n")
+    w:write("\n\n## ", T("ranks"), "\n\n")
     local rows = {}
     for i, r in ipairs(res.ranks) do
       local d = r.dashboard
-      rows[i] = { r.role, r.rank, num(r.step and r.step.span_ms), pct(d.critical_path_ratio), pct(d.op_utilization),
+      rows[i] = { r.role, r.rank, num(M.step_ms(r)), pct(d.critical_path_ratio), pct(d.op_utilization),
                   pct(d.overlap_ratio), pct(d.host_launch_gap_ratio), pct(d.step_cv), pct(d.comm_jitter), #r.findings }
     end
-    w:write(md.table({ "role", "rank", "step span ms", "critical_path", "op_util", "overlap", "host_gap", "step_cv",
-                       "comm_jitter", "findings" }, rows))
+    w:write(md.table(header("report.timeline.md.ranks_header"), rows))
     local s = M.summary(res)
     if s.slowest then
-      w:write(("\nSlowest rank: %s (%s), step span %.3f ms.\n"):format(s.slowest.rank, s.slowest.role, s.slowest.span_ms))
+      w:write("\n", T("slowest", tostring(s.slowest.rank), tostring(s.slowest.role), s.slowest.step_ms), "\n")
     end
     if s.most_jittery then
-      w:write(("Most jittery rank: %s (%s), step CV %s.\n"):format(s.most_jittery.rank, s.most_jittery.role,
-        pct(s.most_jittery.cv)))
+      w:write(T("jittery", tostring(s.most_jittery.rank), tostring(s.most_jittery.role), pct(s.most_jittery.cv)), "\n")
     end
   end
   w:write("\n")
@@ -239,7 +286,9 @@ function M.text(res)
     end
     local role = r.role ~= "" and (" (" .. r.role .. ")") or ""
     lines[#lines + 1] = ("rank %s%s: %s"):format(r.rank, role, table.concat(parts, ", "))
-    for _, f in ipairs(r.findings) do lines[#lines + 1] = ("  ⚠ %s: %s"):format(f.id, f.finding) end
+    for _, f in ipairs(r.findings) do
+      lines[#lines + 1] = ("  ⚠ %s: %s [%s]"):format(f.id, f.finding, M.evidence_text(f.evidence))
+    end
   end
   return table.concat(lines, "\n")
 end

@@ -1,5 +1,7 @@
 --- Buffered text output written atomically: a temporary file beside the target, renamed into
--- place on close, so a crash never leaves half a report.
+-- place on close, so a crash never leaves half a report. Every write goes through the C atomic
+-- file (fs.create), which keeps the first error (a full disk) and reports it at close with the
+-- file's name; the temporary file is then removed, and an interrupt removes it too.
 --   local w = writer.open("out/report.md"); w:write("# title\n"); assert(w:close())
 local fs = require("ascope_core").fs
 
@@ -8,16 +10,9 @@ local W = {}
 W.__index = W
 
 function M.open(path)
-  local dir = path:match("^(.*)/[^/]+$")
-  if dir and dir ~= "" then
-    local ok, err = fs.mkdirs(dir)
-    if not ok then return nil, err end
-  end
-  local tmp = ("%s.tmp-%d-%d"):format(path, os.time(), math.random(1, 1 << 30))
-  local f, err = io.open(tmp, "wb")
+  local f, err = fs.create(path)
   if not f then return nil, err end
-  f:setvbuf("full", 1 << 20)
-  return setmetatable({ f = f, path = path, tmp = tmp, parts = {}, n = 0 }, W)
+  return setmetatable({ f = f, path = path, parts = {}, n = 0 }, W)
 end
 
 function W:write(...)
@@ -38,23 +33,10 @@ end
 --- Finish: rename into place. Returns true or nil, message.
 function W:close()
   self:flush_parts()
-  local ok, err = self.f:close()
-  if not ok then
-    os.remove(self.tmp)
-    return nil, err
-  end
-  local renamed, rerr = os.rename(self.tmp, self.path)
-  if not renamed then
-    os.remove(self.tmp)
-    return nil, rerr
-  end
-  return true
+  return self.f:close()
 end
 
 --- Drop the temporary file.
-function W:abort()
-  self.f:close()
-  os.remove(self.tmp)
-end
+function W:abort() self.f:abort() end
 
 return M

@@ -1,71 +1,101 @@
 --- The eight timeline dimensions of one rank, over its typical step. All times in the result
 -- are ms (floats); ratios are 0..1. Definitions (README "ascope timeline" has them too):
---   step window   ProfilerStep#N start to the next step's start (the last runs to the end);
---                 the typical step is --step K or the one with the median duration
---   span          first to last device activity (device and communication lanes) in the window
---   1 critical_path_ratio = busy union of device activity / span; longest_path = the longest
---                 chain of tasks over lane order (same stream = serial) and host->device flows
---                 (async_npu / HostToDevice); each task adds the time from the later of its
---                 start and its predecessor's end to its end; composition by task category
---   2 overlap_ratio = 1 - Communication(Not Overlapped) / Communication from the Overlap
---                 Analysis lanes, else compute-union-intersect-communication / communication;
---                 alignment gaps = consumer start - producer end along flow edges
---   3 op_utilization = busy union of compute-class device tasks / span; per lane: busy, idle
---                 ratio = 1 - busy / lane span, max gap and gap P95
---   4 host_launch_gap_ratio = device compute gaps covered by host launch/sync activity / span
---   5 pp_bubble_ratio = device compute gaps covered by P2P (send/recv) ops / span
---   6 step jitter: CV (population std / mean) of step times; long tail: > P95 or > 1.5 x median;
---                 comm_jitter = CV of per-step Communication(Not Overlapped) (else Communication)
---   7 hotspots: operators by time on the longest path, beside their raw-time rank
---   8 prefill/decode: phases from name patterns; TTFT = the first prefill's length, TPOT = mean
---                 decode task length
-local core = require "ascope_core"
+--   step       the ProfilerStep window; the typical step is --step K or the one with the median
+--              wall time. stage = first to last compute or communication task in the window
+--              (the profiler's Stage); preparing = the host-only time before it
+--   source     the Overlap Analysis lanes when the trace has them (the profiler's own split of
+--              the step into Computing, Communication and Free), else the device tasks
+--   1 critical_path_ratio = busy union of compute, communication and copy tasks / stage;
+--              longest_path: analysis/timeline/path.lua
+--   2 overlap_ratio = 1 - Communication(Not Overlapped) / Communication (lanes), else
+--              compute-intersect-communication / communication (tasks)
+--   3 op_utilization = Computing / stage (lanes), else busy union of compute tasks / stage;
+--              per lane: busy, idle ratio = 1 - busy / lane span, max gap and gap P95
+--   4 host_launch_gap_ratio = compute gaps not covered by communication or P2P ops but covered by
+--              host launch/sync activity / stage
+--   5 pp_bubble_ratio = union of P2P receive waits / step time, against (p-1)/(p-1+m)
+--   6 jitter: analysis/timeline/jitter.lua   7 hotspots: path.lua   8 phases: phases.lua
 local model_mod = require "ascope.analysis.timeline.model"
+local per_step = require "ascope.analysis.timeline.per_step"
+local path = require "ascope.analysis.timeline.path"
+local jitter = require "ascope.analysis.timeline.jitter"
+local phases = require "ascope.analysis.timeline.phases"
+local compare = require "ascope.analysis.timeline.compare"
 local stats = require "ascope.analysis.stats"
-local match = core.match
 
 local M = {}
 
 local function ms(ns) return ns and ns / 1e6 end
 local function ratio(a, b) return (a and b and b > 0) and a / b or nil end
 
---- Step windows and the chosen one.
-function M.windows(steps, want_step)
-  local wins = {}
-  for k, s in ipairs(steps) do
-    local nxt = steps[k + 1]
-    wins[k] = { id = s.id, w0 = s.start, w1 = nxt and nxt.start or math.maxinteger, dur = s.dur }
-  end
-  if #wins == 0 then return { { id = nil, w0 = math.mininteger, w1 = math.maxinteger } }, 1 end
-  if want_step then
-    for k, w in ipairs(wins) do
-      if w.id == want_step then return wins, k end
-    end
-    return nil, ("step %d is not in the trace (steps: %d to %d)"):format(want_step, wins[1].id, wins[#wins].id)
-  end
-  local order = {}
-  for k = 1, #wins do order[k] = k end
-  table.sort(order, function(a, b) return wins[a].dur < wins[b].dur end)
-  return wins, order[(#order + 1) // 2]
+-- the most steps split one by one (evenly spread beyond that)
+M.MAX_STEPS = 20000
+
+local P2P_KINDS = { device = true, comm = true }
+local HOST_KINDS = { host = true, other = true }
+
+-- Busy sets of the whole trace that every step's split is cut from.
+local function trace_sets(m)
+  local comm_rows = model_mod.concat({ model_mod.rows_of(m, "comm"), model_mod.rows_of(m, "device", "comm") })
+  return {
+    compute = m.busy(m, model_mod.rows_of(m, "device", "compute")),
+    comm = m.busy(m, comm_rows),
+    copy = m.busy(m, model_mod.rows_of(m, "device", "copy")),
+    p2p = m.busy(m, m.tagged_rows(m, { "p2p", "p2p_wait" }, P2P_KINDS)),
+    p2p_wait = m.busy(m, m.tagged_rows(m, "p2p_wait", P2P_KINDS)),
+    launch = m.busy(m, m.tagged_rows(m, "host_launch", HOST_KINDS)),
+    dataloader = m.busy(m, m.tagged_rows(m, "dataloader", HOST_KINDS)),
+  }
 end
 
-local function lanes_dimension(m, w0, w1)
+-- Overlap Analysis lanes in [w0, w1): thread -> busy set
+local function overlap_lanes(m, w0, w1)
+  local sets = {}
+  for i, lane in ipairs(m.lanes) do
+    if lane.kind == "overlap" and m.slices[i] then
+      local s = m.busy(m, m.slices[i], w0, w1)
+      sets[lane.thread] = sets[lane.thread] and sets[lane.thread]:union(s) or s
+    end
+  end
+  return sets
+end
+
+-- The profiler's own composition of the step from its Overlap Analysis lanes, or nil.
+local function lanes_composition(m, w0, w1)
+  local ov = overlap_lanes(m, w0, w1)
+  local all
+  for _, s in pairs(ov) do all = all and all:union(s) or s end
+  if not all then return nil end
+  local lo, hi = all:bounds()
+  if not lo then return nil end
+  local function total(k) return ov[k] and ov[k]:total() or nil end
+  return { source = "Overlap Analysis", lo = lo, hi = hi, stage = hi - lo, computing = total("Computing"),
+           communication = total("Communication"), not_overlapped = total("Communication(Not Overlapped)"),
+           free = total("Free") }
+end
+
+local function lanes_dimension(m, lo, hi, p2p_wait)
   local out = {}
-  m.lane_busy = {}
-  local max_device_idle
+  local compute_total = 0
   for i, lane in ipairs(m.lanes) do
     if lane.kind ~= "overlap" and m.slices[i] then
-      local busy = m.busy(m, m.slices[i], w0, w1)
-      local lo, hi = busy:bounds()
-      if lo and hi > lo then
+      local busy = m.busy(m, m.slices[i], lo, hi)
+      local a, b = busy:bounds()
+      if a and b > a then
         local total = busy:total()
-        local gaps = busy:gaps(lo, hi):stats()
-        local idle = 1 - total / (hi - lo)
-        m.lane_busy[i] = busy
-        out[#out + 1] = { name = lane.name, kind = lane.kind, busy_ms = ms(total), span_ms = ms(hi - lo),
-                          idle_ratio = idle, max_gap_ms = ms(gaps.max), gap_p95_ms = gaps.p95 / 1e6,
-                          gaps = gaps.count }
-        if lane.kind == "device" and (not max_device_idle or idle > max_device_idle) then max_device_idle = idle end
+        local gaps = busy:gaps(a, b)
+        local st = gaps:stats()
+        local row = { name = lane.name, kind = lane.kind, busy_ms = ms(total), span_ms = ms(b - a),
+                      idle_ratio = 1 - total / (b - a), max_gap_ms = ms(st.max), gap_p95_ms = st.p95 / 1e6,
+                      gaps = st.count }
+        if lane.kind == "device" then
+          local c = m.rows[i] and m.rows[i].compute
+          row.compute_ms = c and ms(m.busy(m, c, lo, hi):total()) or 0
+          compute_total = compute_total + row.compute_ms
+          -- idle that a pipeline wait explains is the bubble's business, not the lane's
+          row.unexplained_idle_ratio = (gaps:total() - gaps:intersect(p2p_wait):total()) / (b - a)
+        end
+        out[#out + 1] = row
       end
     end
   end
@@ -73,415 +103,190 @@ local function lanes_dimension(m, w0, w1)
     if a.idle_ratio ~= b.idle_ratio then return a.idle_ratio > b.idle_ratio end
     return a.name < b.name
   end)
-  return out, max_device_idle
-end
-
-local function overlap_lanes(m, w0, w1)
-  local totals = {}
-  for i, lane in ipairs(m.lanes) do
-    if lane.kind == "overlap" and m.slices[i] then
-      totals[lane.thread] = (totals[lane.thread] or 0) + m.busy(m, m.slices[i], w0, w1):total()
-    end
-  end
-  return totals
-end
-
--- the slice containing t on lane (flows bind to the slice they sit in)
-local function flow_bindings(m, w0, w1)
-  local tl = m.tl
-  local ix = match.index(tl.lane, tl.ts, tl.dur)
-  local s_rows, f_rows = m.flow_starts, m.flow_ends
-  local s_by_id = {}
-  for k = 1, #s_rows do
-    local r = s_rows[k]
-    local id = tl.flow[r]
-    if id then s_by_id[id] = r end
-  end
-  local cons_lane, cons_ts, prod_lane, prod_ts = {}, {}, {}, {}
-  local n = 0
-  for k = 1, #f_rows do
-    local r = f_rows[k]
-    local t = tl.ts[r]
-    local s = tl.flow[r] and s_by_id[tl.flow[r]]
-    if s and t and t >= w0 and t < w1 then
-      n = n + 1
-      cons_lane[n], cons_ts[n] = tl.lane[r], t
-      prod_lane[n], prod_ts[n] = tl.lane[s], tl.ts[s]
-    end
-  end
-  if n == 0 then return {} end
-  local cons = ix:within(cons_lane, cons_ts)
-  local prod = ix:within(prod_lane, prod_ts)
-  local edges = {}
-  for k = 1, n do
-    if cons[k] and prod[k] and cons[k] ~= prod[k] then edges[#edges + 1] = { prod[k], cons[k] } end
-  end
-  return edges
-end
-
-local function alignment(m, edges, top_n)
-  local tl = m.tl
-  local gaps, total = {}, 0
-  for _, e in ipairs(edges) do
-    local p, c = e[1], e[2]
-    local gap = tl.ts[c] - (tl.ts[p] + tl.dur[p])
-    if gap > 0 then
-      total = total + gap
-      gaps[#gaps + 1] = { gap = gap, producer = tl.name[p], consumer = tl.name[c],
-                          producer_lane = m.lanes[tl.lane[p]].name, consumer_lane = m.lanes[tl.lane[c]].name }
-    end
-  end
-  table.sort(gaps, function(a, b) return a.gap > b.gap end)
-  local top = {}
-  for k = 1, math.min(#gaps, top_n) do
-    local g = gaps[k]
-    top[k] = { gap_ms = ms(g.gap), producer = g.producer, consumer = g.consumer,
-               producer_lane = g.producer_lane, consumer_lane = g.consumer_lane }
-  end
-  return { total_ms = ms(total), count = #gaps, edges = #edges, top = top }
-end
-
-local function category(m, r)
-  local lane = m.lanes[m.tl.lane[r]]
-  if lane.kind == "host" or lane.kind == "other" then return "host" end
-  local name = m.tl.name[r]
-  if model_mod.matches(name, m.rules.patterns.p2p) then return "p2p" end
-  local cls = m.class[r] or "other"
-  if lane.kind == "comm" then return "comm" end
-  if cls == "compute" then return "compute:" .. (m.tl.task_type[r] or "unknown") end
-  return cls
-end
-
--- Longest weighted path over the step's tasks: nodes are device/communication slices in the
--- window plus the host slices that launch them; edges are lane order and flows.
-local function longest_path(m, w0, w1, edges)
-  local tl = m.tl
-  local nodes = {}
-  local seen = {}
-  for i, lane in ipairs(m.lanes) do
-    if (lane.kind == "device" or lane.kind == "comm") and m.slices[i] then
-      local rows = m.slices[i]
-      for k = 1, #rows do
-        local r = rows[k]
-        local t = tl.ts[r]
-        if t and t >= w0 and t < w1 and tl.dur[r] then
-          nodes[#nodes + 1] = r
-          seen[r] = true
-        end
+  -- max_lane_idle looks at the lanes that carry the compute (at least a tenth of it): a stream
+  -- with a handful of copies is idle by design
+  local max_idle, max_unexplained, idle_lane
+  for _, row in ipairs(out) do
+    if row.kind == "device" and compute_total > 0 and row.compute_ms >= 0.1 * compute_total then
+      if not max_idle or row.idle_ratio > max_idle then max_idle, idle_lane = row.idle_ratio, row.name end
+      if not max_unexplained or row.unexplained_idle_ratio > max_unexplained then
+        max_unexplained = row.unexplained_idle_ratio
       end
     end
   end
-  local preds = {}
-  for _, e in ipairs(edges) do
-    local p, c = e[1], e[2]
-    if seen[c] and tl.dur[p] then
-      if not seen[p] then
-        nodes[#nodes + 1] = p
-        seen[p] = true
-      end
-      preds[c] = preds[c] or {}
-      table.insert(preds[c], p)
-    end
-  end
-  if #nodes == 0 then return nil end
-  table.sort(nodes, function(a, b)
-    local ta, tb = tl.ts[a], tl.ts[b]
-    if ta ~= tb then return ta < tb end
-    return a < b
-  end)
-  -- lane order: each node follows the previous node of its lane. A node adds the time from
-  -- the later of its start and its predecessor's end to its own end, so overlapping tasks are
-  -- never counted twice and a path is never longer than the time it spans.
-  local last_on_lane = {}
-  local dist, from, gain = {}, {}, {}
-  local best, best_node = -1, nil
-  for _, r in ipairs(nodes) do
-    local lane = tl.lane[r]
-    local s0, e0 = tl.ts[r], tl.ts[r] + tl.dur[r]
-    local d0, f0, g0 = tl.dur[r], nil, tl.dur[r]
-    local function consider(p)
-      if not dist[p] then return end
-      local pe = tl.ts[p] + tl.dur[p]
-      local add = e0 - math.max(s0, pe)
-      if add < 0 then add = 0 end
-      if dist[p] + add > d0 then d0, f0, g0 = dist[p] + add, p, add end
-    end
-    local prev = last_on_lane[lane]
-    if prev then consider(prev) end
-    for _, p in ipairs(preds[r] or {}) do consider(p) end
-    dist[r], from[r], gain[r] = d0, f0, g0
-    last_on_lane[lane] = r
-    if d0 > best then best, best_node = d0, r end
-  end
-  local path = {}
-  local r = best_node
-  while r do
-    path[#path + 1] = r
-    r = from[r]
-  end
-  return best, path, #nodes, gain
+  return out, max_idle, max_unexplained, idle_lane
 end
 
-local function composition(m, path, gain)
-  local by = {}
-  for _, r in ipairs(path) do
-    local c = category(m, r)
-    by[c] = (by[c] or 0) + gain[r]
-  end
+local function swimlanes(m, lanes, lo, hi)
   local out = {}
-  for c, t in pairs(by) do out[c] = ms(t) end
+  local by_name = {}
+  for i, lane in ipairs(m.lanes) do by_name[lane.name] = i end
+  for _, l in ipairs(lanes) do
+    local i = by_name[l.name]
+    local starts, ends = m.busy(m, m.slices[i], lo, hi):columns()
+    local s_ms, e_ms = {}, {}
+    for j = 1, math.min(#starts, 20000) do
+      s_ms[j], e_ms[j] = (starts[j] - lo) / 1e6, (ends[j] - lo) / 1e6
+    end
+    out[#out + 1] = { name = l.name, kind = l.kind, starts = s_ms, ends = e_ms }
+  end
+  table.sort(out, function(a, b) return a.name < b.name end)
   return out
 end
 
-local function hotspots(m, path, gain, w0, w1, top_n)
-  local tl = m.tl
-  local on_path, path_count = {}, {}
-  for _, r in ipairs(path) do
-    local lane = m.lanes[tl.lane[r]]
-    if lane.kind == "device" or lane.kind == "comm" then
-      local n = tl.name[r] or "?"
-      on_path[n] = (on_path[n] or 0) + gain[r]
-      path_count[n] = (path_count[n] or 0) + 1
+-- The typical step's time split and the op_util, overlap, host and bubble dimensions.
+local function step_dimensions(r, sets, w, comp_lanes, opts, step_row)
+  local s = per_step.split(sets, w)
+  local lo, hi, stage
+  if s then
+    lo, hi, stage = s.lo, s.hi, s.stage
+  elseif comp_lanes then
+    lo, hi, stage = comp_lanes.lo, comp_lanes.hi, comp_lanes.stage
+  end
+  if not lo then return nil end
+  local wall = (s and s.wall) or w.wall or stage
+  local preparing = w.id and math.max(lo - w.w0, 0) or 0
+  r.step = { id = w.id, wall_ms = ms(wall), stage_ms = ms(stage), span_ms = ms(stage), preparing_ms = ms(preparing),
+             window_start_ms = w.id and ms(w.w0) or nil, start_ms = ms(lo) }
+  -- 3 and 2 from the profiler's own lanes when they are there, else from the tasks
+  if comp_lanes and comp_lanes.computing then
+    r.op_util = { source = comp_lanes.source, op_utilization = ratio(comp_lanes.computing, comp_lanes.stage),
+                  compute_busy_ms = ms(comp_lanes.computing), span_ms = ms(comp_lanes.stage) }
+  elseif s then
+    r.op_util = { source = "tasks", op_utilization = ratio(s.compute, s.stage), compute_busy_ms = ms(s.compute),
+                  span_ms = ms(s.stage) }
+  end
+  if comp_lanes and comp_lanes.communication and comp_lanes.communication > 0 then
+    local exposed = (comp_lanes.not_overlapped or 0) / comp_lanes.communication
+    r.overlap = { source = comp_lanes.source, overlap_ratio = 1 - exposed, exposed_ratio = exposed,
+                  communication_ms = ms(comp_lanes.communication), not_overlapped_ms = ms(comp_lanes.not_overlapped or 0),
+                  computing_ms = ms(comp_lanes.computing), free_ms = ms(comp_lanes.free) }
+  elseif s and s.comm > 0 then
+    r.overlap = { source = "tasks", overlap_ratio = 1 - s.exposed / s.comm, exposed_ratio = s.exposed / s.comm,
+                  communication_ms = ms(s.comm), not_overlapped_ms = ms(s.exposed), computing_ms = ms(s.compute),
+                  free_ms = ms(s.free) }
+  end
+  if not s then return nil end
+  -- 4 host/device
+  r.host = { host_launch_gap_ratio = ratio(s.launch_gap, s.stage), launch_gap_ms = ms(s.launch_gap),
+             preparing_ms = ms(preparing), dataloader_serial_ms = ms(s.dataloader_serial),
+             dataloader_serial_ratio = ratio(s.dataloader_serial, wall) }
+  -- 5 pipeline bubble
+  local has_wait = sets.p2p_wait:clip(w.w0, w.w1):total() > 0
+  if has_wait then
+    r.pp_bubble = { pp_bubble_ratio = ratio(s.bubble, wall), bubble_ms = ms(s.bubble), step_ms = ms(wall) }
+    if step_row and step_row.bubble_us then r.pp_bubble.profiler_bubble_ms = step_row.bubble_us / 1000 end
+    if opts.pp and opts.microbatches then
+      local theory = (opts.pp - 1) / (opts.pp - 1 + opts.microbatches)
+      r.pp_bubble.theory = theory
+      r.pp_bubble.excess = r.pp_bubble.pp_bubble_ratio - theory
     end
   end
-  local raw, raw_count = {}, {}
-  for i, lane in ipairs(m.lanes) do
-    if (lane.kind == "device" or lane.kind == "comm") and m.slices[i] then
-      local rows = m.slices[i]
-      for k = 1, #rows do
-        local r = rows[k]
-        local t = tl.ts[r]
-        if t and t >= w0 and t < w1 and tl.dur[r] then
-          local n = tl.name[r] or "?"
-          raw[n] = (raw[n] or 0) + tl.dur[r]
-          raw_count[n] = (raw_count[n] or 0) + 1
-        end
-      end
-    end
-  end
-  local names = {}
-  for n in pairs(raw) do names[#names + 1] = n end
-  table.sort(names, function(a, b)
-    if raw[a] ~= raw[b] then return raw[a] > raw[b] end
-    return a < b
-  end)
-  local raw_rank = {}
-  for k, n in ipairs(names) do raw_rank[n] = k end
-  local pnames = {}
-  for n in pairs(on_path) do pnames[#pnames + 1] = n end
-  table.sort(pnames, function(a, b)
-    local sa, sb = on_path[a] * path_count[a], on_path[b] * path_count[b]
-    if sa ~= sb then return sa > sb end
-    return a < b
-  end)
-  local out = {}
-  for k = 1, math.min(#pnames, top_n) do
-    local n = pnames[k]
-    out[k] = { name = n, path_ms = ms(on_path[n]), path_count = path_count[n], path_rank = k,
-               raw_ms = ms(raw[n] or 0), raw_count = raw_count[n] or 0, raw_rank = raw_rank[n] }
-  end
-  local raw_top = names[1]
-  return out, raw_top, raw_top and (on_path[raw_top] or 0) == 0
+  return lo, hi
 end
 
-local function phases(m, w0, w1)
-  local pre = m.tagged_rows(m, "prefill")
-  local dec = m.tagged_rows(m, "decode")
-  if #pre == 0 and #dec == 0 then
-    return { applicable = false,
-             reason = "no event name matches the prefill/decode patterns (rules: patterns.prefill, patterns.decode)" }
-  end
-  local pu, du = m.busy(m, pre, w0, w1), m.busy(m, dec, w0, w1)
-  local out = { applicable = true, prefill_ms = ms(pu:total()), decode_ms = ms(du:total()),
-                prefill_count = #pre, decode_count = #dec }
-  if #pu > 0 then
-    local s, e = pu:get(1)
-    out.ttft_ms = ms(e - s)
-  end
-  if #dec > 0 then
-    local tl, sum, n = m.tl, 0, 0
-    for k = 1, #dec do
-      local d = tl.dur[dec[k]]
-      if d then sum, n = sum + d, n + 1 end
-    end
-    out.tpot_ms = n > 0 and ms(sum / n) or nil
-  end
-  return out
-end
-
---- Step jitter from step_trace_time.csv rows (or the step markers' durations).
-function M.jitter(step_trace, m)
-  local times, comm, source, comm_col = {}, {}, nil, nil
-  local ids = {}
-  if step_trace and #step_trace.steps > 0 then
-    source = step_trace.source
-    local use = step_trace.has["Communication(Not Overlapped)"] and "comm_not_overlapped_us"
-      or (step_trace.has["Communication"] and "comm_us")
-    comm_col = use == "comm_not_overlapped_us" and "Communication(Not Overlapped)" or (use and "Communication")
-    for _, s in ipairs(step_trace.steps) do
-      if s.time_us then
-        times[#times + 1] = s.time_us / 1000
-        ids[#ids + 1] = s.step
-        if use and s[use] then comm[#comm + 1] = s[use] / 1000 end
-      end
-    end
-  elseif m and #m.steps > 0 then
-    source = "ProfilerStep markers"
-    for _, s in ipairs(m.steps) do
-      times[#times + 1] = s.dur / 1e6
-      ids[#ids + 1] = tostring(s.id)
-    end
-  end
-  if #times == 0 then return nil, nil end
-  local st = stats.describe(times)
-  st.series = { ids = ids, times = times, comm = #comm == #times and comm or nil }
-  local long = {}
-  for k, t in ipairs(times) do
-    if t > st.p95 or t > 1.5 * st.p50 then long[#long + 1] = { step = ids[k], time_ms = t } end
-  end
-  st.source, st.steps, st.long_tail = source, #times, long
-  local cj
-  if #comm > 0 then
-    local c = stats.describe(comm)
-    cj = { cv = c.cv, mean_ms = c.mean, column = comm_col, steps = #comm }
-  end
-  return st, cj
-end
-
---- All dimensions for one rank. opts: step, pp, microbatches, top_n, device_regex, comm_regex.
-function M.analyse(tl, rules, step_trace, opts)
+--- All dimensions for one rank. tl: reader columns (nil for a rank with only the profiler's
+-- step split); re: compiled patterns; step_trace: ascend/step_trace.lua result or nil.
+-- opts: step, compare_step, pp, microbatches, top_n.
+function M.analyse(tl, rules, re, step_trace, opts)
   opts = opts or {}
   local top_n = opts.top_n or rules.top_n or 10
+  local r = { not_computed = {}, lanes = {}, warnings = {} }
+  if not tl then
+    r.steps_found = 0
+    r.jitter, r.comm_jitter, r.not_computed = jitter.measure(step_trace, nil, nil, rules)
+    local why = "no trace (trace_view.json, msprof_*.json or .db) for this rank: only its step split (step_trace_time.csv or analysis.db)"
+    for _, d in ipairs({ "critical_path", "op_util", "overlap", "host", "pp_bubble", "hotspots" }) do
+      r.not_computed[d] = why
+    end
+    r.phases = { applicable = false, reason = why }
+    r.dashboard = M.dashboard(r)
+    return r
+  end
+  local m = model_mod.build(tl, rules, re)
+  m.busy, m.tagged_rows = model_mod.busy, model_mod.tagged_rows
   local steps = model_mod.steps(tl, rules)
-  local r = { not_computed = {}, steps_found = #steps }
-  local wins, k = M.windows(steps, opts.step)
+  r.steps_found = #steps
+  local wins, k = per_step.windows(steps, opts.step)
   if not wins then return nil, k end
   local w = wins[k]
-  local w0, w1 = w.w0, w.w1
-  -- everything below looks at the typical step only
-  local m = model_mod.build(#steps > 1 and model_mod.subset(tl, w0, w1) or tl, rules, opts)
-  m.steps = steps
-  m.busy, m.tagged_rows = model_mod.busy, model_mod.tagged_rows
-  r.step = { id = w.id, window_start_ms = w.id and ms(w0) or nil }
-
-  -- 2 overlap from the Overlap Analysis lanes: needs no device lane
-  local ov = overlap_lanes(m, w0, w1)
-  if ov["Communication"] and ov["Communication"] > 0 then
-    local exposed = (ov["Communication(Not Overlapped)"] or 0) / ov["Communication"]
-    r.overlap = { source = "Overlap Analysis", overlap_ratio = 1 - exposed, exposed_ratio = exposed,
-                  communication_ms = ms(ov["Communication"]),
-                  not_overlapped_ms = ms(ov["Communication(Not Overlapped)"] or 0),
-                  computing_ms = ov["Computing"] and ms(ov["Computing"]), free_ms = ov["Free"] and ms(ov["Free"]) }
+  local sets = trace_sets(m)
+  local splits = #steps > 0 and per_step.all(sets, wins, M.MAX_STEPS) or nil
+  local step_row
+  if step_trace and w.id then
+    for _, srow in ipairs(step_trace.steps) do
+      if tonumber(srow.step) == w.id then step_row = srow end
+    end
   end
-  local device_rows = model_mod.rows_of(m, "device")
-  local comm_lane_rows = model_mod.rows_of(m, "comm")
-  local activity = m.busy(m, model_mod.concat({ device_rows, comm_lane_rows }), w0, w1)
-  local lo, hi = activity:bounds()
-  r.lanes, r.max_lane_idle = lanes_dimension(m, w0, w1)
+  local comp_lanes = lanes_composition(m, w.w0, w.w1)
+  local lo, hi = step_dimensions(r, sets, w, comp_lanes, opts, step_row)
+  r.step = r.step or { id = w.id }
+  if m.device_lanes == 0 and r.op_util and r.op_util.source == "tasks" then
+    -- no lane is a device lane: compute cannot be measured, which is not the same as none
+    r.op_util = nil
+    r.not_computed.op_util = "no lane name matches the device lanes pattern (rules: lanes.device, --device-regex)"
+  end
   if not lo then
-    local why = ("no device lanes with tasks (no lane matches %q)"):format(opts.device_regex
-      or table.concat(model_mod.alternatives(rules.lanes.device), "|"))
-    for _, d in ipairs({ "critical_path", "op_util", "host", "pp_bubble", "hotspots" }) do r.not_computed[d] = why end
-    if not r.overlap then r.not_computed.overlap = why end
+    local why = "no compute or communication tasks in the step (no device lane matches the rules' lanes.device, or no task in it)"
+    for _, d in ipairs({ "critical_path", "op_util", "overlap", "host", "pp_bubble", "hotspots" }) do
+      if not r[d] then r.not_computed[d] = why end
+    end
   else
-    local span = hi - lo
-    r.step.span_ms = ms(span)
-    r.step.start_ms = ms(lo)
-    local compute = m.busy(m, model_mod.rows_of(m, "device", "compute"), lo, hi)
-    -- 3 op utilisation
-    r.op_util = { op_utilization = ratio(compute:total(), span), compute_busy_ms = ms(compute:total()), span_ms = ms(span) }
+    r.lanes, r.max_lane_idle, r.max_lane_idle_unexplained, r.idle_lane =
+      lanes_dimension(m, lo, hi, sets.p2p_wait:clip(lo, hi))
+    local dev = sets.compute:union(sets.comm):union(sets.copy):clip(lo, hi)
+    local stage = hi - lo
     -- 1 critical path
-    local edges = flow_bindings(m, w0, w1)
-    local len, path, nnodes, gain = longest_path(m, w0, w1, edges)
-    r.critical_path = { critical_path_ratio = ratio(activity:total(), span), busy_union_ms = ms(activity:total()),
-                        span_ms = ms(span), flow_edges = #edges }
+    local edges, skipped = path.flow_edges(m, w.w0, w.w1)
+    if skipped > 0 then
+      r.warnings[#r.warnings + 1] = require("ascope.i18n").t("timeline.flows_skipped", skipped)
+    end
+    r.critical_path = { critical_path_ratio = ratio(dev:total(), stage), busy_union_ms = ms(dev:total()),
+                        span_ms = ms(stage), flow_edges = #edges }
+    local len, p, nnodes, gain, comm_time = path.longest(m, w.w0, w.w1, lo, hi, edges)
     if len then
-      r.critical_path.longest_path_ms = ms(len)
-      r.critical_path.longest_path_tasks = #path
-      r.critical_path.dag_nodes = nnodes
-      r.critical_path.composition = composition(m, path, gain)
-      r.critical_path.free_ms = ms(math.max(span - len, 0))
+      local cp = r.critical_path
+      cp.longest_path_ms, cp.longest_path_tasks, cp.dag_nodes = ms(len), #p, nnodes
+      cp.composition = path.composition(m, p, gain)
+      cp.free_ms = ms(stage - len)
+      local comm_ms = (cp.composition.comm or 0) + (cp.composition.p2p or 0)
+      cp.comm_share = ratio(comm_ms, cp.longest_path_ms)
+      -- 7 hotspots
+      r.hotspots, r.raw_top, r.raw_top_off_path = path.hotspots(m, p, gain, comm_time, w.w0, w.w1, top_n)
     end
-    -- 7 hotspots
-    if path then
-      local hs, raw_top, off = hotspots(m, path, gain, w0, w1, top_n)
-      r.hotspots = hs
-      r.raw_top = raw_top
-      r.raw_top_off_path = off
-    end
-    -- 2 overlap (from the Overlap Analysis lanes above, else by intersection)
-    if not r.overlap then
-      local comm = m.busy(m, model_mod.concat({ model_mod.rows_of(m, "device", "comm"), comm_lane_rows }), lo, hi)
-      if comm:total() > 0 then
-        local hidden = comm:intersect(compute):total()
-        r.overlap = { source = "intersection", overlap_ratio = hidden / comm:total(),
-                      exposed_ratio = 1 - hidden / comm:total(), communication_ms = ms(comm:total()),
-                      not_overlapped_ms = ms(comm:total() - hidden), computing_ms = ms(compute:total()) }
-      else
-        r.not_computed.overlap = "no communication in the step (no Overlap Analysis lane, no communication tasks)"
-      end
-    end
-    if #edges > 0 then r.alignment = alignment(m, edges, top_n) end
-    -- 4 host/device
-    local gaps = compute:gaps(lo, hi)
-    local launch_rows = m.tagged_rows(m, "host_launch", { host = true, other = true })
-    local launch = m.busy(m, launch_rows, lo, hi)
-    local covered = gaps:intersect(launch):total()
-    r.host = { host_launch_gap_ratio = ratio(covered, span), device_gap_ms = ms(gaps:total()),
-               covered_ms = ms(covered), launch_busy_ms = ms(launch:total()) }
-    if #launch_rows == 0 then
+    if #edges > 0 then r.alignment = path.alignment(m, edges, top_n) end
+    if not r.overlap then r.not_computed.overlap = "no communication in the step (no Overlap Analysis lane, no communication tasks)" end
+    if not r.pp_bubble then r.not_computed.pp_bubble = "no P2P receive waits (rules: patterns.p2p_wait)" end
+    if r.host and #m.tagged_rows(m, "host_launch", HOST_KINDS) == 0 then
       r.host.host_launch_gap_ratio = nil
       r.not_computed.host = "no host launch/sync events (rules: patterns.host_launch) on host lanes"
     end
-    local dl_rows = m.tagged_rows(m, "dataloader", { host = true, other = true })
-    if #dl_rows > 0 and #compute > 0 then
-      local dl = m.busy(m, dl_rows, w0, w1)
-      local c0 = compute:bounds()
-      local d0, d1 = dl:bounds()
-      if d0 then
-        r.host.dataloader = { busy_ms = ms(dl:total()), first_compute_ms = ms(c0), last_end_ms = ms(d1),
-                              overlap_with_compute_ms = ms(dl:intersect(compute):total()),
-                              serial = dl:intersect(compute):total() == 0 }
-      end
-    end
-    -- 5 pipeline bubble
-    local p2p_rows = m.tagged_rows(m, "p2p", { device = true, comm = true })
-    if #p2p_rows > 0 then
-      local p2p = m.busy(m, p2p_rows, lo, hi)
-      local bubble = gaps:intersect(p2p):total()
-      r.pp_bubble = { pp_bubble_ratio = ratio(bubble, span), bubble_ms = ms(bubble), p2p_busy_ms = ms(p2p:total()) }
-      if opts.pp and opts.microbatches then
-        local theory = (opts.pp - 1) / (opts.pp - 1 + opts.microbatches)
-        r.pp_bubble.theory = theory
-        r.pp_bubble.excess = r.pp_bubble.pp_bubble_ratio - theory
-      end
-    else
-      r.not_computed.pp_bubble = "no P2P send/recv ops (rules: patterns.p2p)"
-    end
+    -- the picture starts at the step's start: the host-only time before the stage is shown as such
+    local from = w.id and math.min(w.w0, lo) or lo
+    r.swimlanes = swimlanes(m, r.lanes, from, hi)
+    r.step.picture_ms = ms(hi - from)
   end
-  -- the busy blocks of each lane in the step, for the swimlane picture (ms from the span start)
-  if lo then
-    r.swimlanes = {}
-    for i, lane in ipairs(m.lanes) do
-      local busy = m.lane_busy[i]
-      if busy and lane.kind ~= "overlap" then
-        local starts, ends = busy:clip(lo, hi):columns()
-        local s_ms, e_ms = {}, {}
-        for j = 1, math.min(#starts, 20000) do
-          s_ms[j], e_ms[j] = (starts[j] - lo) / 1e6, (ends[j] - lo) / 1e6
-        end
-        r.swimlanes[#r.swimlanes + 1] = { name = lane.name, kind = lane.kind, starts = s_ms, ends = e_ms }
-      end
+  -- host-bound gaps must recur: the median over the steps of each step's launch-gap ratio
+  -- (above a threshold in at least half the steps); fewer than 3 steps cannot show recurrence
+  if splits and r.host and r.host.host_launch_gap_ratio then
+    local ratios = {}
+    for _, s in ipairs(splits) do
+      if not s.empty then ratios[#ratios + 1] = s.launch_gap / s.stage end
     end
+    r.host.steps = #ratios
+    table.sort(ratios)
+    if #ratios >= jitter.MIN_STEPS then r.host.launch_gap_median = stats.percentile(ratios, 50) end
   end
   -- 6 jitter
-  r.jitter, r.comm_jitter = M.jitter(step_trace, m)
-  if not r.jitter then r.not_computed.jitter = "no step_trace_time.csv and no ProfilerStep markers" end
-  if not r.comm_jitter then
-    r.not_computed.comm_jitter = "no Communication column in step_trace_time.csv"
+  local why
+  r.jitter, r.comm_jitter, why = jitter.measure(step_trace, #steps > 0 and wins or nil, splits, rules)
+  for d, text in pairs(why) do r.not_computed[d] = text end
+  -- the long step against the typical one
+  if splits and (r.jitter or opts.compare_step) then
+    r.compare = compare.steps(m, sets, wins, k, r.jitter and r.jitter.long_tail or {}, opts.compare_step, top_n)
   end
   -- 8 prefill/decode
-  r.phases = phases(m, w0, w1)
+  r.phases = phases.measure(m, w.w0, w.w1)
   r.dashboard = M.dashboard(r)
   return r
 end
@@ -499,6 +304,11 @@ function M.dashboard(r)
   d.comm_jitter = r.comm_jitter and r.comm_jitter.cv
   return d
 end
+
+-- the rule metric behind a dashboard key where the rule tests a stricter form of it (a ⚠ on
+-- the key means that rule fired)
+M.DASHBOARD_RULE_METRIC = { host_launch_gap_ratio = "host_launch_gap_median", max_lane_idle = "max_lane_idle_unexplained",
+                            pp_bubble_ratio = "bubble_excess" }
 
 M.DASHBOARD_KEYS = { "critical_path_ratio", "op_utilization", "overlap_ratio", "host_launch_gap_ratio",
                      "pp_bubble_ratio", "step_cv", "max_lane_idle", "comm_jitter" }

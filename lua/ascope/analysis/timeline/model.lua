@@ -1,12 +1,14 @@
 --- The timeline model the dimensions work on: lanes with a kind (device, comm, host, overlap,
--- other), every slice with a class (compute, comm, sync, host, other), rows grouped by lane and
--- class, flows, and step windows. Built from the reader's columns with grouping done in C.
+-- other), every slice with a class (compute, comm, copy, sync, other), rows grouped by lane and
+-- class, name tags, flows and step markers. Built from the reader's columns with the grouping
+-- done in C; names are tested with the compiled patterns of analysis/timeline/patterns.lua.
 local core = require "ascope_core"
+local patterns = require "ascope.analysis.timeline.patterns"
 local column, interval = core.column, core.interval
 
 local M = {}
 
---- "A|B" or {"A", "B"} -> list of Lua patterns
+--- "A|B" or {"A", "B"} -> list of Lua patterns (plog and opjitter name their classes this way)
 function M.alternatives(p)
   if type(p) == "table" then return p end
   local out = {}
@@ -14,11 +16,11 @@ function M.alternatives(p)
   return out
 end
 
---- Does text match any pattern (case-insensitively)?
-function M.matches(text, patterns)
+--- Does text match any Lua pattern (case-insensitively)?
+function M.matches(text, patterns_)
   if not text then return false end
   local lower = text:lower()
-  for _, p in ipairs(M.alternatives(patterns)) do
+  for _, p in ipairs(M.alternatives(patterns_)) do
     if lower:find(p:lower()) then return true end
   end
   return false
@@ -30,29 +32,33 @@ local function set_of(list)
   return s
 end
 
-local function lane_kind(name, lanes, opts)
-  if M.matches(name, lanes.overlap) then return "overlap" end
-  if M.matches(name, opts.comm_regex or lanes.comm) then return "comm" end
-  if M.matches(name, opts.device_regex or lanes.device) then return "device" end
-  if M.matches(name, lanes.host) then return "host" end
+local function lane_kind(name, re)
+  if patterns.test(re.lanes.overlap, name) then return "overlap" end
+  if patterns.test(re.lanes.comm, name) then return "comm" end
+  if patterns.test(re.lanes.device, name) then return "device" end
+  if patterns.test(re.lanes.host, name) then return "host" end
   return "other"
 end
 
---- Class of a device task from its task type, else its name.
-function M.classify(task_type, name, rules)
+M.CLASSES = { "compute", "comm", "copy", "sync" }
+
+--- Class of a device task: its task type when the rules know it; a missing, "Other" or unknown
+-- type (older traces say "Other" for AI Core kernels) goes by the name.
+function M.classify(task_type, name, types, re)
   local tt = task_type and task_type:upper()
   if tt and tt ~= "" then
-    for _, cls in ipairs({ "compute", "comm", "sync" }) do
-      if rules._types[cls][tt] then return cls end
+    for _, cls in ipairs(M.CLASSES) do
+      if types[cls][tt] then return cls end
     end
-    return "other"
   end
-  if M.matches(name, rules.names.comm) then return "comm" end
-  if M.matches(name, rules.names.compute) then return "compute" end
+  for _, cls in ipairs({ "comm", "copy", "sync", "compute" }) do
+    if patterns.test(re.names[cls], name) then return cls end
+  end
   return "other"
 end
 
-M.TAGS = { "p2p", "host_launch", "dataloader", "prefill", "decode" }
+-- first match wins: a receive wait is also a P2P op, tagged as the narrower one
+M.TAGS = { "p2p_wait", "p2p", "host_launch", "dataloader", "prefill", "decode", "request" }
 
 local function concat(cols)
   if #cols == 0 then return column.new("integer") end
@@ -96,39 +102,35 @@ end
 --- The reader's columns restricted to the rows that meet [lo, hi) (same shape as tl).
 function M.subset(tl, lo, hi)
   local rows = column.rows_overlapping(tl.ts, tl.dur, lo, hi)
-  local sub = { n = #rows, lanes = tl.lanes, source = tl.source }
+  local sub = { n = #rows, lanes = tl.lanes, source = tl.source, comm_lanes = tl.comm_lanes }
   for _, k in ipairs({ "lane", "name", "ts", "dur", "task_type", "ph", "flow" }) do sub[k] = tl[k]:take(rows) end
   return sub
 end
 
---- Build the model. tl: reader output; rules: rules/timeline.lua; opts: device_regex, comm_regex.
-function M.build(tl, rules, opts)
-  opts = opts or {}
-  rules._types = rules._types or {
-    compute = set_of(rules.task_types.compute), comm = set_of(rules.task_types.comm),
-    sync = set_of(rules.task_types.sync),
-  }
-  local m = { tl = tl, rules = rules, lanes = {} }
+--- Build the model. tl: reader output; rules: rules/timeline.lua; re: its compiled patterns.
+function M.build(tl, rules, re)
+  local types = {}
+  for _, cls in ipairs(M.CLASSES) do types[cls] = set_of(rules.task_types[cls]) end
+  local m = { tl = tl, rules = rules, re = re, lanes = {} }
+  local listed = {}
+  for _, name in ipairs(tl.comm_lanes or {}) do listed[name] = true end
   for i, name in ipairs(tl.lanes) do
-    m.lanes[i] = { index = i, name = name, kind = lane_kind(name, rules.lanes, opts),
+    m.lanes[i] = { index = i, name = name, kind = lane_kind(name, re),
                    process = name:match("^(.-)/"), thread = name:match("/(.*)$") }
   end
   local pair_ids, pairs_ = column.group(tl.task_type, tl.name)
-  m.pair_ids, m.pairs = pair_ids, pairs_
-  local class_by_pair = {}
-  for i, p in ipairs(pairs_) do class_by_pair[i] = M.classify(p[1], p[2], rules) end
-  local cls = pair_ids:lookup(class_by_pair)
-  m.class = cls
-  -- name tags (first match wins): the host launch / dataloader activity, P2P and phase ops
-  local tag_by_pair = {}
+  local class_by_pair, tag_by_pair = {}, {}
   for i, p in ipairs(pairs_) do
+    class_by_pair[i] = M.classify(p[1], p[2], types, re)
     for _, tag in ipairs(M.TAGS) do
-      if p[2] and M.matches(p[2], rules.patterns[tag]) then
+      if p[2] and patterns.test(re.patterns[tag], p[2]) then
         tag_by_pair[i] = tag
         break
       end
     end
   end
+  local cls = pair_ids:lookup(class_by_pair)
+  m.class = cls
   local _, lt, lt_rows = column.group(tl.lane, pair_ids:lookup(tag_by_pair))
   m.tagged = {} -- lane -> tag -> rows
   for g, key in ipairs(lt) do
@@ -142,13 +144,10 @@ function M.build(tl, rules, opts)
   local _, lp, lp_rows = column.group(tl.lane, tl.ph)
   m.rows = {}  -- lane -> class -> rows of slices (ph X)
   m.slices = {} -- lane -> rows of slices
+  local by_ph = {}
   for g, key in ipairs(lp) do
     local lane, ph = key[1], key[2]
     if ph == "X" then m.slices[lane] = lp_rows[g] end
-  end
-  local by_ph = {}
-  for g, key in ipairs(lp) do
-    local ph = key[2]
     by_ph[ph] = by_ph[ph] or {}
     table.insert(by_ph[ph], lp_rows[g])
   end
@@ -157,11 +156,28 @@ function M.build(tl, rules, opts)
     m.rows[lane] = m.rows[lane] or {}
     m.rows[lane][c] = m.rows[lane][c] and concat({ m.rows[lane][c], lc_rows[g] }) or lc_rows[g]
   end
+  -- a device stream that carries communication tasks (HCCL's notify waits, SDMA, the hcom_
+  -- ops; in a .db the streams of COMMUNICATION_TASK_INFO) is a communication stream: all of its
+  -- tasks are communication whatever their type (HCCL's reduce kernels say AI_CORE)
+  m.device_lanes = 0 -- lanes the device pattern named, communication streams included
+  for i, lane in ipairs(m.lanes) do
+    if lane.kind == "device" then m.device_lanes = m.device_lanes + 1 end
+    if lane.kind == "device" and (listed[lane.name] or (m.rows[i] and m.rows[i].comm)) then
+      lane.kind, lane.stream = "comm", true
+    end
+  end
   m.flow_starts = concat(by_ph.s or {})
   m.flow_ends = concat(by_ph.f or {})
   -- the intermediate columns are big in C but small to Lua's collector, which would not hurry
   collectgarbage()
   return m
+end
+
+--- The class of row r: every task of a communication lane is communication.
+function M.class_of(m, r)
+  local lane = m.lanes[m.tl.lane[r]]
+  if lane.kind == "comm" then return "comm" end
+  return m.class[r] or "other"
 end
 
 --- Rows (X slices) of lanes of a kind, optionally only of one class.
@@ -180,19 +196,39 @@ function M.rows_of(m, kind, class)
   return concat(cols)
 end
 
---- Busy union of rows, clipped to [w0, w1).
+--- Busy union of rows, clipped to [w0, w1) when given.
 function M.busy(m, rows, w0, w1)
   local s = interval.from_durations(m.tl.ts, m.tl.dur, rows)
   if w0 then s = s:clip(w0, w1) end
   return s
 end
 
---- Rows tagged `tag` on lanes of the given kinds (a set, or nil for all lanes).
-function M.tagged_rows(m, tag, kinds)
+--- Rows of X slices that start in [w0, w1) on lanes of the given kinds (a set), in row order.
+-- The window's rows are found in C, so a step of a long trace costs what the step holds.
+function M.window_rows(m, w0, w1, kinds)
+  local tl = m.tl
+  local rows = column.rows_overlapping(tl.ts, tl.dur, w0, w1)
+  local out = {}
+  for k = 1, #rows do
+    local r = rows[k]
+    local t = tl.ts[r]
+    if t >= w0 and t < w1 and tl.ph[r] == "X" and tl.dur[r] and kinds[m.lanes[tl.lane[r]].kind] then
+      out[#out + 1] = r
+    end
+  end
+  return out
+end
+
+--- Rows tagged with one of tags (a name or a list) on lanes of the given kinds (a set, or nil
+-- for all lanes).
+function M.tagged_rows(m, tags, kinds)
+  if type(tags) == "string" then tags = { tags } end
   local cols = {}
   for i, lane in ipairs(m.lanes) do
-    if (not kinds or kinds[lane.kind]) and m.tagged[i] and m.tagged[i][tag] then
-      cols[#cols + 1] = m.tagged[i][tag]
+    if (not kinds or kinds[lane.kind]) and m.tagged[i] then
+      for _, tag in ipairs(tags) do
+        if m.tagged[i][tag] then cols[#cols + 1] = m.tagged[i][tag] end
+      end
     end
   end
   return concat(cols)

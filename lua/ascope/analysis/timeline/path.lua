@@ -1,0 +1,235 @@
+--- Dimensions 1 and 7: the longest dependency path of a step and the hotspots on it, and the
+-- cross-lane alignment gaps along flow edges (dimension 2).
+--   nodes   device and communication tasks that start in the step's window, plus the host slices
+--           that launch them (flows: async_npu / HostToDevice, a .db's connection ids)
+--   edges   lane order (same stream = serial) and flows
+--   length  each task adds the part of [its start, its end] after its predecessor's end, all
+--           clipped to the stage: a path is never longer than the stage
+local core = require "ascope_core"
+local model_mod = require "ascope.analysis.timeline.model"
+local patterns = require "ascope.analysis.timeline.patterns"
+local match, interval = core.match, core.interval
+
+local M = {}
+
+local function ms(ns) return ns and ns / 1e6 end
+
+--- Flow edges {producer row, consumer row} whose consumer sits in [w0, w1): each flow binds to
+-- the slice that holds its end on its lane. Also the number of flows left out because an end
+-- had no readable time.
+function M.flow_edges(m, w0, w1)
+  local tl = m.tl
+  local s_rows, f_rows = m.flow_starts, m.flow_ends
+  if #f_rows == 0 then return {}, 0 end
+  local ix = match.index(tl.lane, tl.ts, tl.dur)
+  local s_by_id = {}
+  for k = 1, #s_rows do
+    local r = s_rows[k]
+    local id = tl.flow[r]
+    if id then s_by_id[id] = r end
+  end
+  local cons_lane, cons_ts, prod_lane, prod_ts = {}, {}, {}, {}
+  local n, skipped = 0, 0
+  for k = 1, #f_rows do
+    local r = f_rows[k]
+    local t = tl.ts[r]
+    local s = tl.flow[r] and s_by_id[tl.flow[r]]
+    if s and (not t or not tl.ts[s]) then
+      skipped = skipped + 1 -- a time that could not be read: this flow only is left out
+    elseif s and t >= w0 and t < w1 then
+      n = n + 1
+      cons_lane[n], cons_ts[n] = tl.lane[r], t
+      prod_lane[n], prod_ts[n] = tl.lane[s], tl.ts[s]
+    end
+  end
+  if n == 0 then return {}, skipped end
+  local cons = ix:within(cons_lane, cons_ts)
+  local prod = ix:within(prod_lane, prod_ts)
+  local edges = {}
+  for k = 1, n do
+    if cons[k] and prod[k] and cons[k] ~= prod[k] then edges[#edges + 1] = { prod[k], cons[k] } end
+  end
+  return edges, skipped
+end
+
+--- Alignment gaps (consumer start - producer end) along the edges: total, count and top n.
+function M.alignment(m, edges, top_n)
+  local tl = m.tl
+  local gaps, total = {}, 0
+  for _, e in ipairs(edges) do
+    local p, c = e[1], e[2]
+    local gap = tl.ts[c] - (tl.ts[p] + tl.dur[p])
+    if gap > 0 then
+      total = total + gap
+      gaps[#gaps + 1] = { gap = gap, row = c, producer = tl.name[p], consumer = tl.name[c],
+                          producer_lane = m.lanes[tl.lane[p]].name, consumer_lane = m.lanes[tl.lane[c]].name }
+    end
+  end
+  table.sort(gaps, function(a, b)
+    if a.gap ~= b.gap then return a.gap > b.gap end
+    return a.row < b.row
+  end)
+  local top = {}
+  for k = 1, math.min(#gaps, top_n) do
+    local g = gaps[k]
+    top[k] = { gap_ms = ms(g.gap), producer = g.producer, consumer = g.consumer,
+               producer_lane = g.producer_lane, consumer_lane = g.consumer_lane }
+  end
+  return { total_ms = ms(total), count = #gaps, edges = #edges, top = top }
+end
+
+--- Category of a task on the path: host, p2p, comm, compute:<task type>, copy, sync, other.
+function M.category(m, r)
+  local lane = m.lanes[m.tl.lane[r]]
+  if lane.kind == "host" or lane.kind == "other" then return "host" end
+  if patterns.test(m.re.patterns.p2p, m.tl.name[r]) or patterns.test(m.re.patterns.p2p_wait, m.tl.name[r]) then
+    return "p2p"
+  end
+  local cls = model_mod.class_of(m, r)
+  if cls == "compute" then return "compute:" .. (m.tl.task_type[r] or "unknown") end
+  return cls
+end
+
+local DEVICE_KINDS = { device = true, comm = true }
+
+-- device and communication slices that start in [w0, w1)
+local function step_rows(m, w0, w1, fn)
+  for _, r in ipairs(model_mod.window_rows(m, w0, w1, DEVICE_KINDS)) do fn(r) end
+end
+
+--- The longest path over the step's tasks, clipped to the stage [lo, hi].
+-- Returns length (ns), path (rows, last first), node count, gain (row -> ns it adds) and the
+-- path's communication time: the union of what its communication tasks add (an interval set).
+function M.longest(m, w0, w1, lo, hi, edges)
+  local tl = m.tl
+  local nodes, seen = {}, {}
+  step_rows(m, w0, w1, function(r)
+    nodes[#nodes + 1] = r
+    seen[r] = true
+  end)
+  local preds = {}
+  for _, e in ipairs(edges) do
+    local p, c = e[1], e[2]
+    if seen[c] and tl.dur[p] then
+      if not seen[p] then
+        nodes[#nodes + 1] = p
+        seen[p] = true
+      end
+      preds[c] = preds[c] or {}
+      table.insert(preds[c], p)
+    end
+  end
+  if #nodes == 0 then return nil end
+  table.sort(nodes, function(a, b)
+    local ta, tb = tl.ts[a], tl.ts[b]
+    if ta ~= tb then return ta < tb end
+    return a < b
+  end)
+  local function s_of(r) return math.min(math.max(tl.ts[r], lo), hi) end
+  local function e_of(r) return math.min(math.max(tl.ts[r] + tl.dur[r], lo), hi) end
+  -- a node adds the part of its clipped interval after its predecessor's (clipped) end, so a
+  -- path covers each instant of [lo, hi] at most once: its length never exceeds hi - lo
+  local last_on_lane = {}
+  local dist, from, gain, reach = {}, {}, {}, {}
+  local best, best_node = -1, nil
+  for _, r in ipairs(nodes) do
+    local lane = tl.lane[r]
+    local s0, e0 = s_of(r), e_of(r)
+    local d0, f0, g0, r0 = e0 - s0, nil, e0 - s0, e0
+    local function consider(p)
+      if not dist[p] then return end
+      local pe = reach[p]
+      local add = e0 - math.max(s0, pe)
+      if add < 0 then add = 0 end
+      if dist[p] + add > d0 then d0, f0, g0, r0 = dist[p] + add, p, add, math.max(e0, pe) end
+    end
+    local prev = last_on_lane[lane]
+    if prev then consider(prev) end
+    for _, p in ipairs(preds[r] or {}) do consider(p) end
+    dist[r], from[r], gain[r], reach[r] = d0, f0, g0, r0
+    last_on_lane[lane] = r
+    if d0 > best then best, best_node = d0, r end
+  end
+  local path, starts, ends = {}, {}, {}
+  local r = best_node
+  while r do
+    path[#path + 1] = r
+    if m.lanes[tl.lane[r]].kind == "comm" then
+      starts[#starts + 1], ends[#ends + 1] = e_of(r) - gain[r], e_of(r)
+    end
+    r = from[r]
+  end
+  return best, path, #nodes, gain, interval.union(starts, ends)
+end
+
+--- Time on the path by category (ms).
+function M.composition(m, path, gain)
+  local by = {}
+  for _, r in ipairs(path) do
+    local c = M.category(m, r)
+    by[c] = (by[c] or 0) + gain[r]
+  end
+  local out = {}
+  for c, t in pairs(by) do out[c] = ms(t) end
+  return out
+end
+
+-- A communication operator is on the path when at least this share of its time lies in the
+-- path's communication time: an HCCL op and the notify waits and copies of its stream are the
+-- same communication, and the path runs through one of them.
+M.ON_PATH_SHARE = 0.5
+
+--- Hotspots: operators by time on the path x count, beside their raw-time rank in the step.
+-- Returns the list, the raw top operator and whether it is off the path: a compute operator
+-- when none of its tasks is on the path, a communication one when less than half of its time
+-- lies in the path's communication time.
+function M.hotspots(m, path, gain, comm_time, w0, w1, top_n)
+  local tl = m.tl
+  local on_path, path_count = {}, {}
+  for _, r in ipairs(path) do
+    local lane = m.lanes[tl.lane[r]]
+    if lane.kind == "device" or lane.kind == "comm" then
+      local n = tl.name[r] or "?"
+      on_path[n] = (on_path[n] or 0) + gain[r]
+      path_count[n] = (path_count[n] or 0) + 1
+    end
+  end
+  local raw, raw_count, rows_of = {}, {}, {}
+  step_rows(m, w0, w1, function(r)
+    local n = tl.name[r] or "?"
+    raw[n] = (raw[n] or 0) + tl.dur[r]
+    raw_count[n] = (raw_count[n] or 0) + 1
+    rows_of[n] = rows_of[n] or {}
+    table.insert(rows_of[n], r)
+  end)
+  local names = {}
+  for n in pairs(raw) do names[#names + 1] = n end
+  table.sort(names, function(a, b)
+    if raw[a] ~= raw[b] then return raw[a] > raw[b] end
+    return a < b
+  end)
+  local raw_rank = {}
+  for k, n in ipairs(names) do raw_rank[n] = k end
+  local pnames = {}
+  for n in pairs(on_path) do pnames[#pnames + 1] = n end
+  table.sort(pnames, function(a, b)
+    local sa, sb = on_path[a] * path_count[a], on_path[b] * path_count[b]
+    if sa ~= sb then return sa > sb end
+    return a < b
+  end)
+  local out = {}
+  for k = 1, math.min(#pnames, top_n) do
+    local n = pnames[k]
+    out[k] = { name = n, path_ms = ms(on_path[n]), path_count = path_count[n], path_rank = k,
+               raw_ms = ms(raw[n] or 0), raw_count = raw_count[n] or 0, raw_rank = raw_rank[n] }
+  end
+  local raw_top = names[1]
+  if not raw_top then return out end
+  local top_rows = rows_of[raw_top]
+  if m.lanes[tl.lane[top_rows[1]]].kind ~= "comm" then return out, raw_top, (on_path[raw_top] or 0) == 0 end
+  local busy = interval.from_durations(tl.ts, tl.dur, top_rows)
+  local share = busy:total() > 0 and busy:intersect(comm_time):total() / busy:total() or 0
+  return out, raw_top, share < M.ON_PATH_SHARE
+end
+
+return M

@@ -1,0 +1,86 @@
+--- Step windows and the time split of every step, from busy sets of the whole trace:
+--   wall       the ProfilerStep's own duration (without markers: the stage)
+--   stage      first to last compute or communication task in the window (the profiler's Stage)
+--   preparing  window start to the stage start: host-only time at the start of the step
+--   compute, communication (busy unions; communication without the P2P receive waits, which
+--              are the pipeline bubble: the profiler's "Exclude Receive"),
+--   exposed    communication not covered by compute,
+--   free       stage time with neither compute nor communication
+--   bubble     union of P2P receive waits in the stage (step_trace_time's Bubble)
+--   launch_gap compute gaps in the stage not covered by communication or P2P ops but covered
+--              by host launch/sync activity
+-- All in ns here; the analyses turn them into ms.
+local M = {}
+
+--- Windows {id, w0, w1, wall} from the step markers (a window runs to the next step's start;
+-- the last one to its own end: what runs after it is not part of the profiled steps) and the index of the chosen one: want_step, else the
+-- step with the median wall time. Without markers: one window over everything.
+function M.windows(steps, want_step)
+  local wins = {}
+  for k, s in ipairs(steps) do
+    local nxt = steps[k + 1]
+    wins[k] = { id = s.id, w0 = s.start, w1 = nxt and nxt.start or s.start + s.dur, wall = s.dur }
+  end
+  if #wins == 0 then return { { id = nil, w0 = math.mininteger, w1 = math.maxinteger } }, 1 end
+  if want_step then
+    local k = M.find(wins, want_step)
+    if k then return wins, k end
+    return nil, ("step %d is not in the trace (steps: %d to %d)"):format(want_step, wins[1].id, wins[#wins].id)
+  end
+  local order = {}
+  for k = 1, #wins do order[k] = k end
+  table.sort(order, function(a, b)
+    if wins[a].wall ~= wins[b].wall then return wins[a].wall < wins[b].wall end
+    return a < b
+  end)
+  return wins, order[(#order + 1) // 2]
+end
+
+--- Index of the window of step id, or nil.
+function M.find(wins, id)
+  for k, w in ipairs(wins) do
+    if w.id == id then return k end
+  end
+end
+
+--- The split of one window. sets: whole-trace busy sets {compute, comm, p2p, p2p_wait, launch,
+-- dataloader}. Returns nil when the window holds no compute or communication.
+function M.split(sets, w)
+  local comp, comm = sets.compute:clip(w.w0, w.w1), sets.comm:clip(w.w0, w.w1)
+  local act = comp:union(comm)
+  local lo, hi = act:bounds()
+  if not lo then return nil end
+  local s = { id = w.id, lo = lo, hi = hi, stage = hi - lo }
+  s.wall = w.wall or s.stage
+  s.preparing = w.id and math.max(lo - w.w0, 0) or 0
+  local waits = sets.p2p_wait:clip(lo, hi)
+  local comm_x = comm:subtract(waits)
+  s.compute, s.comm = comp:total(), comm_x:total()
+  s.exposed = comm_x:subtract(comp):total()
+  s.free = s.stage - act:total()
+  s.bubble = waits:total()
+  local gaps = comp:gaps(lo, hi):subtract(comm):subtract(sets.p2p)
+  s.launch_gap = gaps:intersect(sets.launch:clip(lo, hi)):total()
+  s.dataloader_serial = sets.dataloader:clip(w.w0, hi):subtract(comp):total()
+  return s
+end
+
+--- Splits of all windows (at most `limit`, evenly spread, so a trace of thousands of steps stays
+-- bounded), in step order.
+function M.all(sets, wins, limit)
+  local out = {}
+  local n = #wins
+  local stride = (limit and n > limit) and n / limit or 1
+  local k, last = 1.0, nil
+  while k <= n do
+    local i = math.floor(k)
+    if i ~= last then
+      out[#out + 1] = M.split(sets, wins[i]) or { id = wins[i].id, wall = wins[i].wall, empty = true }
+      last = i
+    end
+    k = k + stride
+  end
+  return out
+end
+
+return M

@@ -1,0 +1,142 @@
+-- Chrome traces for the timeline specs, built from lanes of slices, with generators of whole
+-- runs whose true answers are known by construction (times in us).
+local h = require "helper"
+
+local M = {}
+
+--- Write a trace: lanes {process, thread, {slices}} with slices {name, ts_us, dur_us, task_type};
+-- flows {id, from = {lane, ts}, to = {lane, ts}}; pid = lane index * 10.
+function M.write(path, lanes, flows, extra)
+  local ev = {}
+  for i, l in ipairs(lanes) do
+    local pid, tid = i * 10, i
+    ev[#ev + 1] = ('{"ph":"M","name":"process_name","pid":%d,"tid":0,"args":{"name":"%s"}}'):format(pid, l[1])
+    ev[#ev + 1] = ('{"ph":"M","name":"thread_name","pid":%d,"tid":%d,"args":{"name":"%s"}}'):format(pid, tid, l[2])
+    for _, s in ipairs(l[3]) do
+      ev[#ev + 1] = ('{"ph":"X","name":"%s","pid":%d,"tid":%d,"ts":"%s","dur":%s%s}'):format(s[1], pid, tid,
+        tostring(s[2]), tostring(s[3]), s[4] and (',"args":{"Task Type":"%s"}'):format(s[4]) or "")
+    end
+  end
+  for _, f in ipairs(flows or {}) do
+    ev[#ev + 1] = ('{"ph":"s","name":"async_npu","cat":"async_npu","id":%d,"pid":%d,"tid":%d,"ts":"%s"}'):format(
+      f.id, f.from[1] * 10, f.from[1], tostring(f.from[2]))
+    ev[#ev + 1] = ('{"ph":"f","bp":"e","name":"async_npu","cat":"async_npu","id":%d,"pid":%d,"tid":%d,"ts":"%s"}'):format(
+      f.id, f.to[1] * 10, f.to[1], tostring(f.to[2]))
+  end
+  for _, e in ipairs(extra or {}) do ev[#ev + 1] = e end
+  h.write(path, "[\n" .. table.concat(ev, ",\n") .. "\n]\n")
+end
+
+-- lanes of a training rank: host, compute stream, HCCL
+local function rank_lanes()
+  return { { "Python", "Thread 1", {} }, { "Ascend Hardware", "Stream 2", {} }, { "HCCL", "Group 0 Communication", {} } }
+end
+local HOST, STREAM, HCCL = 1, 2, 3
+
+local function add(lanes, lane, name, ts, dur, tt) table.insert(lanes[lane][3], { name, ts, dur, tt }) end
+
+--- A healthy data-parallel run: n steps of ~1000 us (within 3%, CV 2%); the host launches in
+-- the first 20 us, ten MatMul kernels fill the stage, an all-reduce runs under them.
+-- Truth: no rule fires; op_utilization 1, overlap_ratio 1.
+function M.healthy(path, n)
+  local lanes, t = rank_lanes(), 0
+  local truth = { times = {} }
+  for k = 1, n or 10 do
+    local d = 1000 + ({ -28, 28, 0, 14, -14 })[(k - 1) % 5 + 1]
+    add(lanes, HOST, "ProfilerStep#" .. k, t, d)
+    add(lanes, HOST, "aclnnMatmul launch", t, 20)
+    local kd = (d - 40) / 10
+    for j = 0, 9 do add(lanes, STREAM, "MatMul", t + 20 + j * kd, kd, "AI_CORE") end
+    add(lanes, HCCL, "hcom_allReduce_" .. k, t + 500, 200)
+    truth.times[k] = d / 1000
+    t = t + d
+  end
+  M.write(path, lanes)
+  return truth
+end
+
+--- Ten healthy 1000 us steps, but step `slow` first waits `stall` us for the data loader (host
+-- only) before its kernels. Truth: step `slow` is the long tail, its host-only start grew by
+-- `stall`, the data loader operator grew most; communication is steady.
+function M.dataloader_stall(path, slow, stall)
+  local lanes, t = rank_lanes(), 0
+  for k = 1, 10 do
+    local wait = k == slow and stall or 0
+    local d = 1000 + wait
+    add(lanes, HOST, "ProfilerStep#" .. k, t, d)
+    if wait > 0 then add(lanes, HOST, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", t, wait) end
+    add(lanes, HOST, "aclnnMatmul launch", t + wait, 20)
+    for j = 0, 9 do add(lanes, STREAM, "MatMul", t + wait + 20 + j * 96, 96, "AI_CORE") end
+    add(lanes, HCCL, "hcom_allReduce_" .. k, t + wait + 500, 200)
+    t = t + d
+  end
+  M.write(path, lanes)
+end
+
+--- Stage 0 of a GPipe pipeline of p stages and m micro-batches (forward f us, backward b us),
+-- `steps` identical steps: forwards back to back, then a receive wait for the first gradient,
+-- then the backwards; the host keeps launching during the wait. Truth: the bubble (the union
+-- of receive waits) is (p-1)(f+b) of a (p-1+m)(f+b) step, i.e. (p-1)/(p-1+m).
+function M.pipeline(path, p, m, f, b, steps)
+  local lanes, t = rank_lanes(), 0
+  local step = (p - 1 + m) * (f + b)
+  for k = 1, steps do
+    add(lanes, HOST, "ProfilerStep#" .. k, t, step)
+    for j = 0, m - 1 do
+      add(lanes, STREAM, "fwd", t + j * f, f, "AI_CORE")
+      add(lanes, HCCL, "hcom_send_" .. j, t + (j + 1) * f - 5, 5)
+    end
+    local wait0, wait1 = t + m * f, t + (m + p - 1) * f + (p - 1) * b
+    add(lanes, HCCL, "hcom_receive_" .. k, wait0, wait1 - wait0)
+    add(lanes, HOST, "aclnnMatmul launch", wait0, wait1 - wait0)
+    for j = 0, m - 1 do add(lanes, STREAM, "bwd", wait1 + j * b, b, "AI_CORE") end
+    t = t + step
+  end
+  M.write(path, lanes)
+  return { bubble_us = (p - 1) * (f + b), step_us = step }
+end
+
+--- Exposed communication: each step computes 500 us, then waits for a 600 us all-reduce that
+-- nothing hides, then a 10 us optimizer kernel (flows tie the three in order); the host
+-- launches during the wait. Truth: overlap 0, communication 600 of the 1110 us path.
+function M.exposed_comm(path, steps)
+  local lanes, flows, t = rank_lanes(), {}, 0
+  for k = 1, steps do
+    local d = 1140
+    add(lanes, HOST, "ProfilerStep#" .. k, t, d)
+    add(lanes, HOST, "aclnnMatmul launch", t, 20)
+    for j = 0, 9 do add(lanes, STREAM, "MatMul", t + 20 + j * 50, 50, "AI_CORE") end
+    add(lanes, HCCL, "hcom_allReduce_" .. k, t + 520, 600)
+    add(lanes, HOST, "aclrtSynchronizeStream", t + 520, 600)
+    add(lanes, STREAM, "ApplyAdam", t + 1120, 10, "AI_CORE")
+    flows[#flows + 1] = { id = 2 * k, from = { STREAM, t + 519 }, to = { HCCL, t + 520 } }
+    flows[#flows + 1] = { id = 2 * k + 1, from = { HCCL, t + 1119 }, to = { STREAM, t + 1120 } }
+    t = t + d
+  end
+  M.write(path, lanes, flows)
+end
+
+--- Host-bound steps: 1000 us steps of ten 90 us kernels; in the steps listed in `gappy` each
+-- kernel waits 10 us for its launch (the host is launching meanwhile), the others run back to
+-- back. Truth: a gappy step's compute gaps under host launch are 90 us of its 990 us stage.
+function M.host_bound(path, steps, gappy)
+  local lanes, t = rank_lanes(), 0
+  local is_gappy = {}
+  for _, k in ipairs(gappy) do is_gappy[k] = true end
+  for k = 1, steps do
+    add(lanes, HOST, "ProfilerStep#" .. k, t, 1000)
+    local at = t
+    for j = 1, 10 do
+      if is_gappy[k] and j > 1 then
+        add(lanes, HOST, "aclnnMatmul launch", at, 10)
+        at = at + 10
+      end
+      add(lanes, STREAM, "MatMul", at, 90, "AI_CORE")
+      at = at + 90
+    end
+    t = t + 1000
+  end
+  M.write(path, lanes)
+end
+
+return M
