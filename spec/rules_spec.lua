@@ -93,6 +93,15 @@ describe("rule files", function()
     assert.truthy(msg:find('key names.comm[2]: invalid regular expression "all(reduce"', 1, true), msg)
     h.write(dir .. "/ere.lua", [[return { lanes = { device = "Stream [0-9]{2}%" }, names = { sync = { "^event_(wait|record)" } } }]])
     assert.is_table(rules.load("timeline", dir .. "/ere.lua"))
+    -- an edited copy of the folder (--rules-dir) must keep what the analysis reads
+    local copy = dir .. "/copy"
+    assert(require("ascope_core").fs.mkdirs(copy))
+    h.write(copy .. "/timeline.lua", [[return { lanes = {}, task_types = {}, names = {}, patterns = {}, rules = {} }]])
+    rules.set_dir(copy)
+    local none, err = rules.load("timeline")
+    rules.set_dir(nil)
+    assert.is_nil(none)
+    assert.truthy(tostring(err):find(copy .. '/timeline.lua: key patterns: the key "step" is missing', 1, true), tostring(err))
     assert.same({ true }, { pattern.check("kernel_name[=:]%s*([%w_%.%-]+)") })
     -- six repetitions, each followed by what it cannot take: the linear subset, no limit
     assert.equal(6, pattern.repeats("a%s*b%s*c%s*d%s*e%s*(%d+)"))

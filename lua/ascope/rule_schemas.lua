@@ -59,7 +59,7 @@ M.timeline = S.record({
   patterns = S.record({
     p2p_wait = regexes(), p2p = regexes(), host_launch = regexes(), dataloader = regexes(), step = S.pattern(),
     prefill = regexes(), decode = regexes(), request = regexes(),
-  }),
+  }, { required = { "step" } }),
   top_n = S.integer({ min = 1 }),
   rules = S.rules({
     metric = S.enum({ values = require("ascope.analysis.timeline.findings").METRICS }),
@@ -67,7 +67,7 @@ M.timeline = S.record({
     severity = S.enum({ values = { "info", "warning", "error" } }), finding = text(), action = text(),
     view = S.enum({ values = { "Timeline", "Operator", "Communication" } }),
   }, { required = { "metric", "op", "value", "severity", "finding" } }),
-})
+}, { required = { "lanes", "task_types", "names", "patterns", "rules" } })
 
 M.plog = S.record({
   classifiers = S.rules({
