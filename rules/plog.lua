@@ -79,6 +79,8 @@ return {
     origin_op_name = { "origin_op_name %[([^%]]+)%]", "origin_op_name[=:]%s*([%w_%.%-/]+)" },
     error_code = { "%f[%w](E[ZEILK]%d%d%d%d)%f[%W]", "%f[%w](E%d%d%d%d%d)%f[%W]", "(retCode=0x%x+)", "(errcode:%(0x%x+)" },
   },
+  -- the order of the fields' columns in error_plog.csv (fields not listed follow, by name)
+  field_order = { "device_id", "stream_id", "report_stream_id", "task_id", "kernel_name", "origin_op_name", "error_code" },
   -- kernels of the MoE dispatch/combine family (case-insensitive Lua patterns)
   moe_kernels = { "moedistributedispatch", "moedistributecombine" },
   examples = 10, -- lines shown per category (at most 100)

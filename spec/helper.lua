@@ -1,6 +1,8 @@
 -- Shared spec helpers: fixture paths, scratch folders, running the ascope executable.
 local core = require "ascope_core"
-require("ascope.log").quiet = true -- stage lines of in-process runs would clutter the output
+-- in-process runs stay silent, also when busted runs inside the ascope executable (which
+-- installs the stderr sink before it runs a script)
+require("ascope.log").set_sink(nil)
 
 local M = {}
 

@@ -325,14 +325,21 @@ describe("ascope moe and graph on hostile input", function()
         dir .. "/out", "--rules", dir .. "/r.lua")
       assert.equal(2, code)
       assert.equal("", out)
-      local _, n = err:gsub("win_layout%.layouts%.v2%.slot_bytes must be 4 %.%. window_bytes", "")
+      local _, n = err:gsub("key layouts%.v2%.slot_bytes: %-32 is below the least allowed, 4", "")
       assert.equal(1, n, err)
-      assert.truthy(err:find(dir .. "/r.lua", 1, true))
-      h.write(dir .. "/r.lua", "return { layouts = { v2 = { slot_byts = 32 } } }")
-      code, _, err = h.run("moe", "TARGET_DIR=" .. dir .. "/in", "SOC_VERSION=950", "-o", dir .. "/out", "--rules",
-        dir .. "/r.lua")
+      assert.truthy(err:find(dir .. "/r.lua: key layouts.v2.slot_bytes", 1, true), err)
+      -- a size that only the window's size can refuse
+      h.write(dir .. "/r.lua", "return { layouts = { v2 = { window_bytes = 256 } } }")
+      code, _, err = h.run("--lang", "en", "moe", "TARGET_DIR=" .. dir .. "/in", "SOC_VERSION=950", "-o",
+        dir .. "/out", "--rules", dir .. "/r.lua")
       assert.equal(2, code)
-      assert.truthy(err:find("win_layout.layouts.v2.slot_byts is not a layout key", 1, true), err)
+      assert.truthy(err:find(dir .. "/r.lua: key layouts.v2: block_bytes (512) is larger than window_bytes (256)",
+        1, true), err)
+      h.write(dir .. "/r.lua", "return { layouts = { v2 = { slot_byts = 32 } } }")
+      code, _, err = h.run("--lang", "en", "moe", "TARGET_DIR=" .. dir .. "/in", "SOC_VERSION=950", "-o",
+        dir .. "/out", "--rules", dir .. "/r.lua")
+      assert.equal(2, code)
+      assert.truthy(err:find(dir .. '/r.lua: key layouts.v2.slot_byts: unknown key "slot_byts"', 1, true), err)
     end)
 
     -- moe: the steps, then the findings once and the verdict with the root card; diagnose: moe
@@ -354,11 +361,11 @@ describe("ascope moe and graph on hostile input", function()
     it("a graph rule file that does not hold is one usage error naming the file", function()
       h.write(dir .. "/graph_1_device0.json", '{"graph": [{"op": [{"name": "MoeDistributeDispatchV2_1"}]}]}')
       h.write(dir .. "/r.lua", "return { files = 3 }")
-      local code, out, err = h.run("graph", dir, "-o", dir .. "/out", "--rules", dir .. "/r.lua")
+      local code, out, err = h.run("--lang", "en", "graph", dir, "-o", dir .. "/out", "--rules", dir .. "/r.lua")
       assert.equal(2, code)
       assert.equal("", out)
-      assert.truthy(err:find(dir .. "/r.lua: rules: graph.files and graph.card must be lists", 1, true), err)
-      local _, n = err:gsub("must be lists", "")
+      assert.truthy(err:find(dir .. "/r.lua: key files: must be a list, not number", 1, true), err)
+      local _, n = err:gsub("must be a list", "")
       assert.equal(1, n)
     end)
 

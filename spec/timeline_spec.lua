@@ -319,16 +319,19 @@ describe("timeline on real samples agrees with the profiler's own step split", f
       [[return { rules = { { id = "x", metric = "op_utilization", op = "<<", value = 1, severity = "warning" } } }]])
     local code2, _, err2 = h.run("timeline", L0 .. "/rank0_ascend_pt", "-o", dir, "--rules", dir .. "/bad.lua")
     assert.equal(2, code2) -- a wrong rule file is a usage error
-    assert.truthy(err2:find("timeline.rules[15] (id x): op must be one of", 1, true), err2)
+    assert.truthy(err2:find(dir .. '/bad.lua: rule x, key rules[1].op: "<<" is not one of "<", ">"', 1, true), err2)
     -- a misspelt metric or key would never fire: both are usage errors
     h.write(dir .. "/typo.lua", [[return { rules = { { id = "overlap_low", metric = "overlap_ratoi" } } }]])
-    local code3, _, err3 = h.run("timeline", L0 .. "/rank0_ascend_pt", "-o", dir, "--rules", dir .. "/typo.lua")
+    local code3, _, err3 = h.run("--lang", "en", "timeline", L0 .. "/rank0_ascend_pt", "-o", dir, "--rules",
+      dir .. "/typo.lua")
     assert.equal(2, code3)
-    assert.truthy(err3:find('(id overlap_low): unknown metric "overlap_ratoi"', 1, true), err3)
+    assert.truthy(err3:find(dir .. '/typo.lua: rule overlap_low, key rules[1].metric: "overlap_ratoi" is not one of',
+      1, true), err3)
     h.write(dir .. "/key.lua", [[return { rules = { { id = "overlap_low", vlaue = 0.5 } } }]])
-    local code4, _, err4 = h.run("timeline", L0 .. "/rank0_ascend_pt", "-o", dir, "--rules", dir .. "/key.lua")
+    local code4, _, err4 = h.run("--lang", "en", "timeline", L0 .. "/rank0_ascend_pt", "-o", dir, "--rules",
+      dir .. "/key.lua")
     assert.equal(2, code4)
-    assert.truthy(err4:find('(id overlap_low): unknown key "vlaue"', 1, true), err4)
+    assert.truthy(err4:find(dir .. '/key.lua: rule overlap_low, key rules[1].vlaue: unknown key "vlaue"', 1, true), err4)
     h.cleanup(dir)
   end)
 
@@ -622,7 +625,7 @@ describe("timeline command line", function()
     h.write(dir .. "/r.lua", [[return { patterns = { p2p_wait = { "recv", "re(ceive" } } }]])
     local code3, _, err3 = h.run("timeline", dir .. "/x.json", "-o", dir .. "/out", "--rules", dir .. "/r.lua")
     assert.equal(2, code3)
-    assert.truthy(err3:find("rules: timeline.patterns.p2p_wait[2]: invalid regular expression", 1, true), err3)
+    assert.truthy(err3:find(dir .. "/r.lua: key patterns.p2p_wait[2]: invalid regular expression", 1, true), err3)
   end)
 
   it("the same input gives the same bytes, twice", function()

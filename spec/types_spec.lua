@@ -42,7 +42,7 @@ describe("the lua-language-server definitions", function()
   it("declare only functions the jobs have", function()
     local m = assert(require("ascope.memory").parse(h.real .. "/rl-insight/memory_data", { jobs = 1 }))
     local objects = { MemoryResult = m }
-    for _, name in ipairs({ "rules", "memory", "timeline", "moe", "plog", "graph", "opjitter" }) do
+    for _, name in ipairs({ "rules", "memory", "timeline", "moe", "plog", "graph", "opjitter", "log", "workers" }) do
       objects[name] = require("ascope." .. name)
     end
     check("types/ascope.lua", objects, 9)

@@ -546,7 +546,10 @@ int asc_csv_read(const char *path, const asc_csv_spec *spec, asc_csv_result *res
     end += n;
     if (spec->progress && base + (long long)end >= next_report) {
       next_report = base + (long long)end + (64LL << 20);
-      spec->progress(spec->progress_ud, base + (long long)end, total);
+      if (spec->progress(spec->progress_ud, base + (long long)end, total)) {
+        rc = asc_fail(err, path, base, 0, 0, "interrupted");
+        goto done;
+      }
     }
   }
   if (!t.header_done) rc = asc_fail(err, path, 0, 1, 0, "the file is empty (no header line)");

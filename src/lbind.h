@@ -26,6 +26,19 @@ asc_strtab *lasc_column_strings(lua_State *L, int idx);
 int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n, int *owned);
 /* nil, message; returns 2. */
 int lasc_pusherror(lua_State *L, const asc_error *err);
+/* A Lua progress callback fn(done, total) called from C through a protected call. An error it
+ * raises stops the scan (the C side frees its file and buffers as for any error) and is raised
+ * again by lasc_progress_rethrow once C has returned. Returning a string also stops the scan. */
+typedef struct lasc_progress {
+  lua_State *L;
+  int fn, err, failed;
+} lasc_progress;
+/* Reads field "progress" of the table at opts; pushes two slots (the function and a place for
+ * its error). Returns 1 when there is a callback to install (progress = lasc_progress_call). */
+int lasc_progress_init(lua_State *L, int opts, lasc_progress *p);
+int lasc_progress_call(void *ud, long long done, long long total);
+/* Raises the callback's error if it raised one. */
+void lasc_progress_rethrow(lasc_progress *p);
 /* Push one value of a column (nil for a missing one). */
 void lasc_pushcell(lua_State *L, const asc_col *c, const asc_strtab *st, size_t i);
 void lasc_register_column(lua_State *L);

@@ -24,15 +24,33 @@ asc_strtab *lasc_checkstrings(lua_State *L, int idx) {
 
 static const char STRINGS_KEY = 's';
 
+/* The registry holds the shared table weakly: it lives as long as a column (or a script)
+ * holds it, so every live string column shares one table and its ids compare, and once the
+ * results that use it are dropped the strings are freed and the next scan starts a new table.
+ * Interned strings never outlive the results that use them. */
 asc_strtab *lasc_pushstrings(lua_State *L) {
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &STRINGS_KEY) == LUA_TUSERDATA) return lasc_checkstrings(L, -1);
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &STRINGS_KEY) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_createtable(L, 1, 0);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "v");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &STRINGS_KEY);
+  }
+  if (lua_rawgeti(L, -1, 1) == LUA_TUSERDATA) {
+    lua_remove(L, -2);
+    return lasc_checkstrings(L, -1);
+  }
   lua_pop(L, 1);
   strings_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
   u->t = NULL;
   luaL_setmetatable(L, ASC_STRINGS_MT);
   if (!(u->t = asc_strtab_new())) luaL_error(L, "out of memory");
   lua_pushvalue(L, -1);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &STRINGS_KEY);
+  lua_rawseti(L, -3, 1);
+  lua_remove(L, -2);
   return u->t;
 }
 
@@ -572,6 +590,38 @@ int lasc_pusherror(lua_State *L, const asc_error *err) {
   return 2;
 }
 
+int lasc_progress_init(lua_State *L, int opts, lasc_progress *p) {
+  lua_getfield(L, opts, "progress");
+  p->L = L;
+  p->fn = lua_gettop(L);
+  lua_pushnil(L);
+  p->err = lua_gettop(L);
+  p->failed = 0;
+  return lua_isfunction(L, p->fn);
+}
+
+int lasc_progress_call(void *ud, long long done, long long total) {
+  lasc_progress *p = ud;
+  if (p->failed) return 1;
+  lua_pushvalue(p->L, p->fn);
+  lua_pushinteger(p->L, done);
+  lua_pushinteger(p->L, total);
+  if (lua_pcall(p->L, 2, 1, 0) != LUA_OK) {
+    lua_replace(p->L, p->err);
+    p->failed = 1;
+    return 1;
+  }
+  int stop = lua_type(p->L, -1) == LUA_TSTRING;
+  lua_pop(p->L, 1);
+  return stop;
+}
+
+void lasc_progress_rethrow(lasc_progress *p) {
+  if (!p->failed) return;
+  lua_pushvalue(p->L, p->err);
+  lua_error(p->L);
+}
+
 /* column.concat({col, col, ...}) -> one column with the rows of all, in order (same kind) */
 static int column_concat(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -624,8 +674,7 @@ static int column_fill(lua_State *L) {
   if (!null && c.kind == ASC_STR) {
     size_t len;
     const char *s = luaL_checklstring(L, 2, &len);
-    asc_strtab *st = lasc_pushstrings(L);
-    lua_pop(L, 1);
+    asc_strtab *st = lasc_pushstrings(L); /* stays on the stack until the column holds it */
     if (asc_strtab_intern(st, s, len, &sv)) return luaL_error(L, "out of memory");
   }
   for (lua_Integer i = 0; i < n; i++) {

@@ -10,20 +10,6 @@
 #define READER_MT "ascope.csv.reader"
 #define WRITER_MT "ascope.csv.writer"
 
-typedef struct {
-  lua_State *L;
-  int fn;
-} progress_ctx;
-
-static int call_progress(void *ud, long long done, long long total) {
-  progress_ctx *p = ud;
-  lua_pushvalue(p->L, p->fn);
-  lua_pushinteger(p->L, done);
-  lua_pushinteger(p->L, total);
-  lua_call(p->L, 2, 0);
-  return 0;
-}
-
 /* csv.read(path, {columns = {["Name"] = "string", ["Size(KB)"] = "number", ...},
  *                 optional = {["X"] = true}, bad = "error"|"null", progress = fn}) */
 static int l_read(lua_State *L) {
@@ -64,15 +50,19 @@ static int l_read(lua_State *L) {
   spec.strings = lasc_checkstrings(L, 3);
   lua_getfield(L, 2, "bad");
   spec.bad_as_null = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "null") == 0;
-  lua_getfield(L, 2, "progress");
-  progress_ctx pc = {L, lua_gettop(L)};
-  if (lua_isfunction(L, -1)) {
-    spec.progress = call_progress;
+  lasc_progress pc;
+  if (lasc_progress_init(L, 2, &pc)) {
+    spec.progress = lasc_progress_call;
     spec.progress_ud = &pc;
   }
   asc_csv_result res;
   asc_error err;
-  if (asc_csv_read(path, &spec, &res, &err)) return lasc_pusherror(L, &err);
+  int rc = asc_csv_read(path, &spec, &res, &err);
+  if (pc.failed) {
+    if (!rc) asc_csv_result_free(&res, nc);
+    lasc_progress_rethrow(&pc);
+  }
+  if (rc) return lasc_pusherror(L, &err);
   lua_createtable(L, 0, 5);
   lua_pushinteger(L, (lua_Integer)res.nrows);
   lua_setfield(L, -2, "n");

@@ -25,22 +25,6 @@ static int parse_name(const char *key, int *in_args, const char **name) {
   return 0;
 }
 
-typedef struct {
-  lua_State *L;
-  int fn;
-} progress_ctx;
-
-static int call_progress(void *ud, long long done, long long total) {
-  progress_ctx *p = ud;
-  lua_pushvalue(p->L, p->fn);
-  lua_pushinteger(p->L, done);
-  lua_pushinteger(p->L, total);
-  lua_call(p->L, 2, 1);
-  int stop = lua_toboolean(p->L, -1) && lua_type(p->L, -1) == LUA_TSTRING;
-  lua_pop(p->L, 1);
-  return stop;
-}
-
 /* Values of a predicate as C strings that live in a Lua table kept on the stack. */
 static const char **pred_values(lua_State *L, int vidx, size_t *n, int keep) {
   if (lua_type(L, vidx) == LUA_TTABLE) {
@@ -160,16 +144,19 @@ static int l_scan(lua_State *L) {
   spec.partial = lua_toboolean(L, -1);
   lua_getfield(L, 2, "chunk");
   spec.chunk = (size_t)luaL_optinteger(L, -1, 0);
-  lua_getfield(L, 2, "progress");
-  progress_ctx pc = {L, lua_gettop(L)};
-  if (lua_isfunction(L, -1)) {
-    spec.progress = call_progress;
+  lasc_progress pc;
+  if (lasc_progress_init(L, 2, &pc)) {
+    spec.progress = lasc_progress_call;
     spec.progress_ud = &pc;
   }
 
   asc_json_result res;
   asc_error err;
   int rc = asc_json_scan(path, &spec, &res, &err);
+  if (pc.failed) {
+    if (!rc || spec.partial) asc_json_result_free(&res, nf);
+    lasc_progress_rethrow(&pc);
+  }
   if (rc && !spec.partial) return lasc_pusherror(L, &err);
 
   lua_createtable(L, 0, 6);

@@ -11,14 +11,15 @@
 
 static int oom(lua_State *L) { return luaL_error(L, "out of memory"); }
 
-/* Keys as uint64: string ids for strings (through the shared table), values for integers. */
+/* Keys as uint64: string ids for strings (through the shared table), values for integers.
+ * Leaves the shared table pushed: on the caller's stack it stays alive, and the ids valid,
+ * while the caller works (an index keeps it for as long as the index lives). */
 static uint64_t *to_keys(lua_State *L, int idx, size_t *n) {
   asc_col *c = luaL_testudata(L, idx, ASC_COLUMN_MT);
   uint64_t *out;
   if (c) {
     asc_strtab *own = c->kind == ASC_STR ? lasc_column_strings(L, idx) : NULL;
     asc_strtab *shared = lasc_pushstrings(L);
-    lua_pop(L, 1);
     out = asc_alloc_array(c->n, sizeof *out);
     if (!out) oom(L);
     for (size_t i = 0; i < c->n; i++) {
@@ -42,7 +43,6 @@ static uint64_t *to_keys(lua_State *L, int idx, size_t *n) {
   }
   luaL_checktype(L, idx, LUA_TTABLE);
   asc_strtab *shared = lasc_pushstrings(L);
-  lua_pop(L, 1);
   size_t m = (size_t)lua_rawlen(L, idx);
   out = asc_alloc_array(m, sizeof *out);
   if (!out) oom(L);
@@ -70,12 +70,15 @@ static uint64_t *to_keys(lua_State *L, int idx, size_t *n) {
 static int l_index(lua_State *L) {
   size_t nk, ns, nd = 0;
   int os, od = 0;
-  uint64_t *k = to_keys(L, 1, &nk);
+  lua_settop(L, 3);
+  uint64_t *k = to_keys(L, 1, &nk); /* 4: the string table, which the index keeps */
   int64_t *s = lasc_toint64s(L, 2, &ns, &os);
   int64_t *d = lua_isnoneornil(L, 3) ? NULL : lasc_toint64s(L, 3, &nd, &od);
-  asc_match_index *ix = lua_newuserdatauv(L, sizeof *ix, 0);
+  asc_match_index *ix = lua_newuserdatauv(L, sizeof *ix, 1);
   memset(ix, 0, sizeof *ix);
   luaL_setmetatable(L, INDEX_MT);
+  lua_pushvalue(L, 4);
+  lua_setiuservalue(L, -2, 1);
   int rc = nk != ns || (d && nd != ns) ? -2 : asc_match_build(ix, k, s, d, ns);
   free(k);
   if (os) free(s);

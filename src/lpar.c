@@ -298,15 +298,16 @@ static int do_item(void *ud, size_t i, int fd) {
 static void item_done(void *ud, size_t i, const char *data, size_t len, int status, const char *why) {
   map_ctx *m = ud;
   lua_State *L = m->L;
-  asc_strtab *st = lasc_pushstrings(L);
-  lua_pop(L, 1);
+  asc_strtab *st = lasc_pushstrings(L); /* kept on the stack: decoding may collect garbage */
   reader r = {data, len, 0};
   char tag = 0;
   if (status == 0 && len > 0 && take(&r, &tag, 1) == 0 && decode(L, &r, st) == 0) {
     lua_rawseti(L, tag == 'O' ? m->results : m->errors, (lua_Integer)i + 1);
+    lua_pop(L, 1);
     if (tag != 'O') m->nfail++;
     return;
   }
+  lua_pop(L, 1);
   m->nfail++;
   lua_pushstring(L, why && *why ? why : "worker sent no result");
   lua_rawseti(L, m->errors, (lua_Integer)i + 1);
@@ -367,8 +368,7 @@ static int l_encode(lua_State *L) {
 static int l_decode(lua_State *L) {
   size_t n;
   const char *s = luaL_checklstring(L, 1, &n);
-  asc_strtab *st = lasc_pushstrings(L);
-  lua_pop(L, 1);
+  asc_strtab *st = lasc_pushstrings(L); /* kept on the stack: decoding may collect garbage */
   reader r = {s, n, 0};
   if (decode(L, &r, st) || r.at != n) return luaL_error(L, "par.decode: malformed data");
   return 1;

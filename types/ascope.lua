@@ -7,14 +7,34 @@
 ---@field memory ascope.memory
 ---@field timeline ascope.timeline
 ---@field rules ascope.rules
+---@field log ascope.log
+---@field workers ascope.workers
 local ascope = {}
+
+---@class ascope.log
+local log = {}
+---Where the library's stage lines, warnings and progress go; nil (the default): nowhere.
+---@alias ascope.log.sink {on_log: fun(level: string, text: string), on_progress: fun(label: string, done: integer, total: integer, s: number)}
+---@param sink? ascope.log.sink level is "stage", "warning" or "error"
+function log.set_sink(sink) end
+---The sink in use, or nil.
+---@return table|nil
+function log.sink() end
+
+---@class ascope.workers
+---@field default integer|nil worker processes (forked) a job uses when not given jobs; 1 embedded, nil = CPUs
+local workers = {}
+---The number of workers for a job given its jobs option.
+---@param jobs? integer
+---@return integer
+function workers.count(jobs) end
 
 ---@class ascope.rules
 local rules = {}
 ---Load the bundled rule file NAME (rules/NAME.lua), merged with a user file.
 ---@param name string
 ---@param user_file? string
----@return table|nil rules, string? message
+---@return table|nil rules, table? err a usage error value that prints as the message naming file, rule and key
 function rules.load(name, user_file) end
 ---Use DIR (an edited copy of rules/) instead of the bundled rules.
 ---@param dir string

@@ -39,6 +39,7 @@ typedef struct asc_csv_spec {
   size_t ncols;
   int bad_as_null; /* unconvertible numbers become null (counted) instead of an error */
   asc_strtab *strings;
+  /* Called about every 64 MiB and at the end; returning non-zero stops the read with an error. */
   int (*progress)(void *ud, long long done, long long total);
   void *progress_ud;
 } asc_csv_spec;

@@ -58,21 +58,6 @@ function M.kinds.any_positive(rule, subject)
   return rule.column
 end
 
---- Validate a list of checks; returns nil or a message naming the bad rule.
-function M.validate(list, where)
-  if type(list) ~= "table" then return ("rules: %s must be a list of checks"):format(where) end
-  for i, rule in ipairs(list) do
-    local name = ("%s[%d] (id %s)"):format(where, i, tostring(rule.id))
-    if type(rule.id) ~= "string" then return ("rules: %s has no id"):format(name) end
-    if not M.kinds[rule.check] then
-      return ("rules: %s: unknown check kind %q"):format(name, tostring(rule.check))
-    end
-    if rule.severity ~= "error" and rule.severity ~= "warning" then
-      return ("rules: %s: severity must be \"error\" or \"warning\""):format(name)
-    end
-  end
-end
-
 --- Run the checks on a subject; returns a list of {id, severity, message}.
 function M.run(list, subject)
   local out = {}

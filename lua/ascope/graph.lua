@@ -16,17 +16,7 @@ local i18n = require "ascope.i18n"
 local M = {}
 
 function M.rules(user_file)
-  local r, err = rules_mod.load("graph", user_file)
-  if not r then return nil, err end
-  local from = user_file and user_file .. ": " or ""
-  if type(r.files) ~= "table" or type(r.card) ~= "table" then return nil, from .. "rules: graph.files and graph.card must be lists" end
-  for i, f in ipairs(r.files) do
-    if type(f) ~= "table" or type(f.name) ~= "string" or type(f.node) ~= "string" then
-      return nil, from .. ("rules: graph.files[%d] (id %s) needs name and node patterns"):format(i,
-        tostring(type(f) == "table" and f.id))
-    end
-  end
-  return r
+  return rules_mod.load("graph", user_file) -- checked against its schema (ascope.rule_schemas)
 end
 
 local function kind_of(name, rules)

@@ -21,13 +21,18 @@ local core = require "ascope_core"
 -- @field bin read-only file views: scalars, strided arrays, struct layouts, protobuf, `.npy`
 -- @field db read-only SQLite: `open(path)`, `db:query(sql, ...)` into columns
 -- @field fs sorted walks, `stat`, `list`, atomic `write`, `mkdirs`, `grep`
--- @field par `map(items, fn, {jobs, gc, here})`: per-item work in worker processes
+-- @field par `map(items, fn, {jobs, gc, here})`: per-item work in worker processes made with
+-- fork(2) (jobs = 1 runs everything in the calling process); the jobs fork only when asked, see
+-- `ascope.workers`
 -- @field column typed columns: `new(kind, values)`, `concat`; `#col`, `col[i]`, `col:totable()`
 -- @field versions `versions()`: the versions of Lua, yajl, libcsv and SQLite built in
 -- @field VERSION the version of ascope ("0.1.0")
 -- @field memory the memory job (`ascope.memory`), loaded on first use
 -- @field timeline the timeline job (`ascope.timeline`), loaded on first use
 -- @field rules rule files (`ascope.rules`), loaded on first use
+-- @field log where the library's messages and progress go (`ascope.log`): nowhere until
+-- `log.set_sink{on_log = fn, on_progress = fn}`
+-- @field workers the number of worker processes the jobs fork (`ascope.workers`; default 1)
 -- @table ascope
 local M = {
   json = core.json,
@@ -46,7 +51,8 @@ local M = {
   VERSION = require "ascope.version",
 }
 
-local lazy = { memory = "ascope.memory", timeline = "ascope.timeline", rules = "ascope.rules" }
+local lazy = { memory = "ascope.memory", timeline = "ascope.timeline", rules = "ascope.rules", log = "ascope.log",
+               workers = "ascope.workers" }
 
 return setmetatable(M, {
   __index = function(t, k)

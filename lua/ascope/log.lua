@@ -1,12 +1,32 @@
---- Progress and messages on stderr. Stage lines ("[ascope] reading ..."), a progress bar on a
--- terminal, the step-by-step lines of an analysis, warnings and errors. --quiet silences stages,
--- progress and the step-by-step lines, never warnings or errors. Findings and summaries are the commands'
--- business and go to stdout (see the README, "Output streams").
+--- Progress and messages. The library prints nothing by itself: stage lines ("reading ..."),
+-- warnings, errors and progress go to a sink, and there is none until the caller installs one.
+-- The ascope command line installs M.stderr: everything on stderr (stage lines "[ascope] ...",
+-- a progress bar on a terminal, the step-by-step lines of an analysis, warnings and errors);
+-- --quiet silences stages, progress and the step-by-step lines, never warnings or errors.
+-- Findings and summaries are the commands' business and go to stdout (see the README, "Output
+-- streams"). An embedding program may install its own sink:
+--   require("ascope").log.set_sink({
+--     on_log = function(level, text) mylog(level, text) end,   -- "stage", "info", "warning", "error"
+--     on_progress = function(label, done, total, seconds) end,       -- bytes read of a file
+--   })
+-- @module ascope.log
 local fs = require("ascope_core").fs
 
 local M = { quiet = false }
 local tty = fs.isatty(2)
 local bar_shown = false
+local sink = nil
+
+--- Install a sink ({on_log = fn(level, text), on_progress = fn(label, done, total, seconds)}),
+-- or nil for silence (the default).
+function M.set_sink(s) sink = s end
+
+--- The sink in use (nil when silent).
+function M.sink() return sink end
+
+local function emit(level, fmt, ...)
+  if sink and sink.on_log then sink.on_log(level, select("#", ...) > 0 and fmt:format(...) or fmt) end
+end
 
 local function clear_bar()
   if bar_shown then
@@ -15,12 +35,12 @@ local function clear_bar()
   end
 end
 
-function M.stage(fmt, ...)
-  if M.quiet then return end
-  clear_bar()
-  -- one write per line: parallel workers share stderr
-  io.stderr:write("[ascope] " .. (select("#", ...) > 0 and fmt:format(...) or fmt) .. "\n")
-end
+--- A stage of the work ("rank 3: reading ..."), for the sink.
+function M.stage(fmt, ...) emit("stage", fmt, ...) end
+--- A warning, for the sink.
+function M.warn(fmt, ...) emit("warning", fmt, ...) end
+--- An error message, for the sink.
+function M.error(fmt, ...) emit("error", fmt, ...) end
 
 -- Severity tags in colour on a terminal: https://no-color.org (NO_COLOR set and not empty
 -- turns it off), and never on a dumb terminal or into a file or pipe.
@@ -53,23 +73,10 @@ function M.print(...)
   io.stdout:write(M.paint(table.concat(parts, "\t", 1, parts.n), 1), "\n")
 end
 
-function M.warn(fmt, ...)
-  clear_bar()
-  io.stderr:write(M.paint("[WARNING] ", 2) .. (select("#", ...) > 0 and fmt:format(...) or fmt) .. "\n")
-end
-
-function M.error(fmt, ...)
-  clear_bar()
-  io.stderr:write(M.paint("[ERROR] ", 2) .. (select("#", ...) > 0 and fmt:format(...) or fmt) .. "\n")
-end
-
---- A line of an analysis' running account, "[LEVEL] text" on stderr (moe's per-card steps).
--- --quiet silences all of it: the findings among them are in the summary on stdout too.
-function M.line(level, text)
-  if M.quiet then return end
-  clear_bar()
-  io.stderr:write(M.paint("[" .. level .. "] ", 2) .. text .. "\n")
-end
+--- A line of an analysis' running account (moe's per-card steps), for the sink with its level
+-- in lower case ("INFO" -> "info"); the command line's sink prints it as "[INFO] text" and
+-- --quiet silences it: the findings among them are in the summary on stdout too.
+function M.line(level, text) emit(level:lower(), "%s", text) end
 
 local function human(bytes)
   local units = { "B", "KiB", "MiB", "GiB", "TiB" }
@@ -82,20 +89,37 @@ local function human(bytes)
 end
 M.human = human
 
---- A progress callback for the scanners: fn(done, total). Draws a bar on a terminal only.
+--- A progress callback for the scanners, fn(done, total), that reports to the sink; nil when
+-- the sink takes no progress (the scanners then skip the calls).
 function M.progress(label)
+  local on = sink and sink.on_progress
+  if not on then return nil end
   local clock0 = fs.clock()
-  return function(done, total)
+  return function(done, total) on(label, done, total, fs.clock() - clock0) end
+end
+
+--- The command line's sink: stage lines and a progress bar (on a terminal) on stderr, unless
+-- M.quiet; warnings and errors always.
+M.stderr = {
+  on_log = function(level, text)
+    local always = level == "warning" or level == "error"
+    if M.quiet and not always then return end
+    clear_bar()
+    local tag = level == "stage" and "[ascope] " or M.paint("[" .. level:upper() .. "] ", 2)
+    -- one write per line: parallel workers share stderr
+    io.stderr:write(tag .. text .. "\n")
+  end,
+  on_progress = function(label, done, total, seconds)
     if M.quiet or not tty then return end
     local frac = total > 0 and math.min(done / total, 1) or 0
     local width = 30
     local filled = math.floor(frac * width + 0.5)
-    local secs = math.max(fs.clock() - clock0, 1e-3)
+    local secs = math.max(seconds, 1e-3)
     io.stderr:write(("\r\27[K%s [%s%s] %3d%% %s / %s %s/s"):format(label, ("#"):rep(filled),
       ("."):rep(width - filled), math.floor(frac * 100), human(done), human(total), human(done / secs)))
     bar_shown = true
     if done >= total then clear_bar() end
-  end
-end
+  end,
+}
 
 return M

@@ -76,6 +76,8 @@ local function add_user_path()
 end
 
 local function apply(ctx)
+  log.set_sink(log.stderr) -- the library is silent until a front end gives it somewhere to speak
+  require("ascope.workers").default = nil -- the command line's -j defaults to the CPUs
   log.quiet = ctx.quiet or false
   i18n.set(ctx.lang)
   if ctx.rules_dir then require("ascope.rules").set_dir(ctx.rules_dir) end

@@ -20,6 +20,7 @@ local rules_mod = require "ascope.rules"
 local cli = require "ascope.cli"
 local shard = require "ascope.shard"
 local log = require "ascope.log"
+local workers = require "ascope.workers"
 local t = require("ascope.i18n").t
 local column, par = core.column, core.par
 
@@ -29,22 +30,7 @@ local OUT = "/ASCEND_PROFILER_OUTPUT/"
 
 --- Load and validate the memory rules (bundled, plus a user file).
 function M.rules(user_file)
-  local r, err = rules_mod.load("memory", user_file)
-  if not r then return nil, err end
-  local bad = checks.validate(r.input, "memory.input") or checks.validate(r.output, "memory.output")
-  if bad then return nil, bad end
-  local c = r.components
-  if c ~= nil then
-    if type(c) ~= "table" or type(c.default or "") ~= "string" or type(c.pools or {}) ~= "table" then
-      return nil, "rules memory.components: a table {pools = {{name, prefixes}}, default = NAME} expected"
-    end
-    for i, p in ipairs(c.pools or {}) do
-      if type(p) ~= "table" or type(p.name) ~= "string" or type(p.prefixes) ~= "table" then
-        return nil, ("rules memory.components.pools[%d]: {name = TEXT, prefixes = {TEXT, ...}} expected"):format(i)
-      end
-    end
-  end
-  return r
+  return rules_mod.load("memory", user_file) -- checked against its schema (ascope.rule_schemas)
 end
 
 local function concat(parts, key)
@@ -59,7 +45,7 @@ end
 -- missing trace or memory_record.csv is no data, an unreadable memory_record.csv is a problem
 -- (record_error). With split, the files are read in worker processes at once (used when there
 -- are more CPUs than ranks).
-local function read_inputs(d, split)
+local function read_inputs(d, split, required)
   local paths = {
     csv = d.dir .. OUT .. "operator_memory.csv",
     trace = d.dir .. OUT .. "trace_view.json",
@@ -68,7 +54,7 @@ local function read_inputs(d, split)
   local function read(what)
     log.stage("rank %s (%s): %s", tostring(d.rank), d.role, paths[what])
     if what == "csv" then
-      local v, err = memory_csv.read(paths.csv, log.progress("operator_memory.csv"))
+      local v, err = memory_csv.read(paths.csv, log.progress(memory_csv.FILE), required)
       if not v then error(err, 0) end -- level 0: the message already names file and place
       return v
     elseif what == "trace" then
@@ -100,7 +86,7 @@ local function read_folder(d, opts, rules, warnings, problems, split)
     if p.severity == "error" then errs[#errs + 1] = p.message else warnings[#warnings + 1] = p.message end
   end
   if #errs > 0 then return nil, table.concat(errs, "; ") end
-  local inputs, err = read_inputs(d, split)
+  local inputs, err = read_inputs(d, split, memory_csv.required(rules))
   if not inputs then return nil, err end
   local mem, tr = inputs.mem, inputs.trace
   if mem.bad_cells > 0 then
@@ -330,7 +316,7 @@ end
 --- Compute the units picks of a plan (see ascope.shard.select): outcomes by unit.
 function M.compute(plan, picks)
   -- spare CPUs read a rank's CSV and trace at the same time
-  plan.opts.split_reads = #picks * 2 <= (plan.opts.jobs or core.fs.cpus())
+  plan.opts.split_reads = #picks * 2 <= workers.count(plan.opts.jobs)
   -- this process reads one rank itself; bad input stays that rank's error
   return shard.compute(M, plan, picks, plan.opts.jobs)
 end
@@ -339,7 +325,7 @@ end
 -- @tparam string input a tree `<in>/<role>/<..>_ascend_pt/`, one `*_ascend_pt` folder or an
 -- `ASCEND_PROFILER_OUTPUT` folder
 -- @tparam[opt] table opts `match` ("latest", "within", "within-or-latest"; default from the rules),
--- `rank_list` ("all", "0,2,4-7" or a set), `roles` (list), `jobs` (default: CPUs), `rules` (a user
+-- `rank_list` ("all", "0,2,4-7" or a set), `roles` (list), `jobs` (worker processes, forked; default 1: see ascope.workers), `rules` (a user
 -- rule file)
 -- @treturn table the result: `ranks` (each with `rank`, `role`, `columns` and `summary`), `failed`
 -- (`{role, rank, dirs, reason}` each), and the `rows()` and `order()` iterators

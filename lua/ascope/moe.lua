@@ -14,53 +14,8 @@ local function T(key, ...) return i18n.t("moe." .. key, ...) end
 
 local M = {}
 
-local LAYOUT_KEYS = { window_bytes = true, dispatch = true, combine = true, block_bytes = true, fields = true,
-                      in_use_words = true, waiting_position = true, slot_bytes = true, slot_word = true,
-                      not_arrived = true, live_buffer = true }
-
--- A window layout whose sizes and offsets fit its window and its blocks; nil or the message.
--- A layout that does not is a mistake in the rule file, not in any card's dump.
-local function layout_error(name, l)
-  local function bad(key, why) return ("rules: win_layout.layouts.%s.%s %s"):format(name, key, why) end
-  local function int(v, lo, hi) return math.type(v) == "integer" and v >= lo and v <= hi end
-  for k in pairs(l) do if not LAYOUT_KEYS[k] then return bad(tostring(k), "is not a layout key") end end
-  if not int(l.window_bytes, 1, 1 << 30) then return bad("window_bytes", "must be a size in bytes (1 .. 1 GiB)") end
-  if not int(l.block_bytes, 4, l.window_bytes) then return bad("block_bytes", "must be 4 .. window_bytes") end
-  if not int(l.slot_bytes, 4, l.window_bytes) then return bad("slot_bytes", "must be 4 .. window_bytes") end
-  if not int(l.slot_word, 0, l.slot_bytes // 4 - 1) then return bad("slot_word", "must be a word of the slot") end
-  if not int(l.in_use_words, 1, l.block_bytes // 4) then return bad("in_use_words", "must be 1 .. the block's words") end
-  for f, w in pairs(type(l.fields) == "table" and l.fields or {}) do
-    if not int(w, 0, l.block_bytes // 4 - 1) then return bad("fields." .. tostring(f), "must be a word of the block") end
-  end
-  if type(l.fields) ~= "table" then return bad("fields", "must be a table of word indexes") end
-  local function region(key, r)
-    if type(r) ~= "table" or not int(r[1], 0, l.window_bytes) or not int(r[2], r[1] or 0, l.window_bytes) then
-      return bad(key, "must be {from, to} with 0 <= from <= to <= window_bytes")
-    end
-  end
-  for _, side in ipairs({ "dispatch", "combine" }) do
-    local sd = l[side]
-    if type(sd) ~= "table" or type(sd.status) ~= "table" then return bad(side, "needs info and status = {[0], [1]}") end
-    local e = region(side .. ".info", sd.info) or region(side .. ".status[0]", sd.status[0])
-      or region(side .. ".status[1]", sd.status[1])
-    if e then return e end
-  end
-end
-
 function M.rules(user_file)
-  local r, err = rules_mod.load("win_layout", user_file)
-  if not r then return nil, err end
-  for name, l in pairs(r.layouts or {}) do
-    local lerr = type(l) ~= "table" and ("rules: win_layout.layouts.%s is not a table"):format(name) or layout_error(name, l)
-    if lerr then return nil, (user_file and user_file .. ": " or "") .. lerr end
-  end
-  for soc, s in pairs(r.socs or {}) do
-    if not (r.layouts or {})[s.layout] then
-      return nil, ("rules: win_layout.socs[%q] names layout %q, which win_layout.layouts does not have"):format(soc,
-        tostring(s.layout))
-    end
-  end
-  return r
+  return rules_mod.load("win_layout", user_file) -- checked against its schema (ascope.rule_schemas)
 end
 
 --- Card folders TARGET_DIR/<n>/ in numeric order.

@@ -18,15 +18,7 @@ local i18n = require "ascope.i18n"
 local M = {}
 
 function M.rules(user_file)
-  local r, err = rules_mod.load("opjitter", user_file)
-  if not r then return nil, err end
-  if type(r.aiv_columns) ~= "table" or type(r.aiv_types) ~= "table" then
-    return nil, "rules: opjitter.aiv_columns and opjitter.aiv_types must be lists"
-  end
-  if type(r.tolerance) ~= "number" or r.tolerance <= 0 then
-    return nil, "rules: opjitter.tolerance must be a positive number"
-  end
-  return r
+  return rules_mod.load("opjitter", user_file) -- checked against its schema (ascope.rule_schemas)
 end
 
 -- The card of a kernel file: its Device_id column, else the rank of its *_ascend_pt folder,

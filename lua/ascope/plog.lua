@@ -17,24 +17,7 @@ local fs = core.fs
 local M = {}
 
 function M.rules(user_file)
-  local r, err = rules_mod.load("plog", user_file)
-  if not r then return nil, err end
-  if type(r.classifiers) ~= "table" then return nil, "rules: plog.classifiers must be a list" end
-  for i, c in ipairs(r.classifiers) do
-    local name = ("plog.classifiers[%d] (id %s)"):format(i, tostring(c.id))
-    if type(c.id) ~= "string" then return nil, "rules: " .. name .. " has no id" end
-    if type(c.pattern) ~= "string" and type(c.pattern) ~= "table" and type(c.modules) ~= "table" then
-      return nil, "rules: " .. name .. ": pattern must be a Lua pattern or a list of them (or give modules)"
-    end
-    for _, m in ipairs(c.modules or {}) do
-      if type(m) ~= "string" then return nil, "rules: " .. name .. ": modules must be a list of module names" end
-    end
-    for _, p in ipairs(model.alternatives(c.pattern)) do
-      local ok, perr = pcall(string.find, "", p)
-      if not ok then return nil, ("rules: %s: bad pattern %q: %s"):format(name, p, perr) end
-    end
-  end
-  return r
+  return rules_mod.load("plog", user_file) -- checked against its schema (ascope.rule_schemas)
 end
 
 -- The line layout: [LEVEL] MODULE(PID,PNAME):TIME rest, where rest may begin with [file.cc:123]
@@ -56,22 +39,27 @@ function M.parse_line(text)
 end
 
 -- The classifier in C for a rules table: the rules' order is the classifiers' order; fields
--- are numbered in the order of FIELD_NAMES, then the rule file's other fields.
-local FIELD_NAMES = { "device_id", "stream_id", "report_stream_id", "task_id", "kernel_name", "origin_op_name",
-                      "error_code" }
+-- are numbered in the order of M.field_names (the rules' field_order, then the others by name).
 local KEYS = { "kernel_name", "origin_op_name", "stream_id", "task_id" }
+
+--- The names of the fields extracted from lines, in the order of the rules' field_order, then
+-- the others by name: the fields' columns of error_plog.csv.
+function M.field_names(rules)
+  local out, seen = {}, {}
+  for _, name in ipairs(rules.field_order or {}) do
+    if rules.fields[name] and not seen[name] then out[#out + 1], seen[name] = name, true end
+  end
+  local rest = {}
+  for name in pairs(rules.fields) do
+    if not seen[name] then rest[#rest + 1] = name end
+  end
+  table.sort(rest)
+  for _, name in ipairs(rest) do out[#out + 1] = name end
+  return out
+end
+
 local function field_numbers(rules)
-  local names, known = {}, {}
-  for _, n in ipairs(FIELD_NAMES) do
-    known[n] = true
-    if rules.fields[n] then names[#names + 1] = n end
-  end
-  local others = {}
-  for n in pairs(rules.fields) do
-    if not known[n] then others[#others + 1] = n end
-  end
-  table.sort(others)
-  for _, n in ipairs(others) do names[#names + 1] = n end
+  local names = M.field_names(rules)
   local number = {}
   for i, n in ipairs(names) do number[n] = i end
   return names, number
@@ -197,9 +185,9 @@ end
 local function title_of(c) return i18n.pick(c.title) end
 
 -- The header of error_plog.csv: the type, the line, where it is, and the fields.
-local function records_header()
+local function records_header(names)
   local header = { "错误类型", "错误信息", "card", "file", "line", "time" }
-  for _, f in ipairs(FIELD_NAMES) do header[#header + 1] = f end
+  for _, f in ipairs(names) do header[#header + 1] = f end
   return header
 end
 
@@ -223,8 +211,9 @@ function M.run(path, opts)
   if not files then return nil, ferr end
   local classifier, cerr, number = M.classifier(rules)
   if not classifier then return nil, "rules: " .. cerr end
+  local names = M.field_names(rules)
   local record_fields = {}
-  for i, n in ipairs(FIELD_NAMES) do record_fields[i] = number[n] or 0 end
+  for i, n in ipairs(names) do record_fields[i] = number[n] end
   local key_fields = {}
   for i, n in ipairs(KEYS) do key_fields[i] = number[n] or 0 end
   local ncl = #rules.classifiers
@@ -233,7 +222,7 @@ function M.run(path, opts)
     local titles = {}
     for i, c in ipairs(rules.classifiers) do titles[i] = title_of(c) end
     titles[ncl + 1] = title_of(UNCLASSIFIED)
-    csv = { path = opts.records, header = records_header(), titles = titles, files = files }
+    csv = { path = opts.records, header = records_header(names), titles = titles, files = files }
   end
   local tally, terr = core.logclass.tally({ rules = ncl, examples = math.min(math.max(rules.examples or 10, 0), 100),
                                             group_field = number.device_id or 0, record_fields = record_fields,

@@ -1,5 +1,8 @@
---- Rule files: Lua files under rules/ that return tables. They are data, loaded in a sandbox
--- (no io, os or require), and a user file given with --rules adds to them or overrides them.
+--- Rule files: Lua files under rules/ that return tables. They are data, run in a sandbox
+-- (ascope.sandbox: own copies of the safe libraries, an instruction budget, a memory cap) and
+-- checked against their schema (ascope.rule_schemas); a user file given with --rules adds to
+-- them or overrides them and is checked the same way. A file that does not fit is a usage error
+-- (errors.usage_value) naming the file, the rule and the key.
 --
 --     local rules = require "ascope.rules"
 --     local r = assert(rules.load("memory"))              -- rules/memory.lua
@@ -16,20 +19,10 @@ local dir_override = nil
 --- Use DIR (an edited copy of rules/) instead of the bundled rules.
 function M.set_dir(dir) dir_override = dir end
 
-local SAFE = {
-  "pairs", "ipairs", "next", "type", "tostring", "tonumber", "select", "error", "assert",
-  "rawget", "rawequal", "rawlen", "setmetatable", "getmetatable",
-}
-
-local function sandbox()
-  local env = {}
-  for _, k in ipairs(SAFE) do env[k] = _G[k] end
-  for _, lib in ipairs({ "string", "math", "table", "utf8" }) do
-    env[lib] = {}
-    for k, v in pairs(_G[lib]) do env[lib][k] = v end
-  end
-  return env
-end
+local errors = require "ascope.errors"
+local sandbox = require "ascope.sandbox"
+local schema = require "ascope.schema"
+local schemas = require "ascope.rule_schemas"
 
 local function read_file(path)
   local f = io.open(path, "rb")
@@ -74,16 +67,9 @@ local function bundled(name)
 end
 
 --- Evaluate rule text in the sandbox; returns the table or nil, message.
-function M.eval(text, chunkname)
-  local fn, err = load(text, chunkname, "t", sandbox())
-  if not fn then return nil, err end
-  local ok, value = pcall(fn)
-  if not ok then return nil, tostring(value) end
-  if type(value) ~= "table" then
-    return nil, ("%s: a rule file must return a table, not %s"):format(chunkname:gsub("^@", ""), type(value))
-  end
-  return value
-end
+function M.eval(text, chunkname) return sandbox.run(text, chunkname) end
+
+local function file_of(chunk) return (chunk:gsub("^[@=]", "")) end
 
 local function is_id_list(t)
   if type(t) ~= "table" or #t == 0 then return false end
@@ -123,20 +109,34 @@ end
 -- @tparam[opt] string user_file a file whose table is merged over the bundled one
 -- @treturn table the rules
 -- @treturn[2] nil when a file is missing or breaks the schema
--- @treturn[2] string the message, naming the file, rule and key
+-- @treturn[2] table a usage error (errors.usage_value): prints as the message naming the file, rule and key
 function M.load(name, user_file)
+  local function fail(msg) return nil, errors.usage_value(msg) end
   local text, chunk = bundled(name)
-  if not text then return nil, chunk end
+  if not text then return fail(chunk) end
   local base, err = M.eval(text, chunk)
-  if not base then return nil, err end
-  if not user_file then return base end
-  local utext = read_file(user_file)
-  if not utext then return nil, ("%s: cannot read the rule file"):format(user_file) end
-  local user, uerr = M.eval(utext, "@" .. user_file)
-  if not user then return nil, uerr end
-  -- a user file may hold several rule sets keyed by name ({memory = {...}, timeline = {...}})
-  if user[name] ~= nil and type(user[name]) == "table" then user = user[name] end
-  return M.merge(base, user)
+  if not base then return fail(err) end
+  local shape = schemas[name]
+  local bad = shape and schema.check(base, shape)
+  if bad then return fail(file_of(chunk) .. ": " .. bad) end
+  local merged, named = base, file_of(chunk)
+  if user_file then
+    local utext = read_file(user_file)
+    if not utext then return fail(require("ascope.i18n").t("rules.unreadable", user_file)) end
+    local user, uerr = M.eval(utext, "@" .. user_file)
+    if not user then return fail(uerr) end
+    -- a user file may hold several rule sets keyed by name ({memory = {...}, timeline = {...}})
+    if type(user[name]) == "table" then user = user[name] end
+    bad = shape and schema.check(user, shape, { partial = true, base = base })
+    if bad then return fail(user_file .. ": " .. bad) end
+    merged, named = M.merge(base, user), user_file
+    bad = shape and schema.check(merged, shape)
+    if bad then return fail(named .. ": " .. bad) end
+  end
+  local cross = schemas.after_merge[name]
+  bad = cross and cross(merged)
+  if bad then return fail(named .. ": " .. bad) end
+  return merged
 end
 
 return M

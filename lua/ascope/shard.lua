@@ -111,13 +111,14 @@ function M.select(plan, shard)
 end
 
 --- Compute the picked units of a plan in worker processes: outcomes[i] = {ok = result} or
--- {error = message}; a unit's failure is its own.
+-- {error = message}; a unit's failure is its own. jobs nil: ascope.workers decides (1 in an
+-- embedding program unless it says otherwise, the CPUs on the command line).
 function M.compute(recipe, plan, picks, jobs)
   local results, errs = par.map(picks, function(i)
     local r, err = recipe.work(plan, i)
     if r == nil then error(err, 0) end
     return r
-  end, { jobs = jobs, here = true })
+  end, { jobs = require("ascope.workers").count(jobs), here = true })
   local outcomes = {}
   for j, i in ipairs(picks) do
     if results[j] ~= nil then

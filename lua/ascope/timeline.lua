@@ -23,15 +23,7 @@ local fs = core.fs
 local M = {}
 
 function M.rules(user_file)
-  local r, err = rules_mod.load("timeline", user_file)
-  if not r then return nil, err end
-  local bad = findings.validate(r.rules)
-  if bad then return nil, bad end
-  for _, k in ipairs({ "lanes", "task_types", "names", "patterns" }) do
-    if type(r[k]) ~= "table" then return nil, ("rules: timeline.%s must be a table"):format(k) end
-  end
-  if type(r.patterns.step) ~= "string" then return nil, "rules: timeline.patterns.step must be a Lua pattern string" end
-  return r
+  return rules_mod.load("timeline", user_file) -- checked against its schema (ascope.rule_schemas)
 end
 
 local function find_trace(dir)
@@ -183,7 +175,8 @@ end
 --- Analyse every rank under input.
 -- @tparam string input a `trace_view.json`, an `msprof_*.json`, an `ascend_pytorch_profiler_*.db`,
 -- a `step_trace_time.csv` or `analysis.db` (jitter only), or a profiling tree
--- @tparam[opt] table opts `rank_list`, `jobs`, `rules` (a user rule file), `step`, `compare_step`,
+-- @tparam[opt] table opts `rank_list`, `jobs` (worker processes, forked; default 1: see
+-- ascope.workers), `rules` (a user rule file), `step`, `compare_step`,
 -- `pp`, `microbatches`, `top_n`, `device_regex`, `comm_regex` (extended regular expressions),
 -- `step_trace`
 -- @treturn table `{ranks, failed, rules}`; each rank has the eight dimensions, `dashboard`,

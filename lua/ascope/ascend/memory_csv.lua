@@ -20,22 +20,45 @@ function M.read_fields(path, fields, progress)
   return out
 end
 
+-- The columns read. Which of them a file must have is said once, by the columns_present check
+-- of rules/memory.lua (M.required); the others may be missing (legacy headers lack some).
 M.FIELDS = {
   { "Name", "name", "string" },
   { "Size(KB)", "size_kb", "number" },
   { "Allocation Time(us)", "alloc_ns", "us" },
-  { "Release Time(us)", "release_ns", "?us" },
-  { "Duration(us)", "dur_ns", "?us" },
-  { "Allocation Total Allocated(MB)", "allocated_mb", "?number" },
-  { "Allocation Total Reserved(MB)", "reserved_mb", "?number" },
-  { "Allocation Total Active(MB)", "active_mb", "?number" },
-  { "Device Type", "device", "?string" },
+  { "Release Time(us)", "release_ns", "us" },
+  { "Duration(us)", "dur_ns", "us" },
+  { "Allocation Total Allocated(MB)", "allocated_mb", "number" },
+  { "Allocation Total Reserved(MB)", "reserved_mb", "number" },
+  { "Allocation Total Active(MB)", "active_mb", "number" },
+  { "Device Type", "device", "string" },
 }
+
+M.FILE = "operator_memory.csv"
+
+--- The headers operator_memory.csv must have, from memory rules (default: the bundled ones):
+-- the columns of the columns_present input check on this file.
+function M.required(rules)
+  if not rules then rules = assert(require("ascope.rules").load("memory")) end
+  local out = {}
+  for _, c in ipairs(rules.input or {}) do
+    if c.check == "columns_present" and (c.file or ""):sub(-#M.FILE) == M.FILE then
+      for _, col in ipairs(c.columns or {}) do out[#out + 1] = col end
+    end
+  end
+  return out
+end
 
 --- Read one file. Returns a table of columns
 --   {n, name, size_kb, alloc_ns, release_ns, dur_ns, allocated_mb, reserved_mb, active_mb,
 --    device, present = {header -> bool}, bad_cells, first_bad}
--- or nil, message (file and place named).
-function M.read(path, progress) return M.read_fields(path, M.FIELDS, progress) end
+-- or nil, message (file and place named). required: the headers it must have (M.required()).
+function M.read(path, progress, required)
+  local need = {}
+  for _, h in ipairs(required or M.required()) do need[h] = true end
+  local fields = {}
+  for i, f in ipairs(M.FIELDS) do fields[i] = { f[1], f[2], (need[f[1]] and "" or "?") .. f[3] } end
+  return M.read_fields(path, fields, progress)
+end
 
 return M

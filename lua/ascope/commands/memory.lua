@@ -103,6 +103,7 @@ function M.main(opts, words, ctx)
   if not input then errors.usage("ascope memory needs INPUT (a profiling folder); see 'ascope help memory'") end
   if #words > (opts.input and 0 or 1) then errors.usage("unexpected argument %q", words[opts.input and 1 or 2]) end
   check_formats(opts.format)
+  require("ascope.report.layout").check("memory", opts.layout)
   if opts.shard then shard.parse(opts.shard) end -- a usage error before any reading
   local st = fs.stat(input)
   if not st then error(input .. ": no such file or folder", 0) end

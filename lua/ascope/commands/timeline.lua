@@ -71,6 +71,7 @@ function M.main(opts, words, ctx)
   local input = words[1]
   if not input then errors.usage("ascope timeline needs INPUT (a trace, a .db or a profiling folder)") end
   if #words > 1 then errors.usage("unexpected argument %q", words[2]) end
+  require("ascope.report.layout").check("timeline", opts.layout)
   if opts.shard then shard.parse(opts.shard) end -- a usage error before any reading
   local plan, err, kind = timeline.plan(input, {
     rank_list = opts.rank_list, jobs = opts.jobs, rules = opts.rules, step = opts.step, pp = opts.pp,

@@ -29,6 +29,14 @@ function M.load(name, user_file)
   return l
 end
 
+--- Check a user's layout file before any work: a file that does not fit its schema is a usage
+-- error raised here (exit 2), not a failed report after the analysis.
+function M.check(name, user_file)
+  if not user_file then return end
+  local l, err = M.load(name, user_file)
+  if not l then error(err, 0) end
+end
+
 -- The table of contents of a page with several ranks: each section, and under a per-rank
 -- section a link to each rank's part of it.
 local function contents(entries)

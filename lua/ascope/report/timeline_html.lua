@@ -123,13 +123,19 @@ function KINDS.compare(_, _, r)
   return table.concat(out)
 end
 
-function KINDS.lane_idle(_, sec, r)
+function KINDS.lane_idle(res, sec, r)
   local labels, values, hot = {}, {}, {}
+  -- the bars drawn hot are the lanes the lane_idle rule would name: its limit, from the rules
+  local idle_limit
+  local rules = res.rules or require("ascope.rules").load("timeline") or {}
+  for _, rule in ipairs(rules.rules or {}) do
+    if rule.metric == "max_lane_idle" and rule.op == ">" then idle_limit = rule.value end
+  end
   for i = 1, math.min(#r.lanes, sec.top or 20) do
     local l = r.lanes[i]
     labels[i] = l.name
     values[i] = l.idle_ratio * 100
-    hot[i] = l.kind == "device" and l.idle_ratio > 0.10
+    hot[i] = l.kind == "device" and idle_limit ~= nil and l.idle_ratio > idle_limit
   end
   if #labels == 0 then return nil end
   return svg.bars({ title = i18n.pick(sec.title), labels = labels, values = values, unit = "%",

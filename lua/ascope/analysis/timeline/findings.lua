@@ -14,40 +14,11 @@ local SEVERITIES = { info = 1, warning = 2, error = 3 }
 M.SEVERITIES = SEVERITIES
 M.VIEWS = { Timeline = true, Operator = true, Communication = true }
 
--- what a rule may say, and the metrics it may test (M.metrics)
-local KEYS = { id = true, metric = true, op = true, value = true, severity = true, finding = true, action = true,
-               view = true, disabled = true }
+-- the metrics a rule may test (M.metrics); ascope.rule_schemas checks the rules against them
 M.METRICS = { "critical_path_ratio", "op_utilization", "overlap_ratio", "host_launch_gap_ratio", "pp_bubble_ratio",
               "step_cv", "max_lane_idle", "comm_jitter", "long_tail_steps", "bubble_excess", "host_launch_gap_median",
               "dataloader_serial_ratio", "max_lane_idle_unexplained", "critical_path_comm_share", "hidden_comm_jitter",
               "compute_side_jitter", "raw_top_off_path" }
-local KNOWN_METRIC = {}
-for _, k in ipairs(M.METRICS) do KNOWN_METRIC[k] = true end
-
---- nil, or a message naming the rule that is not well formed.
-function M.validate(list)
-  if type(list) ~= "table" then return "rules: timeline.rules must be a list" end
-  for i, r in ipairs(list) do
-    local name = ("timeline.rules[%d] (id %s)"):format(i, tostring(r.id))
-    if type(r.id) ~= "string" then return "rules: " .. name .. " has no id" end
-    local unknown = {}
-    for k in pairs(r) do
-      if not KEYS[k] then unknown[#unknown + 1] = tostring(k) end
-    end
-    table.sort(unknown)
-    if #unknown > 0 then return ("rules: %s: unknown key %q"):format(name, unknown[1]) end
-    if type(r.metric) ~= "string" then return "rules: " .. name .. ": metric must be a string" end
-    if not KNOWN_METRIC[r.metric] then
-      return ("rules: %s: unknown metric %q (one of %s)"):format(name, r.metric, table.concat(M.METRICS, ", "))
-    end
-    if not OPS[r.op] then return ("rules: %s: op must be one of < > <= >= == ~=, not %q"):format(name, tostring(r.op)) end
-    if type(r.value) ~= "number" then return "rules: " .. name .. ": value must be a number" end
-    if not SEVERITIES[r.severity] then return "rules: " .. name .. ": severity must be info, warning or error" end
-    if r.view ~= nil and not M.VIEWS[r.view] then
-      return ("rules: %s: view must be Timeline, Operator or Communication, not %q"):format(name, tostring(r.view))
-    end
-  end
-end
 
 local function threshold(list, id, default)
   for _, r in ipairs(list) do
