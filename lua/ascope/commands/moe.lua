@@ -4,8 +4,11 @@ local moe = require "ascope.moe"
 local report = require "ascope.report.moe"
 local field_html = require "ascope.report.field_html"
 local errors = require "ascope.errors"
+local cli = require "ascope.cli"
 local log = require "ascope.log"
 local i18n = require "ascope.i18n"
+local shard = require "ascope.shard"
+local merge_command = require "ascope.commands.merge"
 
 local M = {}
 
@@ -50,6 +53,8 @@ machine is named, the others are still analysed and written.]],
     { "encoding", arg = "ENC", choices = { "utf8", "gbk" }, default = "utf8", help = "CSV encoding" },
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/win_layout.lua" },
     { "format", arg = "LIST", default = "csv,json,html", help = "outputs to write: csv,json,html" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = cli.MAX_JOBS, help = "cards read in parallel (default: CPUs)" },
+    shard.OPTION,
   },
   keys = { TARGET_DIR = "target-dir", SOC_VERSION = "soc-version", SHARE_EXPERT_CARD_COUNT = "share-expert-card-count",
            SP_MOE_NUM = "sp-moe-num", TP_WORLDSIZE = "tp-worldsize", SHARE_EXPERT_NUM = "share-expert-num",
@@ -86,31 +91,60 @@ end
 
 local TAG = { INFO = "[INFO]", WARNING = "[WARNING]", ERROR = "[ERROR]" }
 
+local function check_formats(text)
+  local formats = {}
+  for f in text:gmatch("[^,%s]+") do
+    if f ~= "csv" and f ~= "json" and f ~= "html" then errors.usage("--format: unknown output %q (csv, json, html)", f) end
+    formats[f] = true
+  end
+  return formats
+end
+
+-- the steps as they run, on stderr; the findings are printed once, in the recap at the end
+local function step_log(level, text) if level == "INFO" then log.line(level, text) end end
+
+-- what a sharded run computes per card and across cards (see ascope.shard)
+M.recipe = {
+  plan = moe.plan, work = moe.work, rules = moe.rules,
+  assemble = function(context, outcomes, rules) return moe.assemble(context, outcomes, rules, step_log) end,
+}
+
 function M.main(opts, words, ctx)
   if #words > 0 then errors.usage("unexpected argument %q (parameters are KEY=VALUE)", words[1]) end
   if not opts.target_dir then errors.usage("ascope moe needs TARGET_DIR=...; see 'ascope help moe'") end
   if not opts.soc_version then errors.usage("ascope moe needs SOC_VERSION=910_93|950|910B") end
+  check_formats(opts.format)
   -- a rule file that does not hold is the command line's mistake, told once (not once per card)
   local rules_ok, rules_err = moe.rules(opts.rules)
   if not rules_ok then errors.usage("%s", rules_err) end
-  local run = opts.start_a2_cluster == "1" and moe.merge or moe.run
-  local res, err = run({
+  local params = {
     target_dir = opts.target_dir, soc_version = opts.soc_version, rules = opts.rules,
     share_expert_card_count = opts.share_expert_card_count, sp_moe_num = opts.sp_moe_num,
-    tp_worldsize = opts.tp_worldsize, share_expert_num = opts.share_expert_num, k = opts.k,
-    -- the steps as they run, on stderr; the findings are printed once, in the recap at the end
-    log = function(level, text) if level == "INFO" then log.line(level, text) end end,
-  })
-  if not res then error(err, 0) end
+    tp_worldsize = opts.tp_worldsize, share_expert_num = opts.share_expert_num, k = opts.k, log = step_log,
+  }
+  if opts.start_a2_cluster == "1" then
+    -- the machines' summaries are already the per-card work: nothing left to shard
+    if opts.shard then errors.usage("%s", i18n.t("moe.shard_a2")) end
+    local res, err = moe.merge(params)
+    if not res then error(err, 0) end
+    return M.finish(res, opts, ctx)
+  end
+  if opts.shard then shard.parse(opts.shard) end -- a usage error before any reading
+  local plan, err = moe.plan(params)
+  if not plan then error(err, 0) end
+  if #plan.units == 0 then error(opts.target_dir .. ": no card folders <n>/", 0) end
+  local front = { spec = M.spec, recipe = M.recipe, finish = function(res, o) return M.finish(res, o, ctx) end }
+  return merge_command.run(front, plan, opts, ctx)
+end
+
+--- Write the outputs of a result and print its summary; returns the exit code, the findings,
+-- the result and its summary data.
+function M.finish(res, opts, ctx)
   if #res.cards == 0 and #res.failed == 0 then error(opts.target_dir .. ": no card folders <n>/", 0) end
   if res.merged then print("[INFO] " .. i18n.t("moe.merged", #res.merged - #res.failed, #res.cards)) end
   local out = opts.output
   print("[INFO] " .. i18n.t("moe.archive", out))
-  local formats = {}
-  for f in opts.format:gmatch("[^,%s]+") do
-    if f ~= "csv" and f ~= "json" and f ~= "html" then errors.usage("--format: unknown output %q (csv, json, html)", f) end
-    formats[f] = true
-  end
+  local formats = check_formats(opts.format)
   if formats.csv then report.csvs(res, out, opts.encoding ~= "gbk") end
   if formats.json then report.summary(res, out .. "/moe_summary.json") end
   if formats.html then
