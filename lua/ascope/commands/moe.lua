@@ -4,6 +4,7 @@ local moe = require "ascope.moe"
 local report = require "ascope.report.moe"
 local field_html = require "ascope.report.field_html"
 local errors = require "ascope.errors"
+local outputs = require "ascope.report.outputs"
 local cli = require "ascope.cli"
 local log = require "ascope.log"
 local i18n = require "ascope.i18n"
@@ -33,11 +34,14 @@ moe_summary.json and moe_report.html. The step-by-step lines of each card go to 
 summary, the anomalies and the verdict to stdout. Exit code 1 when a card's dump could not
 be read, holds window fields no window can hold (a shifted or damaged window) or an expertIds
 input that does not fit its shape, or a machine's moe_summary.json cannot be merged: the card or
-machine is named, the others are still analysed and written.]],
+machine is named, the others are still analysed and written. With --shard K/N only the K-th of N
+slices of the cards is read and analysed (checks 1-4) into a partial result; 'ascope merge' of all
+N parts runs 6, 7 and 8 over every card and writes the outputs of the single run.]],
     zh = [[按数字顺序读取 TARGET_DIR/<n>/ 各卡目录中的原始 dump、msaicerr 拆分文件或 mc2_exception_info 窗口 dump，
 解析 win 区（布局见 rules/win_layout.lua），依次进行 1 输入异常分析、2 执行序分析、3 dispatch 与 4 combine 状态位
 分析、5 数据归档、6 多卡对比、7 epSendCounts/assistInfoForCombine 校验、8 各卡等待关系与起始卡（结论），
-输出 win_*.csv、moe_summary.json 与 moe_report.html。]],
+输出 win_*.csv、moe_summary.json 与 moe_report.html。使用 --shard K/N 时只读取并分析第 K 个（共 N 个）卡分片
+（1-4 项）并写出部分结果；'ascope merge' 合并全部 N 个部分后对所有卡进行 6、7、8 项分析，输出与单次运行相同。]],
   },
   options = {
     { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
@@ -91,14 +95,7 @@ end
 
 local TAG = { INFO = "[INFO]", WARNING = "[WARNING]", ERROR = "[ERROR]" }
 
-local function check_formats(text)
-  local formats = {}
-  for f in text:gmatch("[^,%s]+") do
-    if f ~= "csv" and f ~= "json" and f ~= "html" then errors.usage("--format: unknown output %q (csv, json, html)", f) end
-    formats[f] = true
-  end
-  return formats
-end
+local function check_formats(text) return outputs.formats(text, { "csv", "json", "html" }) end
 
 -- the steps as they run, on stderr; the findings are printed once, in the recap at the end
 local function step_log(level, text) if level == "INFO" then log.line(level, text) end end
