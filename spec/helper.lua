@@ -84,6 +84,25 @@ function M.run(...)
   return code, o, e
 end
 
+--- Every file under dir, as {relative path -> bytes}.
+function M.files(dir)
+  local out = {}
+  local p = io.popen(("cd '%s' && find . -type f | sort"):format(dir))
+  for name in p:lines() do out[name] = M.read(dir .. "/" .. name) end
+  p:close()
+  return out
+end
+
+--- text with a path replaced by OUT (outputs of runs written to different folders compared).
+function M.unpath(text, path) return (text:gsub(path:gsub("%p", "%%%0"), "OUT")) end
+
+--- The number of keys of a table.
+function M.count(t)
+  local n = 0
+  for _ in pairs(t) do n = n + 1 end
+  return n
+end
+
 --- Rows of a CSV file as tables keyed by header (through the ascope reader).
 function M.csv_rows(path)
   local r = assert(core.csv.open(path))

@@ -2,23 +2,7 @@ local h = require "helper"
 local shard = require "ascope.shard"
 local gen = require "gen_tree"
 
--- every file under dir, as {relative path -> bytes}
-local function files(dir)
-  local out = {}
-  local p = io.popen(("cd '%s' && find . -type f | sort"):format(dir))
-  for name in p:lines() do out[name] = h.read(dir .. "/" .. name) end
-  p:close()
-  return out
-end
-
--- text with a path replaced by OUT
-local function unpath(text, path) return (text:gsub(path:gsub("%p", "%%%0"), "OUT")) end
-
-local function count(t)
-  local n = 0
-  for _ in pairs(t) do n = n + 1 end
-  return n
-end
+local files, unpath, count = h.files, h.unpath, h.count
 
 -- run `ascope ARGS... -o OUT --shard k/n` for k = 1..n; returns the part folders
 local function shards(dir, n, args)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # make slurm-check: a one-node Slurm cluster in a temporary folder (munged, slurmctld, slurmd,
 # all run as root from there, nothing under /etc touched), the examples/slurm scripts submitted
-# over a generated 12-rank tree for memory, timeline and opjitter, and the merged outputs
+# over a generated 12-rank tree for memory, timeline and opjitter and a generated 12-card MoE
+# cluster for moe, and the merged outputs
 # compared byte for byte with a single-process run. Prints a table of the times measured in this
 # run. Every daemon started here is stopped on the way out, also on failure or interrupt.
 #   ASCOPE_BUILD   build folder (default build)
@@ -119,18 +120,22 @@ done
 # --- the tree, and the single-process runs
 "$ASCOPE_BIN" run "$TOP/spec/gen_tree.lua" "$T/tree" 12 "$EVENTS" || fail "cannot generate the tree"
 TREE_MB=$(du -sm "$T/tree" | cut -f1)
+"$ASCOPE_BIN" run "$TOP/spec/gen_moe.lua" "$T/moe" || fail "cannot generate the MoE cluster"
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", b - a}'; }
 
 ok=0
 ROWS=""
-for cmd in memory timeline opjitter; do
+for cmd in memory timeline opjitter moe; do
+  input=$T/tree args="" single="$T/tree"
+  [ "$cmd" = moe ] && input=$T/moe args="SOC_VERSION=950" single="TARGET_DIR=$T/moe"
   t0=$(now)
-  "$ASCOPE_BIN" "$cmd" "$T/tree" -j "$CPUS" -o "$T/single-$cmd" -q >"$T/single-$cmd.out" 2>&1
+  # shellcheck disable=SC2086 # args is a list of words
+  "$ASCOPE_BIN" "$cmd" "$single" $args -j "$CPUS" -o "$T/single-$cmd" -q >"$T/single-$cmd.out" 2>&1
   single_rc=$?
   t1=$(now)
-  out=$(ASCOPE="$ASCOPE_BIN" ASCOPE_COMMAND="$cmd" ASCOPE_CPUS=1 \
-    sh "$TOP/examples/slurm/submit.sh" "$T/tree" "$T/merged-$cmd" "$SHARDS") || { show_logs; fail "submit.sh failed: $out"; }
+  out=$(ASCOPE="$ASCOPE_BIN" ASCOPE_COMMAND="$cmd" ASCOPE_ARGS="$args" ASCOPE_CPUS=1 \
+    sh "$TOP/examples/slurm/submit.sh" "$input" "$T/merged-$cmd" "$SHARDS") || { show_logs; fail "submit.sh failed: $out"; }
   echo "$out" | sed '$d'
   ids=$(echo "$out" | tail -n 1)
   array=${ids% *} merge=${ids#* }
@@ -166,10 +171,10 @@ for cmd in memory timeline opjitter; do
 done
 
 echo
-echo "generated tree: 12 ranks, $TREE_MB MB; node: 1 x $CPUS CPU(s); array: $SHARDS shard(s) x 1 CPU, then one merge"
+echo "generated tree: 12 ranks, $TREE_MB MB; MoE cluster: 12 cards, $(du -sm "$T/moe" | cut -f1) MB; node: 1 x $CPUS CPU(s); array: $SHARDS shard(s) x 1 CPU, then one merge"
 echo
 echo "| command | single process, -j $CPUS (s) | array job + merge job, submit to merged outputs (s) | merge step alone, re-run on the same parts (s) |"
 echo "|---|---|---|---|"
 echo "$ROWS" | sed '1d'
-[ $ok = 3 ] || fail "$((3 - ok)) command(s) did not merge to the single run"
+[ $ok = 4 ] || fail "$((4 - ok)) command(s) did not merge to the single run"
 echo "slurm-check: passed"

@@ -4,7 +4,8 @@
 # INPUT and OUT must be on storage that every node sees; the parts go to OUT.parts/. Prints the
 # two job ids; the merged outputs appear in OUT when the merge job has finished (it runs only if
 # every shard succeeded: --dependency=afterok).
-# Environment: ASCOPE_COMMAND (memory, timeline or opjitter; default memory), ASCOPE_ARGS (more
+# Environment: ASCOPE_COMMAND (memory, timeline, opjitter or moe; default memory; for moe INPUT is
+# TARGET_DIR and ASCOPE_ARGS holds SOC_VERSION=...), ASCOPE_ARGS (more
 # options for the command), ASCOPE_CPUS (CPUs per task, given to ascope as -j; default 2),
 # ASCOPE (the executable; default ascope on PATH), SBATCH_ARGS (more sbatch options: partition,
 # account, time limit).

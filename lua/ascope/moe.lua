@@ -607,15 +607,13 @@ end
 -- @treturn table the list of findings
 function M.anomalies(res) return res.anomalies end
 
---- The whole run over the cards of `TARGET_DIR/<n>/`.
--- @tparam table opts `target_dir`, `soc_version` ("910_93", "950", "910B"),
--- `share_expert_card_count`, `sp_moe_num`, `tp_worldsize`, `share_expert_num`, `k`, `rules`, and
--- `log` (`function(level, text)`, called for every line of the analysis)
--- @treturn table `{cards, failed, ...}`; each card has `card`, `stuck_in` and `anomalies`;
--- `wait_for` and `root_cards` give who waits for whom and the cards that started it
--- @treturn[2] nil when the input cannot be used at all
--- @treturn[2] string why
-function M.run(opts)
+-- The options of a run as plain data (the context of a plan, the same in every shard).
+local PARAM_KEYS = { "target_dir", "soc_version", "rules", "share_expert_card_count", "sp_moe_num", "tp_worldsize",
+                     "share_expert_num", "k", "plog_first" }
+
+--- The work of a run as a plan (see ascope.shard): one unit per card folder TARGET_DIR/<n>/
+-- with its files; opts as for `run`. Returns the plan or nil, message.
+function M.plan(opts)
   local rules, rerr = M.rules(opts.rules)
   if not rules then return nil, rerr end
   local soc = rules.socs[opts.soc_version]
@@ -625,40 +623,92 @@ function M.run(opts)
     table.sort(list)
     return nil, ("SOC_VERSION %q is not one of %s"):format(tostring(opts.soc_version), table.concat(list, ", "))
   end
-  local layout = rules.layouts[soc.layout]
   local entries, err = M.card_dirs(opts.target_dir)
   if not entries then return nil, err end
-  local log = opts.log or function() end
+  local params = {}
+  for _, k in ipairs(PARAM_KEYS) do params[k] = opts[k] end
+  local units, cards = {}, {}
+  for i, e in ipairs(entries) do
+    cards[i] = { card = e.card, dir = e.dir }
+    local files = fs.walk(e.dir)
+    table.sort(files)
+    units[i] = { key = "card/" .. e.card, files = files, card = e.card, dir = e.dir }
+  end
+  return { units = units, rules = rules, unit_name = "shard.units.card",
+           context = { input = opts.target_dir, params = params, cards = cards } }
+end
+
+--- One unit of a plan: {card = the card's result | failed = {card, dir, reason}, lines = the
+-- {level, text} of its analysis, to be told in card order by assemble}. A card whose bytes make
+-- a reader or a check raise is that card's failure, not the run's.
+function M.work(plan, i)
+  local u, rules, params = plan.units[i], plan.rules, plan.context.params
+  local lines = {}
+  local function log(level, text) lines[#lines + 1] = { level, text } end
+  local soc = rules.socs[params.soc_version]
+  local layout = rules.layouts[soc.layout]
+  local e = { card = u.card, dir = u.dir }
+  log("INFO", T("analysing", e.card))
+  local ok, data, why = pcall(dump.read_card, e.dir, soc, layout.window_bytes)
+  if not ok then data, why = nil, ("%s: %s"):format(e.dir, tostring(data)) end
+  local c
+  if data then
+    e.data = data
+    local cok, card, cerr = pcall(M.card, e, layout, rules, params, log)
+    if cok then c, why = card, cerr else why = ("%s: %s"):format(e.dir, tostring(card)) end
+  end
+  if c then return { card = c, lines = lines } end
+  return { failed = { card = e.card, dir = e.dir, reason = readable(tostring(why)) }, lines = lines }
+end
+
+--- The cross-card step: a plan's context and its units' outcomes ({ok = work's result} or
+-- {error = message}) in card order -> the run's result (see `run`). log as for `run`.
+function M.assemble(context, outcomes, rules, log)
+  log = log or function() end
+  local params = context.params
+  local layout = rules.layouts[rules.socs[params.soc_version].layout]
   -- failed: cards not analysed; damaged: cards analysed without an input that did not hold
-  local res = { cards = {}, failed = {}, damaged = {}, anomalies = {}, soc = opts.soc_version, target_dir = opts.target_dir }
-  for _, e in ipairs(entries) do
-    log("INFO", T("analysing", e.card))
-    -- a reader or check that raises on one card's bytes fails that card, not the run
-    local ok, data, why = pcall(dump.read_card, e.dir, soc, layout.window_bytes)
-    if not ok then data, why = nil, ("%s: %s"):format(e.dir, tostring(data)) end
-    local c
-    if data then
-      e.data = data
-      local cok, card, cerr = pcall(M.card, e, layout, rules, opts, log)
-      if cok then c, why = card, cerr else why = ("%s: %s"):format(e.dir, tostring(card)) end
-    end
-    why = why and readable(tostring(why))
+  local res = { cards = {}, failed = {}, damaged = {}, anomalies = {}, soc = params.soc_version,
+                target_dir = params.target_dir }
+  for i = 1, #context.cards do
+    local o = outcomes[i]
+    local e = context.cards[i]
+    local r = o.ok or { failed = { card = e.card, dir = e.dir, reason = readable(o.error) }, lines = {} }
+    for _, l in ipairs(r.lines) do log(l[1], l[2]) end
+    local c = r.card
     if c then
       res.cards[#res.cards + 1] = c
       if c.damaged_input then res.damaged[#res.damaged + 1] = c.card end
       for _, a in ipairs(c.anomalies) do res.anomalies[#res.anomalies + 1] = a end
     else
-      res.failed[#res.failed + 1] = { card = e.card, dir = e.dir, reason = why }
-      res.anomalies[#res.anomalies + 1] = { severity = "ERROR", card = e.card, analysis = "input", message = why }
-      log("ERROR", why)
+      local f = r.failed
+      res.failed[#res.failed + 1] = f
+      res.anomalies[#res.anomalies + 1] = { severity = "ERROR", card = f.card, analysis = "input", message = f.reason }
+      log("ERROR", f.reason)
     end
   end
   if #res.cards > 0 then
-    res.cross = M.cross(res.cards, M.params(opts, rules), log)
+    res.cross = M.cross(res.cards, M.params(params, rules), log)
     for _, a in ipairs(res.cross.anomalies) do res.anomalies[#res.anomalies + 1] = a end
   end
   res.layout = layout
   return res
+end
+
+--- The whole run over the cards of `TARGET_DIR/<n>/`: every unit of the plan, then assemble.
+-- @tparam table opts `target_dir`, `soc_version` ("910_93", "950", "910B"),
+-- `share_expert_card_count`, `sp_moe_num`, `tp_worldsize`, `share_expert_num`, `k`, `rules`, and
+-- `log` (`function(level, text)`, called for every line of the analysis)
+-- @treturn table `{cards, failed, ...}`; each card has `card`, `stuck_in` and `anomalies`;
+-- `wait_for` and `root_cards` give who waits for whom and the cards that started it
+-- @treturn[2] nil when the input cannot be used at all
+-- @treturn[2] string why
+function M.run(opts)
+  local plan, err = M.plan(opts)
+  if not plan then return nil, err end
+  local outcomes = {}
+  for i = 1, #plan.units do outcomes[i] = { ok = M.work(plan, i) } end
+  return M.assemble(plan.context, outcomes, plan.rules, opts.log)
 end
 
 return M

@@ -20,7 +20,7 @@ local options = {
 }
 local keys = { PROFILING_PATH = "profiling-path", PLOG_PATH = "plog-path", GRAPH_PATH = "graph-path" }
 for _, o in ipairs(moe_cmd.spec.options) do
-  if o[1] ~= "output" then options[#options + 1] = o end
+  if o[1] ~= "output" and o[1] ~= "shard" and o[1] ~= "jobs" then options[#options + 1] = o end
 end
 for k, v in pairs(moe_cmd.spec.keys) do keys[k] = v end
 -- the outputs of the analyses it runs, then its own page

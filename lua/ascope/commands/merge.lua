@@ -11,6 +11,7 @@ local M = {}
 -- the commands whose runs can be sharded, and their front ends
 M.COMMANDS = {
   memory = "ascope.commands.memory",
+  moe = "ascope.commands.moe",
   opjitter = "ascope.commands.opjitter",
   timeline = "ascope.commands.timeline",
 }
@@ -23,11 +24,11 @@ M.spec = {
     zh = "将 --shard K/N 分片运行的部分结果合并为与单次运行相同的输出",
   },
   details = {
-    en = [[Each PART is the output folder of one 'ascope memory|timeline|opjitter ... --shard K/N' run.
+    en = [[Each PART is the output folder of one 'ascope memory|timeline|opjitter|moe ... --shard K/N' run.
 The parts must come from the same command, input, options and ascope version, and cover every
 shard 1/N .. N/N exactly once; a missing or duplicated shard is an error naming it. The outputs
 are byte for byte those of the same command run without --shard, with the same exit code.]],
-    zh = [[每个 PART 是一次 'ascope memory|timeline|opjitter ... --shard K/N' 运行的输出目录。各部分须来自同一命令、
+    zh = [[每个 PART 是一次 'ascope memory|timeline|opjitter|moe ... --shard K/N' 运行的输出目录。各部分须来自同一命令、
 输入、选项和 ascope 版本，并且恰好覆盖 1/N .. N/N 每个分片各一次；缺少或重复的分片会报错并指明。输出与不加
 --shard 的单次运行逐字节相同，退出码也相同。]],
   },

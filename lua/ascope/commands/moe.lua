@@ -4,8 +4,12 @@ local moe = require "ascope.moe"
 local report = require "ascope.report.moe"
 local field_html = require "ascope.report.field_html"
 local errors = require "ascope.errors"
+local outputs = require "ascope.report.outputs"
+local cli = require "ascope.cli"
 local log = require "ascope.log"
 local i18n = require "ascope.i18n"
+local shard = require "ascope.shard"
+local merge_command = require "ascope.commands.merge"
 
 local M = {}
 
@@ -30,11 +34,14 @@ moe_summary.json and moe_report.html. The step-by-step lines of each card go to 
 summary, the anomalies and the verdict to stdout. Exit code 1 when a card's dump could not
 be read, holds window fields no window can hold (a shifted or damaged window) or an expertIds
 input that does not fit its shape, or a machine's moe_summary.json cannot be merged: the card or
-machine is named, the others are still analysed and written.]],
+machine is named, the others are still analysed and written. With --shard K/N only the K-th of N
+slices of the cards is read and analysed (checks 1-4) into a partial result; 'ascope merge' of all
+N parts runs 6, 7 and 8 over every card and writes the outputs of the single run.]],
     zh = [[按数字顺序读取 TARGET_DIR/<n>/ 各卡目录中的原始 dump、msaicerr 拆分文件或 mc2_exception_info 窗口 dump，
 解析 win 区（布局见 rules/win_layout.lua），依次进行 1 输入异常分析、2 执行序分析、3 dispatch 与 4 combine 状态位
 分析、5 数据归档、6 多卡对比、7 epSendCounts/assistInfoForCombine 校验、8 各卡等待关系与起始卡（结论），
-输出 win_*.csv、moe_summary.json 与 moe_report.html。]],
+输出 win_*.csv、moe_summary.json 与 moe_report.html。使用 --shard K/N 时只读取并分析第 K 个（共 N 个）卡分片
+（1-4 项）并写出部分结果；'ascope merge' 合并全部 N 个部分后对所有卡进行 6、7、8 项分析，输出与单次运行相同。]],
   },
   options = {
     { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
@@ -50,6 +57,8 @@ machine is named, the others are still analysed and written.]],
     { "encoding", arg = "ENC", choices = { "utf8", "gbk" }, default = "utf8", help = "CSV encoding" },
     { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/win_layout.lua" },
     { "format", arg = "LIST", default = "csv,json,html", help = "outputs to write: csv,json,html" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = cli.MAX_JOBS, help = "cards read in parallel (default: CPUs)" },
+    shard.OPTION,
   },
   keys = { TARGET_DIR = "target-dir", SOC_VERSION = "soc-version", SHARE_EXPERT_CARD_COUNT = "share-expert-card-count",
            SP_MOE_NUM = "sp-moe-num", TP_WORLDSIZE = "tp-worldsize", SHARE_EXPERT_NUM = "share-expert-num",
@@ -86,31 +95,53 @@ end
 
 local TAG = { INFO = "[INFO]", WARNING = "[WARNING]", ERROR = "[ERROR]" }
 
+local function check_formats(text) return outputs.formats(text, { "csv", "json", "html" }) end
+
+-- the steps as they run, on stderr; the findings are printed once, in the recap at the end
+local function step_log(level, text) if level == "INFO" then log.line(level, text) end end
+
+-- what a sharded run computes per card and across cards (see ascope.shard)
+M.recipe = {
+  plan = moe.plan, work = moe.work, rules = moe.rules,
+  assemble = function(context, outcomes, rules) return moe.assemble(context, outcomes, rules, step_log) end,
+}
+
 function M.main(opts, words, ctx)
   if #words > 0 then errors.usage("unexpected argument %q (parameters are KEY=VALUE)", words[1]) end
   if not opts.target_dir then errors.usage("ascope moe needs TARGET_DIR=...; see 'ascope help moe'") end
   if not opts.soc_version then errors.usage("ascope moe needs SOC_VERSION=910_93|950|910B") end
+  check_formats(opts.format)
   -- a rule file that does not hold is the command line's mistake, told once (not once per card)
   local rules_ok, rules_err = moe.rules(opts.rules)
   if not rules_ok then errors.usage("%s", rules_err) end
-  local run = opts.start_a2_cluster == "1" and moe.merge or moe.run
-  local res, err = run({
+  local params = {
     target_dir = opts.target_dir, soc_version = opts.soc_version, rules = opts.rules,
     share_expert_card_count = opts.share_expert_card_count, sp_moe_num = opts.sp_moe_num,
-    tp_worldsize = opts.tp_worldsize, share_expert_num = opts.share_expert_num, k = opts.k,
-    -- the steps as they run, on stderr; the findings are printed once, in the recap at the end
-    log = function(level, text) if level == "INFO" then log.line(level, text) end end,
-  })
-  if not res then error(err, 0) end
+    tp_worldsize = opts.tp_worldsize, share_expert_num = opts.share_expert_num, k = opts.k, log = step_log,
+  }
+  if opts.start_a2_cluster == "1" then
+    -- the machines' summaries are already the per-card work: nothing left to shard
+    if opts.shard then errors.usage("%s", i18n.t("moe.shard_a2")) end
+    local res, err = moe.merge(params)
+    if not res then error(err, 0) end
+    return M.finish(res, opts, ctx)
+  end
+  if opts.shard then shard.parse(opts.shard) end -- a usage error before any reading
+  local plan, err = moe.plan(params)
+  if not plan then error(err, 0) end
+  if #plan.units == 0 then error(opts.target_dir .. ": no card folders <n>/", 0) end
+  local front = { spec = M.spec, recipe = M.recipe, finish = function(res, o) return M.finish(res, o, ctx) end }
+  return merge_command.run(front, plan, opts, ctx)
+end
+
+--- Write the outputs of a result and print its summary; returns the exit code, the findings,
+-- the result and its summary data.
+function M.finish(res, opts, ctx)
   if #res.cards == 0 and #res.failed == 0 then error(opts.target_dir .. ": no card folders <n>/", 0) end
   if res.merged then print("[INFO] " .. i18n.t("moe.merged", #res.merged - #res.failed, #res.cards)) end
   local out = opts.output
   print("[INFO] " .. i18n.t("moe.archive", out))
-  local formats = {}
-  for f in opts.format:gmatch("[^,%s]+") do
-    if f ~= "csv" and f ~= "json" and f ~= "html" then errors.usage("--format: unknown output %q (csv, json, html)", f) end
-    formats[f] = true
-  end
+  local formats = check_formats(opts.format)
   if formats.csv then report.csvs(res, out, opts.encoding ~= "gbk") end
   if formats.json then report.summary(res, out .. "/moe_summary.json") end
   if formats.html then

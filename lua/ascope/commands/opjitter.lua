@@ -3,6 +3,7 @@ local opjitter = require "ascope.opjitter"
 local report = require "ascope.report.opjitter"
 local field_html = require "ascope.report.field_html"
 local errors = require "ascope.errors"
+local outputs = require "ascope.report.outputs"
 local i18n = require "ascope.i18n"
 local shard = require "ascope.shard"
 local merge_command = require "ascope.commands.merge"
@@ -61,14 +62,7 @@ local OUTPUTS = { { "csv", "profiling_all_data.csv", report.all_csv }, { "csv", 
                   { "html", "opjitter_report.html", function(r, p)
                     return field_html.write(p, i18n.t("report.title.opjitter"), field_html.opjitter_sections(r)) end } }
 
-local function check_formats(text)
-  local formats = {}
-  for f in text:gmatch("[^,%s]+") do
-    if f ~= "csv" and f ~= "json" and f ~= "html" then errors.usage("--format: unknown output %q (csv, json, html)", f) end
-    formats[f] = true
-  end
-  return formats
-end
+local function check_formats(text) return outputs.formats(text, { "csv", "json", "html" }) end
 
 function M.main(opts, words, ctx)
   local input = opts.input or words[1]

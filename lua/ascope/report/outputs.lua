@@ -12,6 +12,20 @@ local log = require "ascope.log"
 
 local M = {}
 
+--- The outputs a --format LIST asks for, as a set; a usage error naming an output that is not
+-- one of names.
+function M.formats(text, names)
+  local known, formats = {}, {}
+  for _, n in ipairs(names) do known[n] = true end
+  for f in text:gmatch("[^,%s]+") do
+    if not known[f] then
+      require("ascope.errors").usage("--format: unknown output %q (%s)", f, table.concat(names, ", "))
+    end
+    formats[f] = true
+  end
+  return formats
+end
+
 --- Deal outputs (each with weight, default 1) into at most `jobs` groups.
 function M.groups(outputs, jobs)
   local n = math.max(1, math.min(jobs, #outputs))
