@@ -107,7 +107,7 @@ screenshots: all
 slurm-check: all
 	ASCOPE_BUILD=$(BUILD) sh spec/slurm_check.sh
 
-bench: all $(BUILD)/bench/noop_yajl $(BUILD)/bench/noop_csv $(BUILD)/bench/measure
+bench: all $(BUILD)/bench/skim $(BUILD)/bench/noop_yajl $(BUILD)/bench/noop_csv $(BUILD)/bench/measure
 	$(BUILD)/ascope run spec/bench/run.lua --build $(BUILD) $(BENCH_ARGS)
 
 # libFuzzer harnesses (spec/fuzz/fuzz_*.c) built with clang, ASan and UBSan, each run for
