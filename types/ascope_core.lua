@@ -317,7 +317,23 @@ local par = {}
 ---@return R[] results, table<integer, string> errors, integer failed_count
 function par.map(items, fn, opts) end
 
+---@class ascope.StackTree
+local StackTree = {}
+---The id of the stack's innermost frame (frames created as needed), nil when it has none.
+---@param stack string frames separated by ";\r\n", ";\n" or NUL, the root last
+---@return integer|nil
+function StackTree:add(stack) end
+---The "stackFrames" members created so far, separated by ",\n".
+---@return string
+function StackTree:json() end
+
+---@class ascope.StackTreeModule
+local stacktree = {}
+---@return ascope.StackTree
+function stacktree.new() end
+
 ---@class ascope_core
+---@field stacktree ascope.StackTreeModule
 ---@field column ascope.ColumnModule
 ---@field json ascope.Json
 ---@field csv ascope.Csv

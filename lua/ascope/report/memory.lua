@@ -4,7 +4,6 @@ local core = require "ascope_core"
 local fmt = require "ascope.fmt"
 local md = require "ascope.report.md"
 local writer = require "ascope.report.writer"
-local trace_fmt = require "ascope.ascend.trace"
 local analysis = require "ascope.analysis.memory"
 local json = core.json
 local t = require("ascope.i18n").t
@@ -270,23 +269,11 @@ function M.trace_json(result, path)
   local w, err = json.writer(path)
   if not w then return nil, err end
   w:write('{"displayTimeUnit":"ms","traceEvents":[\n')
-  local frames, nframes, frame_lines = {}, 0, { '"0":{"name":"(no call stack)"}' }
+  -- the frames in C, once per distinct stack (col:map calls frame_id once per distinct string)
+  local tree = core.stacktree.new()
   local function frame_id(stack)
-    local parent
-    local fs_ = trace_fmt.frames(stack)
-    for k = #fs_, 1, -1 do
-      local key = (parent or 0) .. "\0" .. fs_[k]
-      local id = frames[key]
-      if not id then
-        nframes = nframes + 1
-        id = nframes
-        frames[key] = id
-        frame_lines[#frame_lines + 1] = ('"%d":{"name":%s%s}'):format(id, json.encode(fs_[k]),
-          parent and (',"parent":"' .. parent .. '"') or "")
-      end
-      parent = id
-    end
-    return parent and tostring(parent)
+    local id = tree:add(stack)
+    return id and tostring(id)
   end
   local ranks = result.ranks
   local first = true
@@ -334,7 +321,8 @@ function M.trace_json(result, path)
              { first = false, need = { start }, positive = size, missing = release })
     end
   end
-  w:write('\n],"stackFrames":{', table.concat(frame_lines, ",\n"), "}}\n")
+  local members = tree:json()
+  w:write('\n],"stackFrames":{"0":{"name":"(no call stack)"}', members ~= "" and ",\n" or "", members, "}}\n")
   return w:close()
 end
 
