@@ -2,6 +2,7 @@
  * stack's innermost frame, or nil for a stack without frames; tree:json() -> the "stackFrames"
  * members created so far. Called once per distinct stack (through col:map), it keeps the cost
  * of memory_trace.json's stackFrames per distinct frame, not per row. */
+#include "ascope/checked.h"
 #include "ascope/stacktree.h"
 #include "lbind.h"
 
@@ -30,6 +31,41 @@ static int tree_add(lua_State *L) {
   return 1;
 }
 
+/* tree:ids(col) -> integer column: per row of a string column, the id of its stack's innermost
+ * frame (missing for no stack or one without frames). Each distinct string is added once and
+ * no Lua string is made of it. */
+static int tree_ids(lua_State *L) {
+  asc_stacktree *t = check_tree(L);
+  asc_col *c = lasc_checkcolumn(L, 2);
+  luaL_argcheck(L, c->kind == ASC_STR, 2, "a string column expected");
+  asc_strtab *st = lasc_column_strings(L, 2);
+  size_t nstr = (size_t)asc_strtab_count(st) + 1;
+  size_t bytes;
+  if (asc_size_mul(nstr, sizeof(int64_t), &bytes)) return luaL_error(L, "stacktree: too many strings");
+  int64_t *leaf_of = lua_newuserdatauv(L, bytes, 0); /* freed by the collector even on error */
+  for (size_t i = 0; i < nstr; i++) leaf_of[i] = -1;
+  asc_col out;
+  asc_col_init(&out, ASC_I64);
+  asc_col *o = lasc_pushcolumn(L, &out, 0);
+  if (asc_col_reserve(o, c->n)) return luaL_error(L, "stacktree: out of memory");
+  for (size_t i = 0; i < c->n; i++) {
+    uint32_t id = c->v.s[i];
+    int64_t v = 0;
+    if (id && id < nstr) {
+      if (leaf_of[id] < 0) {
+        size_t len;
+        const char *s = asc_strtab_get(st, id, &len);
+        uint32_t leaf = 0;
+        if (s && asc_stacktree_add(t, s, len, &leaf)) return luaL_error(L, "stacktree: out of memory");
+        leaf_of[id] = leaf;
+      }
+      v = leaf_of[id];
+    }
+    if (v ? asc_col_push_i64(o, v) : asc_col_push_null(o)) return luaL_error(L, "stacktree: out of memory");
+  }
+  return 1;
+}
+
 static int tree_json(lua_State *L) {
   size_t n;
   const char *s = asc_stacktree_json(check_tree(L), &n);
@@ -54,7 +90,7 @@ static int tree_new(lua_State *L) {
 }
 
 int lasc_open_stacktree(lua_State *L) {
-  static const luaL_Reg methods[] = {{"add", tree_add}, {"json", tree_json}, {NULL, NULL}};
+  static const luaL_Reg methods[] = {{"add", tree_add}, {"ids", tree_ids}, {"json", tree_json}, {NULL, NULL}};
   if (luaL_newmetatable(L, STACKTREE_MT)) {
     lua_pushcfunction(L, tree_gc);
     lua_setfield(L, -2, "__gc");

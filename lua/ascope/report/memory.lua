@@ -269,12 +269,8 @@ function M.trace_json(result, path)
   local w, err = json.writer(path)
   if not w then return nil, err end
   w:write('{"displayTimeUnit":"ms","traceEvents":[\n')
-  -- the frames in C, once per distinct stack (col:map calls frame_id once per distinct string)
+  -- the frames in C, once per distinct stack, the rows pointing at them by id
   local tree = core.stacktree.new()
-  local function frame_id(stack)
-    local id = tree:add(stack)
-    return id and tostring(id)
-  end
   local ranks = result.ranks
   local first = true
   for pid, r in ipairs(ranks) do
@@ -291,7 +287,7 @@ function M.trace_json(result, path)
     local pids = {}
     for pid, r in ipairs(ranks) do pids[pid] = core.column.fill("integer", pid, r.n) end
     local sfs = {}
-    for i, r in ipairs(ranks) do sfs[i] = r.call_stack:map(frame_id) end
+    for i, r in ipairs(ranks) do sfs[i] = tree:ids(r.call_stack) end
     local start, release, size = all_ranks(ranks, "start_ns"), all_ranks(ranks, "release_ns"), all_ranks(ranks, "size_kb")
     local pid = #ranks == 1 and pids[1] or core.column.concat(pids)
     local sf = #ranks == 1 and sfs[1] or core.column.concat(sfs)
@@ -306,7 +302,7 @@ function M.trace_json(result, path)
       for _, p in ipairs(tail) do parts[#parts + 1] = p end
       return parts
     end
-    local args = { ',"sf":', { sf, string = true, missing = '"0"' }, ',"args":{"size_kb":', { size },
+    local args = { ',"sf":"', { sf, missing = "0" }, '","args":{"size_kb":', { size },
                    ',"call_stack_top":', { all_ranks(ranks, "top"), string = true, missing = '""' } }
     local begin_released, begin_open = { table.unpack(args) }, { table.unpack(args) }
     begin_released[#begin_released + 1] = "}}"
