@@ -291,8 +291,13 @@ function fs.write(path, ...) end
 ---@param path string
 ---@return boolean|nil ok, string? message
 function fs.mkdirs(path) end
+---The CPUs this process may run on (its affinity mask).
 ---@return integer
 function fs.cpus() end
+---Workers to start: jobs (default fs.cpus()), no more than the CPUs idle now, at least 1.
+---@param jobs? integer
+---@return integer
+function fs.workers(jobs) end
 ---@param fd? integer 1 stdout, 2 stderr
 ---@return boolean
 function fs.isatty(fd) end

@@ -330,7 +330,7 @@ end
 --- Compute the units picks of a plan (see ascope.shard.select): outcomes by unit.
 function M.compute(plan, picks)
   -- spare CPUs read a rank's CSV and trace at the same time
-  plan.opts.split_reads = #picks * 2 <= (plan.opts.jobs or core.fs.cpus())
+  plan.opts.split_reads = #picks * 2 <= core.fs.workers(plan.opts.jobs)
   -- this process reads one rank itself; bad input stays that rank's error
   return shard.compute(M, plan, picks, plan.opts.jobs)
 end

@@ -117,7 +117,7 @@ function M.compute(recipe, plan, picks, jobs)
     local r, err = recipe.work(plan, i)
     if r == nil then error(err, 0) end
     return r
-  end, { jobs = jobs, here = true })
+  end, { jobs = core.fs.workers(jobs), here = true })
   local outcomes = {}
   for j, i in ipairs(picks) do
     if results[j] ~= nil then

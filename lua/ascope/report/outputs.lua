@@ -49,7 +49,7 @@ function M.write(outputs, jobs)
       made[dir] = true
     end
   end
-  jobs = jobs or core.fs.cpus()
+  jobs = core.fs.workers(jobs)
   -- the workers only read the results: no collection, so no page of the inherited heap is copied
   local _, errs = core.par.map(M.groups(outputs, jobs), function(group)
     local failed = {}
