@@ -144,7 +144,7 @@ local function mb(kb) return kb and ("%.1f"):format(kb / 1024) or "" end
 local function sites_table(list, with_share)
   local rows = {}
   for i, s in ipairs(list) do
-    rows[i] = { i, s.call_site, mb(s.size_kb), s.count, with_share and fmt.pct(s.share) or nil }
+    rows[i] = { i, fmt.label(s.call_site), mb(s.size_kb), s.count, with_share and fmt.pct(s.share) or nil }
   end
   local head = header("report.memory.md.sites_header")
   if with_share then head[5] = t("report.memory.md.share") end
