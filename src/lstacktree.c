@@ -1,5 +1,5 @@
 /* Lua binding of the call-stack tree: stacktree.new() -> tree; tree:add(stack) -> the id of the
- * stack's innermost frame, or nil for a stack without frames; tree:json() -> the "stackFrames"
+ * stack's innermost frame, or nil for a stack without frames; tree:json([from [, max]]) -> the "stackFrames"
  * members created so far. Called once per distinct stack (through col:map), it keeps the cost
  * of memory_trace.json's stackFrames per distinct frame, not per row. */
 #include "ascope/checked.h"
@@ -66,10 +66,20 @@ static int tree_ids(lua_State *L) {
   return 1;
 }
 
+/* tree:json([from [, max]]): the members text from byte `from` (0-based), at most `max` bytes:
+ * a writer takes a large tree in pieces, never as one more copy of the whole text */
 static int tree_json(lua_State *L) {
   size_t n;
   const char *s = asc_stacktree_json(check_tree(L), &n);
-  lua_pushlstring(L, s, n);
+  lua_Integer from = luaL_optinteger(L, 2, 0), max = luaL_optinteger(L, 3, (lua_Integer)n);
+  luaL_argcheck(L, from >= 0, 2, "not negative");
+  luaL_argcheck(L, max >= 0, 3, "not negative");
+  if ((lua_Unsigned)from >= n) {
+    lua_pushliteral(L, "");
+    return 1;
+  }
+  size_t left = n - (size_t)from;
+  lua_pushlstring(L, s + from, (lua_Unsigned)max < left ? (size_t)max : left);
   return 1;
 }
 

@@ -328,9 +328,11 @@ local StackTree = {}
 ---@param stack string frames separated by ";\r\n", ";\n" or NUL, the root last
 ---@return integer|nil
 function StackTree:add(stack) end
----The "stackFrames" members created so far, separated by ",\n".
+---The "stackFrames" members created so far, separated by ",\n": all, or `max` bytes from byte `from`.
+---@param from? integer 0-based
+---@param max? integer
 ---@return string
-function StackTree:json() end
+function StackTree:json(from, max) end
 
 ---@class ascope.StackTreeModule
 local stacktree = {}

@@ -67,6 +67,23 @@ describe("stacktree", function()
     assert.has_error(function() t:ids(core.column.new("integer", { 1 })) end)
   end)
 
+  it("gives its text in pieces", function()
+    local t = core.stacktree.new()
+    t:add("a;\r\nb;\r\nc")
+    local whole = t:json()
+    local parts, at = {}, 0
+    repeat
+      local p = t:json(at, 7)
+      assert.truthy(#p <= 7)
+      parts[#parts + 1] = p
+      at = at + #p
+    until p == ""
+    assert.equal(whole, table.concat(parts))
+    assert.equal(whole:sub(11), t:json(10))
+    assert.equal("", t:json(#whole))
+    assert.has_error(function() t:json(-1) end)
+  end)
+
   it("refuses a value that is not a string", function()
     assert.has_error(function() core.stacktree.new():add({}) end)
   end)

@@ -317,8 +317,16 @@ function M.trace_json(result, path)
              { first = false, need = { start }, positive = size, missing = release })
     end
   end
-  local members = tree:json()
-  w:write('\n],"stackFrames":{"0":{"name":"(no call stack)"}', members ~= "" and ",\n" or "", members, "}}\n")
+  -- the members in pieces of 1 MiB: a million distinct stacks make hundreds of MB of them
+  w:write('\n],"stackFrames":{"0":{"name":"(no call stack)"}')
+  local at, piece = 0, tree:json(0, 1 << 20)
+  if piece ~= "" then w:write(",\n") end
+  while piece ~= "" do
+    w:write(piece)
+    at = at + #piece
+    piece = tree:json(at, 1 << 20)
+  end
+  w:write("}}\n")
   return w:close()
 end
 
