@@ -2,23 +2,31 @@
 #include "ascope/stacktree.h"
 #include "ascope/checked.h"
 #include "ascope/json_escape.h"
-#include "ascope/strtab.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct {
-  uint64_t key; /* parent << 32 | frame text id; 0: empty slot (frame ids are never 0) */
-  uint32_t node;
+  uint64_t hash; /* of (parent, frame text) */
+  uint32_t node; /* 0: empty slot */
 } slot;
+
+typedef struct {
+  size_t at; /* the frame's text: in out when it needed no escape (plain), else in scratch */
+  uint32_t len, parent;
+  int plain;
+} node;
 
 typedef struct {
   size_t at, len;
 } piece;
 
 struct asc_stacktree {
-  asc_strtab *text; /* frame text -> id */
+  node *nodes_; /* by id - 1: where each frame's text is (plain names are not copied twice) */
+  size_t nodecap;
+  char *scratch;                /* the text of frames that needed an escape: two that escape alike */
+  size_t scratch_n, scratchcap; /* (invalid UTF-8 -> U+FFFD) are still two frames */
   slot *slots;
   size_t cap, used; /* cap: a power of two */
   uint32_t nodes;
@@ -32,10 +40,9 @@ struct asc_stacktree {
 asc_stacktree *asc_stacktree_new(void) {
   asc_stacktree *t = calloc(1, sizeof *t);
   if (!t) return NULL;
-  t->text = asc_strtab_new();
   t->cap = 1024;
   t->slots = calloc(t->cap, sizeof *t->slots);
-  if (!t->text || !t->slots) {
+  if (!t->slots) {
     asc_stacktree_free(t);
     return NULL;
   }
@@ -44,18 +51,21 @@ asc_stacktree *asc_stacktree_new(void) {
 
 void asc_stacktree_free(asc_stacktree *t) {
   if (!t) return;
-  if (t->text) asc_strtab_free(t->text);
+  free(t->nodes_);
+  free(t->scratch);
   free(t->slots);
   free(t->out);
   free(t->pieces);
   free(t);
 }
 
-static uint64_t mix(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  return k;
+static uint64_t hash_of(uint32_t parent, const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ULL ^ parent;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return h;
 }
 
 static int grow_slots(asc_stacktree *t) {
@@ -65,9 +75,9 @@ static int grow_slots(asc_stacktree *t) {
   if (!s) return -1;
   memset(s, 0, cap * sizeof *s);
   for (size_t i = 0; i < t->cap; i++) {
-    if (!t->slots[i].key) continue;
-    size_t j = (size_t)mix(t->slots[i].key) & (cap - 1);
-    while (s[j].key) j = (j + 1) & (cap - 1);
+    if (!t->slots[i].node) continue;
+    size_t j = (size_t)t->slots[i].hash & (cap - 1);
+    while (s[j].node) j = (j + 1) & (cap - 1);
     s[j] = t->slots[i];
   }
   free(t->slots);
@@ -104,33 +114,78 @@ static void put(void *ud, const char *p, size_t len) {
   t->n = need;
 }
 
+static void put_scratch(void *ud, const char *p, size_t len) {
+  asc_stacktree *t = ud;
+  if (t->failed) return;
+  size_t need;
+  if (asc_size_add(t->scratch_n, len, &need)) {
+    t->failed = 1;
+    return;
+  }
+  if (need > t->scratchcap) {
+    size_t cap;
+    if (asc_size_mul(need, 2, &cap)) {
+      t->failed = 1;
+      return;
+    }
+    char *o = realloc(t->scratch, cap);
+    if (!o) {
+      t->failed = 1;
+      return;
+    }
+    t->scratch = o;
+    t->scratchcap = cap;
+  }
+  memcpy(t->scratch + t->scratch_n, p, len);
+  t->scratch_n = need;
+}
+
 /* the node of (parent, frame), created (and its member written) when new */
-static int node_of(asc_stacktree *t, uint32_t parent, const char *s, size_t len, uint32_t *node) {
-  uint32_t fid;
-  if (asc_strtab_intern(t->text, s, len, &fid)) return -1;
-  uint64_t key = (uint64_t)parent << 32 | fid;
-  size_t j = (size_t)mix(key) & (t->cap - 1);
-  while (t->slots[j].key) {
-    if (t->slots[j].key == key) {
-      *node = t->slots[j].node;
-      return 0;
+static int node_of(asc_stacktree *t, uint32_t parent, const char *s, size_t len, uint32_t *id_out) {
+  uint64_t h = hash_of(parent, s, len);
+  size_t j = (size_t)h & (t->cap - 1);
+  while (t->slots[j].node) {
+    if (t->slots[j].hash == h) {
+      const node *nd = &t->nodes_[t->slots[j].node - 1];
+      const char *text = nd->plain ? t->out + nd->at : t->scratch + nd->at;
+      if (nd->parent == parent && nd->len == len && memcmp(text, s, len) == 0) {
+        *id_out = t->slots[j].node;
+        return 0;
+      }
     }
     j = (j + 1) & (t->cap - 1);
   }
-  if (t->nodes == UINT32_MAX) return -1;
-  uint32_t id = ++t->nodes;
-  t->slots[j].key = key;
-  t->slots[j].node = id;
-  t->used++;
+  if (t->nodes == UINT32_MAX || len > UINT32_MAX) return -1;
+  if (t->nodes == t->nodecap) {
+    size_t cap;
+    if (asc_size_mul(t->nodecap ? t->nodecap : 1024, 2, &cap)) return -1;
+    node *nn = asc_realloc_array(t->nodes_, cap, sizeof *nn);
+    if (!nn) return -1;
+    t->nodes_ = nn;
+    t->nodecap = cap;
+  }
+  uint32_t id = t->nodes + 1;
   char num[48];
   int k = snprintf(num, sizeof num, "%s\"%u\":{\"name\":\"", id > 1 ? ",\n" : "", (unsigned)id);
   put(t, num, (size_t)k);
-  asc_json_escape(s, len, put, t);
+  node nd = {t->n, (uint32_t)len, parent, asc_json_plain(s, len)};
+  if (nd.plain) {
+    put(t, s, len);
+  } else {
+    nd.at = t->scratch_n;
+    put_scratch(t, s, len);
+    asc_json_escape(s, len, put, t);
+  }
   k = parent ? snprintf(num, sizeof num, "\",\"parent\":\"%u\"}", (unsigned)parent)
              : snprintf(num, sizeof num, "\"}");
   put(t, num, (size_t)k);
   if (t->failed) return -1;
-  *node = id;
+  t->nodes = id;
+  t->nodes_[id - 1] = nd;
+  t->slots[j].hash = h;
+  t->slots[j].node = id;
+  t->used++;
+  *id_out = id;
   if (t->used * 2 > t->cap) return grow_slots(t);
   return 0;
 }

@@ -50,7 +50,8 @@ describe("stacktree", function()
     local t = core.stacktree.new()
     local add, text = model()
     local stacks = { "x;\r\ny", "x;\ny", "x\0y", ";;\r\n;", "a;\r;\nb", "\"q\"\\;\r\n\1ctl", "中文(1): 函数;\r\n根",
-                     "cut \228\184;\r\nroot", "x;\r\n", ";\r\nx", "  ", "deep" .. (";\r\nf"):rep(300) }
+                     "cut \228\184;\r\nroot", "cut \228\185;\r\nroot", "cut \228\184;\r\nroot", "bad \255;\r\nroot",
+                     "x;\r\n", ";\r\nx", "  ", "deep" .. (";\r\nf"):rep(300) }
     for i = 1, 200 do stacks[#stacks + 1] = ("m%d.py(%d): fn;\r\nshared.py(1): run;\r\nmain"):format(i % 37, i) end
     for _, s in ipairs(stacks) do assert.equal(add(s), t:add(s), s) end
     assert.equal(text(), t:json())
