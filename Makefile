@@ -15,9 +15,9 @@ ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -Iinclude -I$(LUAINC) $(CFLAG
 
 PRIM_SRCS := src/error.c src/strtab.c src/lpat.c src/logclass.c src/column.c src/decimal.c src/json_scan.c src/json_escape.c \
              src/csv_read.c src/csv_write.c src/interval.c src/match.c src/bin.c src/db.c \
-             src/fs.c src/par.c src/regex.c src/iconv.c
+             src/fs.c src/par.c src/regex.c src/iconv.c src/stacktree.c
 BIND_SRCS := src/lcolumn.c src/ljson.c src/ljson_writer.c src/lcsv.c src/linterval.c src/lmatch.c src/lbin.c \
-             src/ldb.c src/lfs.c src/lpar.c src/lregex.c src/liconv.c src/llogclass.c src/core.c
+             src/ldb.c src/lfs.c src/lpar.c src/lregex.c src/liconv.c src/llogclass.c src/lstacktree.c src/core.c
 LUA_FILES := $(shell find lua -name '*.lua' | sort) $(shell find rules -name '*.lua' | sort)
 
 PRIM_OBJS := $(PRIM_SRCS:src/%.c=$(BUILD)/obj/%.o)
@@ -107,7 +107,7 @@ screenshots: all
 slurm-check: all
 	ASCOPE_BUILD=$(BUILD) sh spec/slurm_check.sh
 
-bench: all $(BUILD)/bench/noop_yajl $(BUILD)/bench/noop_csv $(BUILD)/bench/measure
+bench: all $(BUILD)/bench/skim $(BUILD)/bench/noop_yajl $(BUILD)/bench/noop_csv $(BUILD)/bench/measure
 	$(BUILD)/ascope run spec/bench/run.lua --build $(BUILD) $(BENCH_ARGS)
 
 # libFuzzer harnesses (spec/fuzz/fuzz_*.c) built with clang, ASan and UBSan, each run for

@@ -32,7 +32,7 @@ describe("the lua-language-server definitions", function()
       interval = core.interval, IntervalSet = core.interval.union({ 0 }, { 1 }), match = core.match,
       MatchIndex = core.match.index(core.column.new("string", { "a" }), core.column.new("integer", { 1 })),
       bin = core.bin, BinView = core.bin.from_string("abcd"), db = core.db, Database = db, fs = core.fs,
-      par = core.par, ascope_core = core,
+      par = core.par, stacktree = core.stacktree, StackTree = core.stacktree.new(), ascope_core = core,
     }, 60)
     records:close()
     writer:close()

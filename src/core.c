@@ -23,12 +23,19 @@ int luaopen_ascope_core(lua_State *L) {
   static const struct {
     const char *name;
     lua_CFunction open;
-  } mods[] = {{"column", lasc_open_column}, {"json", lasc_open_json},
-              {"csv", lasc_open_csv},       {"interval", lasc_open_interval},
-              {"match", lasc_open_match},   {"bin", lasc_open_bin},
-              {"db", lasc_open_db},         {"fs", lasc_open_fs},
-              {"par", lasc_open_par},       {"regex", lasc_open_regex},
-              {"iconv", lasc_open_iconv},   {"logclass", lasc_open_logclass}};
+  } mods[] = {{"column", lasc_open_column},
+              {"json", lasc_open_json},
+              {"csv", lasc_open_csv},
+              {"interval", lasc_open_interval},
+              {"match", lasc_open_match},
+              {"bin", lasc_open_bin},
+              {"db", lasc_open_db},
+              {"fs", lasc_open_fs},
+              {"par", lasc_open_par},
+              {"regex", lasc_open_regex},
+              {"iconv", lasc_open_iconv},
+              {"logclass", lasc_open_logclass},
+              {"stacktree", lasc_open_stacktree}};
   lasc_register_column(L);
   lua_newtable(L);
   for (size_t i = 0; i < sizeof mods / sizeof *mods; i++) {

@@ -5,7 +5,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -251,8 +253,34 @@ int asc_walk(const char *root, int (*fn)(void *, const char *, int), void *ud, a
 }
 
 int asc_cpu_count(void) {
+  /* the CPUs this process may run on (taskset, cgroup cpusets, Slurm's binding), not the
+   * machine's: a job given two of 64 cores must not start 64 workers */
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? (int)n : 1;
+}
+
+int asc_cpu_free(void) {
+  int cpus = asc_cpu_count();
+  /* procs_running of /proc/stat: the threads runnable right now, this one included */
+  FILE *f = fopen("/proc/stat", "r");
+  if (!f) return cpus;
+  char line[256];
+  long running = -1;
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "procs_running ", 14) == 0) {
+      running = strtol(line + 14, NULL, 10);
+      break;
+    }
+  }
+  fclose(f);
+  if (running < 1) return cpus;
+  long others = running - 1, free_ = (long)cpus - others;
+  return free_ < 1 ? 1 : free_ > cpus ? cpus : (int)free_;
 }
 
 typedef struct {

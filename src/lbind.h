@@ -66,6 +66,7 @@ int lasc_open_par(lua_State *L);
 int lasc_open_regex(lua_State *L);
 int lasc_open_iconv(lua_State *L);
 int lasc_open_logclass(lua_State *L);
+int lasc_open_stacktree(lua_State *L);
 int lasc_open_column(lua_State *L);
 void lasc_json_writer_register(lua_State *L);
 

@@ -147,6 +147,17 @@ static int l_cpus(lua_State *L) {
   return 1;
 }
 
+/* fs.workers([jobs]) -> the worker count to use: jobs (default: the CPUs this process may use),
+ * no more than the CPUs that are idle now. On a busy machine a second worker only queues behind
+ * the others and costs the transfer of its results. */
+static int l_workers(lua_State *L) {
+  lua_Integer jobs = luaL_optinteger(L, 1, asc_cpu_count());
+  luaL_argcheck(L, jobs >= 1, 1, "at least 1");
+  lua_Integer free_ = asc_cpu_free();
+  lua_pushinteger(L, jobs < free_ ? jobs : free_);
+  return 1;
+}
+
 /* fs.clock() -> seconds on a monotonic wall clock: os.clock counts CPU time, which is not the
  * rate a user waits at while the disk reads */
 static int l_clock(lua_State *L) {
@@ -249,19 +260,11 @@ static int l_list(lua_State *L) {
 }
 
 int lasc_open_fs(lua_State *L) {
-  static const luaL_Reg fns[] = {{"walk", l_walk},
-                                 {"stat", l_stat},
-                                 {"mkdirs", l_mkdirs},
-                                 {"write", l_write},
-                                 {"cpus", l_cpus},
-                                 {"isatty", l_isatty},
-                                 {"clock", l_clock},
-                                 {"realpath", l_realpath},
-                                 {"list", l_list},
-                                 {"grep", l_grep},
-                                 {"remove_tree", l_remove_tree},
-                                 {"create", l_create},
-                                 {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"walk", l_walk},     {"stat", l_stat},   {"mkdirs", l_mkdirs},
+                                 {"write", l_write},   {"cpus", l_cpus},   {"workers", l_workers},
+                                 {"isatty", l_isatty}, {"clock", l_clock}, {"realpath", l_realpath},
+                                 {"list", l_list},     {"grep", l_grep},   {"remove_tree", l_remove_tree},
+                                 {"create", l_create}, {NULL, NULL}};
   static const luaL_Reg file_methods[] = {
       {"write", file_write}, {"close", file_close}, {"abort", file_abort}, {NULL, NULL}};
   if (luaL_newmetatable(L, FILE_MT)) {

@@ -291,8 +291,13 @@ function fs.write(path, ...) end
 ---@param path string
 ---@return boolean|nil ok, string? message
 function fs.mkdirs(path) end
+---The CPUs this process may run on (its affinity mask).
 ---@return integer
 function fs.cpus() end
+---Workers to start: jobs (default fs.cpus()), no more than the CPUs idle now, at least 1.
+---@param jobs? integer
+---@return integer
+function fs.workers(jobs) end
 ---@param fd? integer 1 stdout, 2 stderr
 ---@return boolean
 function fs.isatty(fd) end
@@ -317,7 +322,25 @@ local par = {}
 ---@return R[] results, table<integer, string> errors, integer failed_count
 function par.map(items, fn, opts) end
 
+---@class ascope.StackTree
+local StackTree = {}
+---The id of the stack's innermost frame (frames created as needed), nil when it has none.
+---@param stack string frames separated by ";\r\n", ";\n" or NUL, the root last
+---@return integer|nil
+function StackTree:add(stack) end
+---The "stackFrames" members created so far, separated by ",\n": all, or `max` bytes from byte `from`.
+---@param from? integer 0-based
+---@param max? integer
+---@return string
+function StackTree:json(from, max) end
+
+---@class ascope.StackTreeModule
+local stacktree = {}
+---@return ascope.StackTree
+function stacktree.new() end
+
 ---@class ascope_core
+---@field stacktree ascope.StackTreeModule
 ---@field column ascope.ColumnModule
 ---@field json ascope.Json
 ---@field csv ascope.Csv

@@ -46,6 +46,9 @@ int asc_mkdirs(const char *path, asc_error *err);
 int asc_walk(const char *root, int (*fn)(void *ud, const char *path, int is_dir), void *ud, asc_error *err);
 
 int asc_cpu_count(void);
+/* The CPUs of asc_cpu_count not taken by other runnable threads at this moment (at least 1):
+ * how many workers help rather than queue behind a busy machine. */
+int asc_cpu_free(void);
 
 /* Stream a text file and call fn for every line that contains at least one of the literals
  * (line numbers from 1; the line without its end of line). Lines of any length; fn returns

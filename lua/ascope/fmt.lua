@@ -48,4 +48,17 @@ function M.round(x, n)
   return math.floor(x * m + 0.5) / m
 end
 
+--- A label for a report (a table cell, a chart bar): at most `max` bytes (default
+-- M.LABEL_MAX), cut on a UTF-8 character boundary and ended with "…" when longer. A call
+-- stack with no frame separator is one 100 MB "frame": reports show its start, not all of it.
+M.LABEL_MAX = 1000
+function M.label(s, max)
+  max = max or M.LABEL_MAX
+  if s == nil or #s <= max then return s end
+  local cut = max
+  -- step back over continuation bytes (10xxxxxx) to the start of a character
+  while cut > 0 and (s:byte(cut + 1) or 0) & 0xC0 == 0x80 do cut = cut - 1 end
+  return s:sub(1, cut) .. "…"
+end
+
 return M

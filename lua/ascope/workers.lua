@@ -10,9 +10,11 @@ local core = require "ascope_core"
 
 local M = { default = 1 }
 
---- The number of workers for a job given jobs (the caller's option, may be nil).
+--- The number of workers for a job given jobs (the caller's option, may be nil), capped at the
+-- CPUs idle when the work starts (core.fs.workers): on a busy machine more workers than idle
+-- CPUs only make the run slower.
 function M.count(jobs)
-  return jobs or M.default or core.fs.cpus()
+  return core.fs.workers(jobs or M.default)
 end
 
 return M

@@ -2,10 +2,13 @@
 -- files in the same run and print the ratios next to the targets.
 --   ascope run spec/bench/run.lua [--size-mb 1024] [--rows 1000000] [--dir /tmp/ascope-bench] [--keep]
 --   make bench BENCH_ARGS="--only plog --plog-mb 256": the plog measurements alone
+--   --only stacks [--stacks-mb 20 --stacks-big-mb 150]: distinct call stacks against few
+--   --only trace [--size-mb 256]: the structural skim, ascope memory and ascope timeline
+--   --only jobs [--size-mb 256]: two ranks with -j 1 and -j 2 while a CPU burner holds one core
 local core = require "ascope_core"
 
 local opts = { size_mb = 1024, rows = 1000000, dir = "/tmp/ascope-bench", keep = false, build = "build",
-               plog_mb = 1024, cards = 16, kernel_rows = 200000, moe_cards = 384 }
+               plog_mb = 1024, stacks_mb = 20, stacks_big_mb = 150, cards = 16, kernel_rows = 200000, moe_cards = 384 }
 local i = 1
 while i <= #arg do
   local a = arg[i]
@@ -285,6 +288,110 @@ local function plog_rows(row, dense, dense_rss, sparse, sparse_rss)
   row("  its peak RSS", ("%.1f MiB"):format(sparse_rss / 2 ^ 20), "<= 64 MiB", sparse_rss <= 64 * 2 ^ 20)
 end
 
+
+-- A rank whose trace holds only cpu_op events with call stacks, about `mb` MiB of it, and an
+-- operator_memory.csv with one allocation inside each operator. `distinct`: every operator has
+-- its own call stack; otherwise the stacks repeat from 40. The stacks have the same length
+-- either way, so the two cases differ only in how many distinct stacks they hold.
+local function gen_stacks_case(rank_dir, mb, distinct)
+  local out = rank_dir .. "/ASCEND_PROFILER_OUTPUT"
+  assert(core.fs.mkdirs(out))
+  core.fs.write(rank_dir .. "/profiler_info_0.json", '{"rank_id": 0}')
+  local f = assert(io.open(out .. "/trace_view.json", "wb"))
+  f:setvbuf("full", 1 << 22)
+  f:write('[\n{"ph": "M", "name": "process_name", "pid": 7, "tid": 0, "args": {"name": "Python"}}')
+  local c = assert(io.open(out .. "/operator_memory.csv", "wb"))
+  c:setvbuf("full", 1 << 22)
+  c:write("Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),",
+    "Active Duration(us),Allocation Total Allocated(MB),Allocation Total Reserved(MB),Allocation Total Active(MB),",
+    "Release Total Allocated(MB),Release Total Reserved(MB),Release Total Active(MB),Stream Ptr,Device Type\n")
+  local written, n, t = 0, 0, T0 * 1000
+  while written < mb * 1048576 do
+    n = n + 1
+    t = t + 10000
+    local id = distinct and n or n % 40
+    local frames = {}
+    for k = 1, 8 do
+      frames[k] = ("/home/user/project/src/module_%d/file_%d.py(%d): function_%09d"):format(k, k, 100 + k, id)
+    end
+    local name = NAMES[n % #NAMES + 1]
+    local e = (',\n{"ph": "X", "name": "%s", "pid": 7, "tid": 7, "ts": "%s", "dur": 5.0, "cat": "cpu_op", '
+      .. '"args": {"Sequence number": %d, "Call stack": "%s"}}'):format(name, us_text(t), n,
+      table.concat(frames, ";\\r\\n"))
+    f:write(e)
+    written = written + #e
+    local at = t + 1000
+    c:write(("%s,%d.5,%s\t,%s\t,%s\t,%d.000\t,%d.000\t,%.4f,%.1f,%.4f,%.4f,%.1f,%.4f,187650000,NPU:0\n"):format(name,
+      n % 4096 + 1, us_text(at), us_text(at + 3000), us_text(at + 3000), 3, 3, 1000 + n % 97, 20000.0,
+      1000 + n % 97, 1000 + n % 89, 20000.0, 1000 + n % 89))
+  end
+  f:write("\n]\n")
+  f:close()
+  c:close()
+  return n
+end
+
+-- ascope memory on the distinct-stacks case against the few-stacks case of the same size:
+-- time ratio and RSS as a share of the trace
+local function bench_stacks(mb)
+  local res = {}
+  for _, kind in ipairs({ "few", "distinct" }) do
+    local rdir = ("%s/stacks-%s-%d/rank0_ascend_pt"):format(dir, kind, mb)
+    local sstamp = ("%s/stacks-%s-%d/generated-v1"):format(dir, kind, mb)
+    if not core.fs.stat(sstamp) then
+      local clock = os.clock()
+      local n = gen_stacks_case(rdir, mb, kind == "distinct")
+      core.fs.write(sstamp, "")
+      io.write(("  generated %d MiB, %d operators, %s stacks, in %.1f s\n"):format(mb, n, kind, os.clock() - clock))
+    end
+    local tr = rdir .. "/ASCEND_PROFILER_OUTPUT/trace_view.json"
+    warm(tr, rdir .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv")
+    local secs, rss = measure(("ascope memory, %d MiB, %s call stacks"):format(mb, kind), asc, "memory", rdir, "-o",
+      dir .. "/out9", "-q")
+    res[kind] = { secs = secs, rss = rss, bytes = core.fs.stat(tr).size }
+  end
+  return res
+end
+
+-- ascope memory and timeline against the structural skim of the same trace
+local function skim_rows(row, skim, trace_bytes, memt, mem_rss, tlt, tl_rss)
+  row("structural skim of the trace (one core)", ("%.2f s, %.0f MiB/s"):format(skim, trace_bytes / 2 ^ 20 / skim))
+  row("ascope memory time / structural skim", ("%.2f x"):format(memt / skim), "<= 1.3 x", memt / skim <= 1.3)
+  row("  ascope memory peak RSS / trace size", ("%.1f%%"):format(mem_rss / trace_bytes * 100))
+  row("ascope timeline time / structural skim", ("%.2f x"):format(tlt / skim), "<= 2 x", tlt / skim <= 2)
+  row("  ascope timeline peak RSS / trace size", ("%.1f%%"):format(tl_rss / trace_bytes * 100), "<= 8%",
+    tl_rss <= trace_bytes * 0.08)
+end
+
+local function stacks_rows(row, mb, r)
+  row(("distinct stacks / few stacks, %d MiB: time"):format(mb), ("%.2f x"):format(r.distinct.secs / r.few.secs),
+    "<= 3 x", r.distinct.secs / r.few.secs <= 3)
+  row("  distinct stacks: peak RSS / trace size", ("%.1f%%"):format(r.distinct.rss / r.distinct.bytes * 100), "<= 25%",
+    r.distinct.rss <= r.distinct.bytes * 0.25)
+  row("  few stacks: peak RSS / trace size", ("%.1f%%"):format(r.few.rss / r.few.bytes * 100))
+end
+
+-- -j 1 against -j 2 on two ranks while a CPU burner (one process spinning) holds one core:
+-- a second worker must not make the command slower; best of three each
+local function bench_busy_jobs(train)
+  local burner = io.popen("sh -c 'echo $$; while :; do :; done'")
+  local pid = burner:read("l")
+  local b1, b2 = math.huge, math.huge
+  for _ = 1, 3 do
+    b1 = math.min(b1, measure("ascope memory, two ranks, -j 1, one core busy", asc, "memory", train, "-o",
+      dir .. "/out2", "-q", "-j", "1"))
+    b2 = math.min(b2, measure("ascope memory, two ranks, -j 2, one core busy", asc, "memory", train, "-o",
+      dir .. "/out3", "-q", "-j", "2"))
+  end
+  os.execute("kill " .. pid)
+  burner:close()
+  return b1, b2
+end
+
+local function busy_row(row, busy1, busy2)
+  row("two ranks, one core busy: -j 1 time / -j 2 time", ("%.2f x"):format(busy1 / busy2), ">= 1.0 x", busy1 / busy2 >= 1)
+end
+
 -- ok == nil: a reference value, no target
 local function row(what, value, target_text, ok)
   if ok == nil then
@@ -302,6 +409,16 @@ if opts.only == "plog" then
   io.write("\nresults\n")
   plog_rows(row, dense, dense_rss, sparse, sparse_rss)
   if not opts.keep then core.fs.remove_tree(dir .. "/out5") end
+  return
+end
+if opts.only == "stacks" then
+  io.write(("ascope bench: distinct call stacks only, %d MiB and %d MiB, in %s\n"):format(opts.stacks_mb,
+    opts.stacks_big_mb, dir))
+  local small, big = bench_stacks(opts.stacks_mb), bench_stacks(opts.stacks_big_mb)
+  io.write("\nresults\n")
+  stacks_rows(row, opts.stacks_mb, small)
+  stacks_rows(row, opts.stacks_big_mb, big)
+  if not opts.keep then core.fs.remove_tree(dir .. "/out9") end
   return
 end
 local rank0 = dir .. "/train/rank0_ascend_pt"
@@ -365,7 +482,27 @@ local csv_bytes = core.fs.stat(csvp).size
 io.write(("  trace_view.json %.1f MiB, operator_memory.csv %.1f MiB\n\n"):format(trace_bytes / 2 ^ 20, csv_bytes / 2 ^ 20))
 
 warm(trace, csvp)
+local skim = measure("structural skim of the trace (C probe)", B .. "/bench/skim", trace)
 local noop_json = measure("no-op yajl parse of the trace", B .. "/bench/noop_yajl", trace)
+if opts.only == "jobs" then
+  warm(trace, csvp)
+  local busy1, busy2 = bench_busy_jobs(dir .. "/train")
+  io.write("\nresults\n")
+  busy_row(row, busy1, busy2)
+  if not opts.keep then for _, d in ipairs({ "/out2", "/out3" }) do core.fs.remove_tree(dir .. d) end end
+  return
+end
+if opts.only == "trace" then
+  warm(trace, csvp)
+  local memt, mem_rss = measure("ascope memory, one rank (all outputs)", asc, "memory", rank0, "-o", dir .. "/out1", "-q")
+  warm(trace)
+  local tlt, tl_rss = measure("ascope timeline, one rank (all dimensions)", asc, "timeline", trace, "-o", dir .. "/out4",
+    "-q")
+  io.write("\nresults\n")
+  skim_rows(row, skim, trace_bytes, memt, mem_rss, tlt, tl_rss)
+  if not opts.keep then for _, d in ipairs({ "/out1", "/out4" }) do core.fs.remove_tree(dir .. d) end end
+  return
+end
 local scan, scan_rss = measure("ascope json.scan (cpu_op filter, 5 fields)", asc, "run", "spec/bench/scan.lua", trace)
 local noop_csv = measure("no-op libcsv parse of operator_memory.csv", B .. "/bench/noop_csv", csvp)
 local csvr = measure("ascope csv typed read (9 columns)", asc, "run", "spec/bench/csvread.lua", csvp)
@@ -383,6 +520,8 @@ for _ = 1, 5 do
   j2 = math.min(j2, measure("ascope memory, two ranks, -j 2", asc, "memory", dir .. "/train", "-o", dir .. "/out3",
     "-q", "-j", "2"))
 end
+warm(trace, csvp)
+local busy1, busy2 = bench_busy_jobs(dir .. "/train")
 -- what this machine gives two independent CPU-bound processes: the ceiling for -j 2
 local noop2 = ("%s/bench/noop_yajl %s > /dev/null"):format(B, trace)
 warm(trace)
@@ -392,6 +531,7 @@ warm(trace)
 local tlt, tl_rss = measure("ascope timeline, one rank (all dimensions)", asc, "timeline", trace, "-o", dir .. "/out4", "-q")
 local dense, dense_rss = bench_plog(20)
 local sparse, sparse_rss = bench_plog(2000)
+local stacks_small, stacks_big = bench_stacks(opts.stacks_mb), bench_stacks(opts.stacks_big_mb)
 warm(moe_dir .. "/*/*")
 local moet = measure(("ascope moe, %d cards"):format(opts.moe_cards), asc, "moe", "TARGET_DIR=" .. moe_dir,
   "SOC_VERSION=950", "-o", dir .. "/out7", "-q")
@@ -415,6 +555,7 @@ local ojt = measure(("ascope opjitter, %d cards x %d rows"):format(opts.cards, o
   kernel_dir, "-o", dir .. "/out6", "-q")
 
 io.write("\nresults\n")
+skim_rows(row, skim, trace_bytes, memt, mem_rss, tlt, tl_rss)
 row("json.scan throughput / no-op yajl parse", ("%.2f"):format(noop_json / scan), ">= 0.80", noop_json / scan >= 0.8)
 row("json.scan throughput", ("%.0f MiB/s"):format(trace_bytes / 2 ^ 20 / scan))
 row("json.scan peak RSS / trace size", ("%.1f%%"):format(scan_rss / trace_bytes * 100), "far below 100%",
@@ -425,12 +566,15 @@ row("ascope memory time / no-op yajl parse of the trace", ("%.2f x"):format(memt
 row("ascope memory peak RSS / trace size", ("%.1f%%"):format(mem_rss / trace_bytes * 100), "< 15%",
   mem_rss < trace_bytes * 0.15)
 row("two ranks: -j 1 time / -j 2 time (best of five each)", ("%.2f x"):format(j1 / j2), ">= 1.7 x", j1 / j2 >= 1.7)
+busy_row(row, busy1, busy2)
 row("  this machine's ceiling: two no-op parses, serial / at once", ("%.2f x"):format(hw1 / hw2))
 row("ascope timeline time / no-op yajl parse of the trace", ("%.2f x"):format(tlt / noop_json), "<= 1.5 x",
   tlt / noop_json <= 1.5)
 row("ascope timeline peak RSS / trace size", ("%.1f%%"):format(tl_rss / trace_bytes * 100), "< 25%",
   tl_rss < trace_bytes * 0.25)
 plog_rows(row, dense, dense_rss, sparse, sparse_rss)
+stacks_rows(row, opts.stacks_mb, stacks_small)
+stacks_rows(row, opts.stacks_big_mb, stacks_big)
 row("ascope opjitter time", ("%.2f s"):format(ojt), "< 10 s", ojt < 10)
 row(("ascope moe time, %d cards"):format(opts.moe_cards), ("%.2f s"):format(moet), "< 10 s", moet < 10)
 row(("memory_report.html of %d events"):format(opts.rows), ("%.2f MB"):format(html_size / 1e6), "< 5 MB", html_size < 5e6)
@@ -441,5 +585,5 @@ else
   io.write("  (chromium is not installed: the render time is not measured)\n")
 end
 if not opts.keep then
-  for _, d in ipairs({ "/out1", "/out2", "/out3", "/out4", "/out5", "/out6", "/out7", "/out8" }) do core.fs.remove_tree(dir .. d) end
+  for _, d in ipairs({ "/out1", "/out2", "/out3", "/out4", "/out5", "/out6", "/out7", "/out8", "/out9" }) do core.fs.remove_tree(dir .. d) end
 end

@@ -7,6 +7,25 @@ describe("fs", function()
   before_each(function() dir = h.tmpdir() end)
   after_each(function() h.cleanup(dir) end)
 
+  it("counts the CPUs this process may use and caps workers by them", function()
+    local cpus = fs.cpus()
+    assert.truthy(cpus >= 1)
+    local online = tonumber(io.popen("getconf _NPROCESSORS_ONLN"):read("a"))
+    assert.truthy(cpus <= online)
+    assert.equal(1, fs.workers(1))
+    local w = fs.workers()
+    assert.truthy(w >= 1 and w <= cpus)
+    assert.truthy(fs.workers(1000) <= cpus)
+    assert.has_error(function() fs.workers(0) end)
+    -- a process bound to one CPU sees one, whatever the machine has
+    if os.execute("command -v taskset > /dev/null 2>&1") then
+      local script = dir .. "/cpus.lua"
+      assert(fs.write(script, 'print(require("ascope_core").fs.cpus())'))
+      local out = io.popen(("taskset -c 0 %s run %s 2>&1"):format(os.getenv("ASCOPE_BIN"), script)):read("a")
+      assert.equal("1\n", out)
+    end
+  end)
+
   it("walks folders depth first in name order and writes files atomically", function()
     assert(fs.write(dir .. "/b/2.txt", "two"))
     assert(fs.write(dir .. "/b/1.txt", "one"))

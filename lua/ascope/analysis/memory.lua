@@ -76,21 +76,31 @@ function M.time_order(ts, rows) return rows:take(ts:take(rows):order()) end
 
 local NO_STACK = "(no call stack)"
 
--- group_sum results -> the top_n groups, largest first, with their share of `whole` KB
+-- group_sum results -> the top_n groups, largest first (ties by key), with their share of
+-- `whole` KB, and the number of groups. The top_n are picked in one pass that keeps them in
+-- order, not by sorting every group: with a distinct call stack per row there are as many
+-- groups as rows.
 local function ranked(groups, whole_kb, top_n, label)
-  local list = {}
-  for i, g in ipairs(groups) do
-    list[i] = { [label or "call_site"] = g.key or NO_STACK, size_kb = g.sum, count = g.count,
-                share = whole_kb and whole_kb > 0 and g.sum / whole_kb or nil }
-  end
   local key = label or "call_site"
-  table.sort(list, function(a, b)
+  local function before(a, b)
     if a.size_kb ~= b.size_kb then return a.size_kb > b.size_kb end
     return a[key] < b[key]
-  end)
-  local out = {}
-  for i = 1, math.min(#list, top_n) do out[i] = list[i] end
-  return out, #list
+  end
+  local out, n = {}, 0
+  for _, g in ipairs(groups) do
+    local e = { [key] = g.key or NO_STACK, size_kb = g.sum, count = g.count,
+                share = whole_kb and whole_kb > 0 and g.sum / whole_kb or nil }
+    if n < top_n or before(e, out[n]) then
+      local at = n < top_n and n + 1 or n
+      while at > 1 and before(e, out[at - 1]) do
+        out[at] = out[at - 1]
+        at = at - 1
+      end
+      out[at] = e
+      if n < top_n then n = n + 1 end
+    end
+  end
+  return out, #groups
 end
 
 -- the group without a key (rows without a call stack) of a group_sum result

@@ -4,7 +4,6 @@ local core = require "ascope_core"
 local fmt = require "ascope.fmt"
 local md = require "ascope.report.md"
 local writer = require "ascope.report.writer"
-local trace_fmt = require "ascope.ascend.trace"
 local analysis = require "ascope.analysis.memory"
 local json = core.json
 local t = require("ascope.i18n").t
@@ -145,7 +144,7 @@ local function mb(kb) return kb and ("%.1f"):format(kb / 1024) or "" end
 local function sites_table(list, with_share)
   local rows = {}
   for i, s in ipairs(list) do
-    rows[i] = { i, s.call_site, mb(s.size_kb), s.count, with_share and fmt.pct(s.share) or nil }
+    rows[i] = { i, fmt.label(s.call_site), mb(s.size_kb), s.count, with_share and fmt.pct(s.share) or nil }
   end
   local head = header("report.memory.md.sites_header")
   if with_share then head[5] = t("report.memory.md.share") end
@@ -270,24 +269,8 @@ function M.trace_json(result, path)
   local w, err = json.writer(path)
   if not w then return nil, err end
   w:write('{"displayTimeUnit":"ms","traceEvents":[\n')
-  local frames, nframes, frame_lines = {}, 0, { '"0":{"name":"(no call stack)"}' }
-  local function frame_id(stack)
-    local parent
-    local fs_ = trace_fmt.frames(stack)
-    for k = #fs_, 1, -1 do
-      local key = (parent or 0) .. "\0" .. fs_[k]
-      local id = frames[key]
-      if not id then
-        nframes = nframes + 1
-        id = nframes
-        frames[key] = id
-        frame_lines[#frame_lines + 1] = ('"%d":{"name":%s%s}'):format(id, json.encode(fs_[k]),
-          parent and (',"parent":"' .. parent .. '"') or "")
-      end
-      parent = id
-    end
-    return parent and tostring(parent)
-  end
+  -- the frames in C, once per distinct stack, the rows pointing at them by id
+  local tree = core.stacktree.new()
   local ranks = result.ranks
   local first = true
   for pid, r in ipairs(ranks) do
@@ -304,7 +287,7 @@ function M.trace_json(result, path)
     local pids = {}
     for pid, r in ipairs(ranks) do pids[pid] = core.column.fill("integer", pid, r.n) end
     local sfs = {}
-    for i, r in ipairs(ranks) do sfs[i] = r.call_stack:map(frame_id) end
+    for i, r in ipairs(ranks) do sfs[i] = tree:ids(r.call_stack) end
     local start, release, size = all_ranks(ranks, "start_ns"), all_ranks(ranks, "release_ns"), all_ranks(ranks, "size_kb")
     local pid = #ranks == 1 and pids[1] or core.column.concat(pids)
     local sf = #ranks == 1 and sfs[1] or core.column.concat(sfs)
@@ -319,7 +302,7 @@ function M.trace_json(result, path)
       for _, p in ipairs(tail) do parts[#parts + 1] = p end
       return parts
     end
-    local args = { ',"sf":', { sf, string = true, missing = '"0"' }, ',"args":{"size_kb":', { size },
+    local args = { ',"sf":"', { sf, missing = "0" }, '","args":{"size_kb":', { size },
                    ',"call_stack_top":', { all_ranks(ranks, "top"), string = true, missing = '""' } }
     local begin_released, begin_open = { table.unpack(args) }, { table.unpack(args) }
     begin_released[#begin_released + 1] = "}}"
@@ -334,7 +317,16 @@ function M.trace_json(result, path)
              { first = false, need = { start }, positive = size, missing = release })
     end
   end
-  w:write('\n],"stackFrames":{', table.concat(frame_lines, ",\n"), "}}\n")
+  -- the members in pieces of 1 MiB: a million distinct stacks make hundreds of MB of them
+  w:write('\n],"stackFrames":{"0":{"name":"(no call stack)"}')
+  local at, piece = 0, tree:json(0, 1 << 20)
+  if piece ~= "" then w:write(",\n") end
+  while piece ~= "" do
+    w:write(piece)
+    at = at + #piece
+    piece = tree:json(at, 1 << 20)
+  end
+  w:write("}}\n")
   return w:close()
 end
 

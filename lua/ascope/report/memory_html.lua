@@ -31,7 +31,7 @@ local RANK_COLUMNS = {
 local function sites_chart(title, sites, whole_label)
   local labels, values = {}, {}
   for i, s in ipairs(sites) do
-    labels[i] = s.call_site
+    labels[i] = fmt.label(s.call_site)
     values[i] = s.size_kb / 1024
   end
   if #labels == 0 then return '<p class="note">' .. esc(t("report.none")) .. "</p>" end
@@ -200,7 +200,7 @@ end
 function KINDS.leaks(_, sec, r)
   local l = r.summary.leak_suspects
   local rows = {}
-  for i, s in ipairs(top(l.sites, sec.top)) do rows[i] = { s.call_site, s.size_kb / 1024, s.count } end
+  for i, s in ipairs(top(l.sites, sec.top)) do rows[i] = { fmt.label(s.call_site), s.size_kb / 1024, s.count } end
   return "<p>" .. esc(t("report.memory.never_released", l.size_kb / 1024)) .. "</p>"
     .. html.table(header("report.memory.leaks_header"), rows)
 end

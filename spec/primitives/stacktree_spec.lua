@@ -1,0 +1,91 @@
+-- stacktree: call stacks as a tree of frames for memory_trace.json's "stackFrames".
+local core = require "ascope_core"
+local json = core.json
+
+-- the tree built in plain Lua (frames split at ";\r\n", ";\n" and NUL, trimmed, empty ones
+-- dropped, the last frame the root): the model the C tree must match byte for byte
+local function model()
+  local ids, n, lines = {}, 0, {}
+  return function(stack)
+    local frames = {}
+    for f in (stack:gsub(";\r\n", "\0"):gsub(";\n", "\0") .. "\0"):gmatch("([^%z]*)%z") do
+      f = f:gsub("^%s+", ""):gsub("%s+$", "")
+      if f ~= "" then frames[#frames + 1] = f end
+    end
+    local parent
+    for k = #frames, 1, -1 do
+      local key = (parent or 0) .. "\0" .. frames[k]
+      if not ids[key] then
+        n = n + 1
+        ids[key] = n
+        lines[#lines + 1] = ('"%d":{"name":%s%s}'):format(n, json.encode(frames[k]),
+          parent and (',"parent":"' .. parent .. '"') or "")
+      end
+      parent = ids[key]
+    end
+    return parent
+  end, function() return table.concat(lines, ",\n") end
+end
+
+describe("stacktree", function()
+  it("names each (parent, frame) once, innermost frame last", function()
+    local t = core.stacktree.new()
+    assert.equal(2, t:add("a.py(1): f;\r\nmain.py(9): <module>"))
+    assert.equal(3, t:add("b.py(2): g;\nmain.py(9): <module>"))
+    assert.equal(2, t:add("  a.py(1): f ;\r\n main.py(9): <module>\t"))
+    assert.equal(5, t:add("main.py(9): <module>;\r\na.py(1): f"))
+    assert.equal('"1":{"name":"main.py(9): <module>"},\n"2":{"name":"a.py(1): f","parent":"1"},\n'
+      .. '"3":{"name":"b.py(2): g","parent":"1"},\n"4":{"name":"a.py(1): f"},\n'
+      .. '"5":{"name":"main.py(9): <module>","parent":"4"}', t:json())
+  end)
+
+  it("gives nil for a stack without frames and writes nothing for it", function()
+    local t = core.stacktree.new()
+    assert.is_nil(t:add(""))
+    assert.is_nil(t:add(" ;\r\n\t;\n"))
+    assert.equal("", t:json())
+  end)
+
+  it("matches the plain-Lua model on awkward stacks", function()
+    local t = core.stacktree.new()
+    local add, text = model()
+    local stacks = { "x;\r\ny", "x;\ny", "x\0y", ";;\r\n;", "a;\r;\nb", "\"q\"\\;\r\n\1ctl", "中文(1): 函数;\r\n根",
+                     "cut \228\184;\r\nroot", "cut \228\185;\r\nroot", "cut \228\184;\r\nroot", "bad \255;\r\nroot",
+                     "x;\r\n", ";\r\nx", "  ", "deep" .. (";\r\nf"):rep(300) }
+    for i = 1, 200 do stacks[#stacks + 1] = ("m%d.py(%d): fn;\r\nshared.py(1): run;\r\nmain"):format(i % 37, i) end
+    for _, s in ipairs(stacks) do assert.equal(add(s), t:add(s), s) end
+    assert.equal(text(), t:json())
+  end)
+
+  it("gives the ids of a string column's rows, each distinct stack added once", function()
+    local col = core.column.new("string", { "b;\r\nroot", "", "a;\r\nroot", "b;\r\nroot", " ;\n", "a;\r\nroot" })
+    col = core.column.concat({ col, core.column.fill("string", nil, 1) })
+    local t = core.stacktree.new()
+    local ids = t:ids(col)
+    assert.same({ 2, nil, 3, 2, nil, 3, nil }, { ids[1], ids[2], ids[3], ids[4], ids[5], ids[6], ids[7] })
+    assert.equal(7, #ids)
+    assert.equal('"1":{"name":"root"},\n"2":{"name":"b","parent":"1"},\n"3":{"name":"a","parent":"1"}', t:json())
+    assert.has_error(function() t:ids(core.column.new("integer", { 1 })) end)
+  end)
+
+  it("gives its text in pieces", function()
+    local t = core.stacktree.new()
+    t:add("a;\r\nb;\r\nc")
+    local whole = t:json()
+    local parts, at = {}, 0
+    repeat
+      local p = t:json(at, 7)
+      assert.truthy(#p <= 7)
+      parts[#parts + 1] = p
+      at = at + #p
+    until p == ""
+    assert.equal(whole, table.concat(parts))
+    assert.equal(whole:sub(11), t:json(10))
+    assert.equal("", t:json(#whole))
+    assert.has_error(function() t:json(-1) end)
+  end)
+
+  it("refuses a value that is not a string", function()
+    assert.has_error(function() core.stacktree.new():add({}) end)
+  end)
+end)

@@ -1,0 +1,114 @@
+/* Lua binding of the call-stack tree: stacktree.new() -> tree; tree:add(stack) -> the id of the
+ * stack's innermost frame, or nil for a stack without frames; tree:json([from [, max]]) -> the "stackFrames"
+ * members created so far. Called once per distinct stack (through col:map), it keeps the cost
+ * of memory_trace.json's stackFrames per distinct frame, not per row. */
+#include "ascope/checked.h"
+#include "ascope/stacktree.h"
+#include "lbind.h"
+
+#define STACKTREE_MT "ascope.stacktree"
+
+typedef struct {
+  asc_stacktree *t;
+} tree_ud;
+
+static asc_stacktree *check_tree(lua_State *L) {
+  tree_ud *u = luaL_checkudata(L, 1, STACKTREE_MT);
+  if (!u->t) luaL_error(L, "stacktree: already freed");
+  return u->t;
+}
+
+static int tree_add(lua_State *L) {
+  asc_stacktree *t = check_tree(L);
+  size_t n;
+  const char *s = luaL_checklstring(L, 2, &n);
+  uint32_t leaf;
+  if (asc_stacktree_add(t, s, n, &leaf)) return luaL_error(L, "stacktree: out of memory");
+  if (leaf)
+    lua_pushinteger(L, (lua_Integer)leaf);
+  else
+    lua_pushnil(L);
+  return 1;
+}
+
+/* tree:ids(col) -> integer column: per row of a string column, the id of its stack's innermost
+ * frame (missing for no stack or one without frames). Each distinct string is added once and
+ * no Lua string is made of it. */
+static int tree_ids(lua_State *L) {
+  asc_stacktree *t = check_tree(L);
+  asc_col *c = lasc_checkcolumn(L, 2);
+  luaL_argcheck(L, c->kind == ASC_STR, 2, "a string column expected");
+  asc_strtab *st = lasc_column_strings(L, 2);
+  size_t nstr = (size_t)asc_strtab_count(st) + 1;
+  size_t bytes;
+  if (asc_size_mul(nstr, sizeof(int64_t), &bytes)) return luaL_error(L, "stacktree: too many strings");
+  int64_t *leaf_of = lua_newuserdatauv(L, bytes, 0); /* freed by the collector even on error */
+  for (size_t i = 0; i < nstr; i++) leaf_of[i] = -1;
+  asc_col out;
+  asc_col_init(&out, ASC_I64);
+  asc_col *o = lasc_pushcolumn(L, &out, 0);
+  if (asc_col_reserve(o, c->n)) return luaL_error(L, "stacktree: out of memory");
+  for (size_t i = 0; i < c->n; i++) {
+    uint32_t id = c->v.s[i];
+    int64_t v = 0;
+    if (id && id < nstr) {
+      if (leaf_of[id] < 0) {
+        size_t len;
+        const char *s = asc_strtab_get(st, id, &len);
+        uint32_t leaf = 0;
+        if (s && asc_stacktree_add(t, s, len, &leaf)) return luaL_error(L, "stacktree: out of memory");
+        leaf_of[id] = leaf;
+      }
+      v = leaf_of[id];
+    }
+    if (v ? asc_col_push_i64(o, v) : asc_col_push_null(o)) return luaL_error(L, "stacktree: out of memory");
+  }
+  return 1;
+}
+
+/* tree:json([from [, max]]): the members text from byte `from` (0-based), at most `max` bytes:
+ * a writer takes a large tree in pieces, never as one more copy of the whole text */
+static int tree_json(lua_State *L) {
+  size_t n;
+  const char *s = asc_stacktree_json(check_tree(L), &n);
+  lua_Integer from = luaL_optinteger(L, 2, 0), max = luaL_optinteger(L, 3, (lua_Integer)n);
+  luaL_argcheck(L, from >= 0, 2, "not negative");
+  luaL_argcheck(L, max >= 0, 3, "not negative");
+  if ((lua_Unsigned)from >= n) {
+    lua_pushliteral(L, "");
+    return 1;
+  }
+  size_t left = n - (size_t)from;
+  lua_pushlstring(L, s + from, (lua_Unsigned)max < left ? (size_t)max : left);
+  return 1;
+}
+
+static int tree_gc(lua_State *L) {
+  tree_ud *u = luaL_checkudata(L, 1, STACKTREE_MT);
+  asc_stacktree_free(u->t);
+  u->t = NULL;
+  return 0;
+}
+
+static int tree_new(lua_State *L) {
+  tree_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
+  u->t = NULL;
+  luaL_setmetatable(L, STACKTREE_MT);
+  u->t = asc_stacktree_new();
+  if (!u->t) return luaL_error(L, "stacktree: out of memory");
+  return 1;
+}
+
+int lasc_open_stacktree(lua_State *L) {
+  static const luaL_Reg methods[] = {{"add", tree_add}, {"ids", tree_ids}, {"json", tree_json}, {NULL, NULL}};
+  if (luaL_newmetatable(L, STACKTREE_MT)) {
+    lua_pushcfunction(L, tree_gc);
+    lua_setfield(L, -2, "__gc");
+    luaL_newlib(L, methods);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+  static const luaL_Reg fns[] = {{"new", tree_new}, {NULL, NULL}};
+  luaL_newlib(L, fns);
+  return 1;
+}
