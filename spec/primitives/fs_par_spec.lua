@@ -21,7 +21,7 @@ describe("fs", function()
     if os.execute("command -v taskset > /dev/null 2>&1") then
       local script = dir .. "/cpus.lua"
       assert(fs.write(script, 'print(require("ascope_core").fs.cpus())'))
-      local out = io.popen(("taskset -c 0 %s run %s 2>&1"):format(os.getenv("ASCOPE_BIN"), script)):read("a")
+      local out = io.popen(("taskset -c 0 %s run %s 2>&1"):format(h.bin, script)):read("a")
       assert.equal("1\n", out)
     end
   end)
