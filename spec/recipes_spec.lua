@@ -10,15 +10,7 @@ local function job(dir, script)
   local file = dir .. "/script.lua"
   h.write(file, "local ascope = require 'ascope'\nlocal json = ascope.json\nlocal OUT = " .. ("%q"):format(dir ..
     "/values.json") .. "\n" .. script)
-  local prefix = ("LUA_PATH='%s' LUA_CPATH='%s' "):format(package.path, package.cpath)
-  if os.getenv("ASAN_OPTIONS") then -- ascope_core.so built with sanitizers: load their runtime first
-    local cc = assert(io.popen("cc -print-file-name=libasan.so"))
-    prefix = prefix .. ("LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0 "):format(cc:read("l"))
-    cc:close()
-  end
-  local p = assert(io.popen(("%slua5.4 %s 2>&1"):format(prefix, file)))
-  local printed = p:read("a")
-  p:close()
+  local _, printed = h.stock_lua(file)
   local f = io.open(dir .. "/values.json")
   assert(f, "the script left no values: " .. printed)
   f:close()
