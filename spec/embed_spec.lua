@@ -85,17 +85,7 @@ describe("a job run from a stock lua5.4", function()
   local function lua(script)
     local file = dir .. "/script.lua"
     h.write(file, script)
-    -- the module paths this suite runs with (busted may have set them itself, from .busted)
-    local prefix = ("LUA_PATH='%s' LUA_CPATH='%s' "):format(package.path, package.cpath)
-    if os.getenv("ASAN_OPTIONS") then -- ascope_core.so built with sanitizers: load their runtime first
-      local cc = assert(io.popen("cc -print-file-name=libasan.so"))
-      prefix = prefix .. ("LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0 "):format(cc:read("l"))
-      cc:close()
-    end
-    local p = assert(io.popen(("%slua5.4 %s 2>&1"):format(prefix, file)))
-    local out = p:read("a")
-    local ok, _, code = p:close()
-    return ok and 0 or code, out
+    return h.stock_lua(file)
   end
 
   it("prints nothing and forks no worker unless asked", function()

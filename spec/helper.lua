@@ -84,6 +84,22 @@ function M.run(...)
   return code, o, e
 end
 
+--- Run a Lua script file with the stock lua5.4 and the module paths this suite runs with (busted
+-- may have set them itself, from .busted); returns its exit status and everything it wrote on
+-- stdout and stderr.
+function M.stock_lua(file)
+  local prefix = ("LUA_PATH=%s LUA_CPATH=%s "):format(quote(package.path), quote(package.cpath))
+  if os.getenv("ASAN_OPTIONS") then -- ascope_core.so built with sanitizers: load their runtime first
+    local cc = assert(io.popen("cc -print-file-name=libasan.so"))
+    prefix = prefix .. ("LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0 "):format(cc:read("l"))
+    cc:close()
+  end
+  local p = assert(io.popen(("%slua5.4 %s 2>&1"):format(prefix, quote(file))))
+  local out = p:read("a")
+  local ok, _, code = p:close()
+  return ok and 0 or code, out
+end
+
 --- Every file under dir, as {relative path -> bytes}.
 function M.files(dir)
   local out = {}

@@ -8,7 +8,8 @@
 --     print(r.n, r.columns.name[1], r.columns.ts[1])   -- ts in exact int64 nanoseconds
 --
 -- Primitives (C, see README "Lua API"): json, csv, interval, match, bin, db, fs, par, regex, iconv, logclass, column.
--- Analyses are loaded on first use: ascope.memory, ...
+-- The six jobs are loaded on first use: ascope.memory, timeline, moe, plog, graph, opjitter; each
+-- has `anomalies(result)` -> {{severity, card or rank, analysis, message}, ...}.
 -- @module ascope
 local core = require "ascope_core"
 
@@ -29,6 +30,10 @@ local core = require "ascope_core"
 -- @field VERSION the version of ascope ("0.1.0")
 -- @field memory the memory job (`ascope.memory`), loaded on first use
 -- @field timeline the timeline job (`ascope.timeline`), loaded on first use
+-- @field moe the MoE communication job (`ascope.moe`), loaded on first use
+-- @field plog the plog classification job (`ascope.plog`), loaded on first use
+-- @field graph the graph comparison job (`ascope.graph`), loaded on first use
+-- @field opjitter the operator jitter job (`ascope.opjitter`), loaded on first use
 -- @field rules rule files (`ascope.rules`), loaded on first use
 -- @field log where the library's messages and progress go (`ascope.log`): nowhere until
 -- `log.set_sink{on_log = fn, on_progress = fn}`
@@ -51,7 +56,8 @@ local M = {
   VERSION = require "ascope.version",
 }
 
-local lazy = { memory = "ascope.memory", timeline = "ascope.timeline", rules = "ascope.rules", log = "ascope.log",
+local lazy = { memory = "ascope.memory", timeline = "ascope.timeline", moe = "ascope.moe", plog = "ascope.plog",
+               graph = "ascope.graph", opjitter = "ascope.opjitter", rules = "ascope.rules", log = "ascope.log",
                workers = "ascope.workers" }
 
 return setmetatable(M, {

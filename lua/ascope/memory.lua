@@ -353,4 +353,32 @@ function M.check_output(result)
   return checks.run(result.rules.output, subject)
 end
 
+-- Fields every job's anomalies carry but the output checks do not: read through the metatable,
+-- so a check stays its own {id, severity, message} where it is listed (memory_summary.json, --json).
+local CHECK = { __index = { analysis = "memory check" } }
+
+--- Findings: {severity, rank, analysis, message}: each rank that could not be read ("memory
+-- read", ERROR), each problem of a rank read in part ("memory partial", ERROR), then the output
+-- checks of rules/memory.lua ("memory check", their own severity and id; `result.problems` when
+-- the caller has them, else computed).
+function M.anomalies(result)
+  local out = {}
+  for _, f in ipairs(result.failed) do
+    out[#out + 1] = { severity = "ERROR", rank = f.rank, role = f.role, analysis = "memory read",
+                      message = t("memory.rank_failed", tostring(f.rank or "?"), f.role, f.reason) }
+  end
+  for _, r in ipairs(result.ranks) do
+    for _, p in ipairs(r.problems) do
+      out[#out + 1] = { severity = "ERROR", rank = r.rank, role = r.role, analysis = "memory partial",
+                        message = t("memory.partial", tostring(r.rank), r.role, p) }
+    end
+  end
+  for _, p in ipairs(result.problems or M.check_output(result)) do
+    local copy = {}
+    for k, v in pairs(p) do copy[k] = v end
+    out[#out + 1] = setmetatable(copy, CHECK)
+  end
+  return out
+end
+
 return M

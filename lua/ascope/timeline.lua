@@ -191,4 +191,20 @@ function M.run(input, opts)
   return M.assemble(plan.context, shard.compute(M, plan, shard.select(plan), plan.opts.jobs), plan.rules)
 end
 
+--- Findings: each expert rule that fired on a rank, most severe first within the rank: the
+-- rule's own fields ({id, severity, metric, value, threshold, op, finding, action, evidence})
+-- with the rank and role. `analysis` ("timeline " .. id) and `message` (the finding's text) are
+-- read through the metatable, so the rows listed (timeline_metrics.json, --json) stay the rule's.
+function M.anomalies(res)
+  local out = {}
+  for _, r in ipairs(res.ranks) do
+    for _, f in ipairs(r.findings or {}) do
+      local copy = { rank = r.rank, role = r.role }
+      for k, v in pairs(f) do copy[k] = v end
+      out[#out + 1] = setmetatable(copy, { __index = { analysis = "timeline " .. f.id, message = f.finding } })
+    end
+  end
+  return out
+end
+
 return M

@@ -159,29 +159,25 @@ function M.finish(result, opts)
   end
   print(t("memory.summary", #result.ranks, total, out))
   print(t("memory.outputs", table.concat(written, ", ")))
-  local failed, partial = false, 0
-  for _, f in ipairs(result.failed) do
-    log.error("%s", t("memory.rank_failed", tostring(f.rank or "?"), f.role, f.reason))
-    failed = true
-  end
-  for _, r in ipairs(result.ranks) do
-    for _, p in ipairs(r.problems) do log.error("%s", t("memory.partial", tostring(r.rank), r.role, p)) end
-    if #r.problems > 0 then partial = partial + 1 end
-  end
-  if partial > 0 then
-    log.error("%s", t("memory.partial_ranks", partial))
-    failed = true
-  end
-  for _, p in ipairs(result.problems) do
-    if p.severity == "error" then
-      log.error("%s", p.message)
+  -- every anomaly is said on stderr; the output checks are the findings of --fail-on and --json
+  -- (an unread or partial rank already makes the exit code 1)
+  local failed, partial, found, partial_ranks = false, 0, {}, {}
+  for _, a in ipairs(memory.anomalies(result)) do
+    if a.analysis == "memory check" then found[#found + 1] = a end
+    if a.analysis == "memory partial" and not partial_ranks[a.rank] then
+      partial_ranks[a.rank] = true
+      partial = partial + 1
+    end
+    if tostring(a.severity):upper() == "ERROR" then
+      log.error("%s", a.message)
       failed = true
     else
-      log.warn("%s", p.message)
+      log.warn("%s", a.message)
     end
   end
+  if partial > 0 then log.error("%s", t("memory.partial_ranks", partial)) end
   if #result.failed > 0 then log.error("%s", t("memory.failed_ranks", #result.failed)) end
-  return failed and 1 or 0, result.problems, result, report.summary_data(result)
+  return failed and 1 or 0, found, result, report.summary_data(result)
 end
 
 return M

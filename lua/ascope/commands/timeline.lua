@@ -110,15 +110,7 @@ function M.finish(res, opts)
     for _, w in ipairs(r.warnings or {}) do log.warn("rank %s: %s: %s", tostring(r.rank), r.trace, w) end
   end
   for _, f in ipairs(res.failed) do log.error("rank %s (%s): %s", tostring(f.rank or "?"), f.role or "", f.reason) end
-  local found = {}
-  for _, r in ipairs(res.ranks) do
-    for _, f in ipairs(r.findings or {}) do
-      local copy = { rank = r.rank, role = r.role }
-      for k, v in pairs(f) do copy[k] = v end
-      found[#found + 1] = copy
-    end
-  end
-  return #res.failed > 0 and 1 or 0, found, res, report.data(res)
+  return #res.failed > 0 and 1 or 0, timeline.anomalies(res), res, report.data(res)
 end
 
 return M
