@@ -1,5 +1,6 @@
 -- Shared spec helpers: fixture paths, scratch folders, running the ascope executable.
 local core = require "ascope_core"
+local luassert = require "luassert" -- the specs' assert lives in their own environment
 -- in-process runs stay silent, also when busted runs inside the ascope executable (which
 -- installs the stderr sink before it runs a script)
 require("ascope.log").set_sink(nil)
@@ -107,6 +108,22 @@ function M.files(dir)
   for name in p:lines() do out[name] = M.read(dir .. "/" .. name) end
   p:close()
   return out
+end
+
+--- Run `ascope ARGS... -o PART --shard k/n [EXTRA...]` for k = 1..n in dir; every shard must
+-- exit 0 and say it is shard k/n. Returns the part folders and each shard's stderr.
+function M.shards(dir, n, args, extra)
+  local parts, errs = {}, {}
+  for k = 1, n do
+    local part = ("%s/part-%d-of-%d"):format(dir, k, n)
+    local a = { table.unpack(args) }
+    for _, x in ipairs({ "-o", part, "--shard", ("%d/%d"):format(k, n), table.unpack(extra or {}) }) do a[#a + 1] = x end
+    local code, out, err = M.run(table.unpack(a))
+    luassert.equal(0, code, err)
+    luassert.truthy(out:find(("shard %d/%d:"):format(k, n), 1, true), out)
+    parts[k], errs[k] = part, err
+  end
+  return parts, errs
 end
 
 --- text with a path replaced by OUT (outputs of runs written to different folders compared).

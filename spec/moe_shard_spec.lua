@@ -6,19 +6,11 @@ local mh = require "moe_helper"
 
 local files, unpath, count = h.files, h.unpath, h.count
 
--- run `ascope moe ARGS... -o PART --shard k/n` for k = 1..n; returns the part folders
+-- the shards of `ascope moe ARGS...`; a shard prints no per-card lines: the merge tells them, in
+-- card order
 local function shards(dir, n, args)
-  local parts = {}
-  for k = 1, n do
-    local part = ("%s/part-%d-of-%d"):format(dir, k, n)
-    local a = { "moe", table.unpack(args) }
-    for _, x in ipairs({ "-o", part, "--shard", ("%d/%d"):format(k, n) }) do a[#a + 1] = x end
-    local code, out, err = h.run(table.unpack(a))
-    assert.equal(0, code, err)
-    assert.truthy(out:find(("shard %d/%d:"):format(k, n), 1, true), out)
-    assert.equal("", err) -- a shard's per-card lines are told by the merge, in card order
-    parts[k] = part
-  end
+  local parts, errs = h.shards(dir, n, { "moe", table.unpack(args) })
+  for _, err in ipairs(errs) do assert.equal("", err) end
   return parts
 end
 

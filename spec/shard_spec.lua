@@ -4,20 +4,7 @@ local gen = require "gen_tree"
 
 local files, unpath, count = h.files, h.unpath, h.count
 
--- run `ascope ARGS... -o OUT --shard k/n` for k = 1..n; returns the part folders
-local function shards(dir, n, args)
-  local parts = {}
-  for k = 1, n do
-    local part = ("%s/part-%d-of-%d"):format(dir, k, n)
-    local a = { table.unpack(args) }
-    for _, x in ipairs({ "-o", part, "--shard", ("%d/%d"):format(k, n), "-q" }) do a[#a + 1] = x end
-    local code, out, err = h.run(table.unpack(a))
-    assert.equal(0, code, err)
-    assert.truthy(out:find(("shard %d/%d:"):format(k, n), 1, true), out)
-    parts[k] = part
-  end
-  return parts
-end
+local function shards(dir, n, args) return (h.shards(dir, n, args, { "-q" })) end
 
 describe("shard selection", function()
   it("reads K/N and refuses anything else", function()
