@@ -43,9 +43,10 @@ function rules.set_dir(dir) end
 -- memory ---------------------------------------------------------------------------------
 
 ---@class ascope.MemoryOptions
+---@field input? string the profiling tree (run(opts)); run(input, opts) also works
 ---@field match? "latest"|"within"|"within-or-latest" how an allocation finds its operator (default from rules: latest)
 ---@field rank_list? string|table<integer, true> "all", "0,2,4-7" or a set of ranks
----@field roles? string[] only these roles
+---@field role? string[] only these roles (`roles` is read too)
 ---@field jobs? integer ranks read in parallel (default: CPUs)
 ---@field rules? string a rule file merged over rules/memory.lua
 
@@ -75,29 +76,52 @@ function rules.set_dir(dir) end
 ---@class ascope.MemoryResult
 ---@field ranks ascope.MemoryRank[]
 ---@field failed {role: string, rank: integer, dirs: string[], reason: string}[]
+---@field unreadable {path: string, message: string}[] failed and partial ranks
+---@field problems table[] the output checks of rules/memory.lua
 local MemoryResult = {}
 ---Every event of every rank in output order (start time, then rank, then file order).
 ---@return fun(): ascope.MemoryRow?
 function MemoryResult:rows() end
 
+---@class ascope.WriteOptions
+---@field formats? string[]|string the outputs to write (default: the command's --format default)
+---@field layout? string a layout file for the HTML report
+---@field jobs? integer files written in parallel worker processes (default 1)
+
 ---@class ascope.memory
+---@field spec table the option spec (command line, help, man page)
 local memory = {}
----Parse a profiling tree and attribute every allocation.
+---Read a profiling tree and attribute every allocation; prints and writes nothing.
+---@param opts ascope.MemoryOptions|string options with `input`, or the input (then opts second)
+---@param legacy? ascope.MemoryOptions
+---@return ascope.MemoryResult|nil result, string? message, string? kind "usage" when an option is wrong
+function memory.run(opts, legacy) end
+---memory.run(input, opts), under its earlier name.
 ---@param input string a tree, one *_ascend_pt folder or an ASCEND_PROFILER_OUTPUT folder
 ---@param opts? ascope.MemoryOptions
 ---@return ascope.MemoryResult|nil result, string? message
 function memory.parse(input, opts) end
+---Write memory_events.csv, memory_summary.json, memory_report.md, memory_report.html, memory_trace.json.
+---@param result ascope.MemoryResult
+---@param outdir string
+---@param opts? ascope.WriteOptions formats: csv, json, md, html, trace
+---@return true|nil ok, string[]|string paths_or_message
+function memory.write(result, outdir, opts) end
+---@param result ascope.MemoryResult
+---@return {severity: string, rank: integer?, analysis: string, message: string}[]
+function memory.anomalies(result) end
 
 -- timeline -------------------------------------------------------------------------------
 
 ---@class ascope.TimelineOptions
+---@field input? string the trace, .db, step_trace_time.csv or tree (run(opts)); run(input, opts) also works
 ---@field rank_list? string|table<integer, true>
 ---@field jobs? integer
 ---@field rules? string
 ---@field step? integer the step to analyse (default: the median one)
 ---@field pp? integer pipeline stages
 ---@field microbatches? integer
----@field top_n? integer
+---@field top? integer rows in the ranked tables (`top_n` is read too)
 ---@field device_regex? string
 ---@field comm_regex? string
 ---@field step_trace? string step_trace_time.csv
@@ -125,14 +149,26 @@ function memory.parse(input, opts) end
 ---@class ascope.TimelineResult
 ---@field ranks ascope.TimelineRank[]
 ---@field failed {rank: integer?, reason: string}[]
+---@field unreadable {path: string, message: string}[]
 ---@field rules table
 
 ---@class ascope.timeline
+---@field spec table the option spec (command line, help, man page)
 local timeline = {}
----@param input string a trace_view.json, msprof_*.json, ascend_pytorch_profiler_*.db or a tree
----@param opts? ascope.TimelineOptions
----@return ascope.TimelineResult|nil result, string? message
-function timeline.run(input, opts) end
+---Analyse every rank; prints and writes nothing.
+---@param opts ascope.TimelineOptions|string options with `input`, or the input (then opts second)
+---@param legacy? ascope.TimelineOptions
+---@return ascope.TimelineResult|nil result, string? message, string? kind "usage" when an option is wrong
+function timeline.run(opts, legacy) end
+---Write timeline_metrics.json, timeline_report.md, timeline_report.html.
+---@param result ascope.TimelineResult
+---@param outdir string
+---@param opts? ascope.WriteOptions formats: json, md, html
+---@return true|nil ok, string[]|string paths_or_message
+function timeline.write(result, outdir, opts) end
+---@param result ascope.TimelineResult
+---@return ascope.Finding[]
+function timeline.anomalies(result) end
 
 -- moe ------------------------------------------------------------------------------------
 

@@ -276,43 +276,14 @@ function M.help(spec)
   return table.concat(lines, "\n") .. "\n"
 end
 
-local function rank_number(digits, text)
-  local n = math.tointeger(tonumber(digits))
-  if not n then errors.usage("--rank-list: %s is not a rank number (in %q)", digits, text) end
-  return n
-end
-
---- "all" or "0,2,4-7" -> nil (all) or a set: ranks[r] is true for the ranks listed. The ranges
--- are kept as ranges (a set of 0-99999999999 costs two numbers, not a table of every rank).
+--- "all" or "0,2,4-7" -> nil (all) or a set (see ascope.ranks); a usage error otherwise.
 function M.rank_list(text)
-  if text == nil or text == "all" then return nil end
-  local ranges = {}
-  text = tostring(text)
-  for part in text:gmatch("[^,]+") do
-    local a, b = part:match("^%s*(%d+)%s*%-%s*(%d+)%s*$")
-    if a then
-      a, b = rank_number(a, text), rank_number(b, text)
-      if b < a then errors.usage("--rank-list: range %s runs backwards", part) end
-      ranges[#ranges + 1] = { a, b }
-    else
-      local n = part:match("^%s*(%d+)%s*$")
-      if not n then errors.usage("--rank-list takes 'all' or numbers and ranges like 0,2,4-7, not %q", text) end
-      n = rank_number(n, text)
-      ranges[#ranges + 1] = { n, n }
-    end
-  end
-  if #ranges == 0 then errors.usage("--rank-list takes 'all' or numbers and ranges like 0,2,4-7, not %q", text) end
-  return setmetatable({}, { __index = function(_, r)
-    if math.type(r) ~= "integer" then return nil end
-    for _, ab in ipairs(ranges) do
-      if r >= ab[1] and r <= ab[2] then return true end
-    end
-    return nil
-  end })
+  local ranks, err = require("ascope.ranks").parse(text)
+  if err then errors.usage("%s", err) end
+  return ranks
 end
 
---- The most worker processes a command may ask for; the runtime also clamps to what the
--- system allows (open files, processes).
-M.MAX_JOBS = 1024
+--- The most worker processes a command may ask for (see ascope.workers).
+M.MAX_JOBS = require("ascope.workers").MAX_JOBS
 
 return M

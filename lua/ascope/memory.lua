@@ -2,12 +2,13 @@
 -- each allocation the Python call stack of the operator that made it, and summarise.
 --
 --     local memory = require "ascope.memory"
---     local result = memory.parse("prof_dir", { match = "latest", rank_list = "0-3", jobs = 4 })
+--     local result = assert(memory.run({ input = "prof_dir", match = "latest", rank_list = "0-3", jobs = 4 }))
 --     for row in result:rows() do                 -- all ranks, in time order
 --       if row.size_kb > 1e6 then print(row.rank_id, row.name, row.call_stack_top) end
 --     end
 --     for _, rank in ipairs(result.ranks) do print(rank.rank, rank.summary.peak.allocated_mb) end
---     for _, f in ipairs(result.failed) do print("unreadable:", f.role, f.rank, f.reason) end
+--     for _, u in ipairs(result.unreadable) do print("unreadable:", u.path, u.message) end
+--     assert(memory.write(result, "out", { formats = { "csv", "json" } }))
 -- @module ascope.memory
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
@@ -17,14 +18,82 @@ local trace = require "ascope.ascend.trace"
 local analysis = require "ascope.analysis.memory"
 local checks = require "ascope.checks"
 local rules_mod = require "ascope.rules"
-local cli = require "ascope.cli"
+local ranks_mod = require "ascope.ranks"
 local shard = require "ascope.shard"
 local log = require "ascope.log"
 local workers = require "ascope.workers"
+local recipe = require "ascope.recipe"
+local report = require "ascope.report.memory"
+local memory_html = require "ascope.report.memory_html"
 local t = require("ascope.i18n").t
 local column, par = core.column, core.par
 
 local M = {}
+
+--- The option spec: the command line, `help`, the man page and the docs read it.
+M.spec = {
+  name = "memory",
+  args = "INPUT [-o OUT] [options]",
+  summary = {
+    en = "attribute every NPU allocation (operator_memory.csv) to its Python call stack (trace_view.json)",
+    zh = "将每次 NPU 内存申请（operator_memory.csv）关联到 Python 调用栈（trace_view.json）",
+  },
+  details = {
+    en = [[INPUT is a profiling tree <in>/<role>/<..>_ascend_pt/ (any depth), one *_ascend_pt folder,
+or an ASCEND_PROFILER_OUTPUT folder (memory_record.csv is read when present). Writes
+OUT/memory_events.csv (one row per allocation or release, all ranks, in time order),
+memory_summary.json, memory_report.md (per pool PTA / GE: peak, live at peak by call site, bytes
+without a call stack; process memory per component; top call sites, never-released allocations),
+memory_report.html (the same with charts) and memory_trace.json (open it in Perfetto UI or
+chrome://tracing). Exit code 1 when a rank could not be read or was read in part, e.g. a trace
+cut short (the rows are still written), 2 on a usage error.
+
+--match latest: the latest same-name cpu_op with ts <= Allocation Time (the reference rule);
+within: also Allocation Time <= ts + dur; within-or-latest: within, else latest.]],
+    zh = [[INPUT 可为 profiling 目录树 <in>/<role>/<..>_ascend_pt/（任意深度）、单个 *_ascend_pt 目录或
+ASCEND_PROFILER_OUTPUT 目录（如有 memory_record.csv 也会读取）。输出 OUT/memory_events.csv（所有 rank、
+按时间排序）、memory_summary.json、memory_report.md（按内存池 PTA / GE：峰值、峰值时存活的调用点、无调用栈的
+内存；各组件的进程内存；申请最多的调用点、未释放的申请）、memory_report.html（含图表）和 memory_trace.json（可在 Perfetto UI 或
+chrome://tracing 打开）。有 rank 无法读取或只读到一部分（如 trace 被截断）时退出码为 1（记录照常写出），
+参数错误为 2。]],
+  },
+  options = {
+    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
+    { "output-path", arg = "DIR", alias_of = "output" },
+    { "input-path", arg = "PATH", alias_of = "input" },
+    { "input-type", arg = "TYPE", choices = { "ascend_memory" }, help = "accepted for the reference tool's command line" },
+    { "profiler-type", arg = "TYPE", choices = { "memory" }, help = "accepted for the reference tool's command line" },
+    { "rank-list", arg = "LIST", default = "all", help = "ranks to read: all, or 0,2,4-7" },
+    { "role", arg = "NAME", many = true, help = "only this role (repeatable)" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = workers.MAX_JOBS, help = "ranks read in parallel (default: CPUs)" },
+    { "match", arg = "MODE", choices = { "latest", "within", "within-or-latest" },
+      help = "how an allocation is matched to an operator (default from rules: latest)" },
+    { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/memory.lua" },
+    { "format", arg = "LIST", default = "csv,json,md,html,trace", help = "outputs to write: csv,json,md,html,trace" },
+    { "layout", arg = "FILE", help = "a layout file for the HTML report (see rules/layout_memory.lua)" },
+    shard.OPTION,
+  },
+  outputs = {
+    { "memory_events.csv", format = "csv", help = {
+      en = "one row per allocation or release, all ranks, in time order",
+      zh = "每次申请或释放一行，所有 rank，按时间排序" } },
+    { "memory_summary.json", format = "json", help = {
+      en = "per rank: peak, live at peak, top call sites, never released; failed ranks",
+      zh = "每个 rank 的峰值、峰值时存活、主要调用点、未释放；读取失败的 rank" } },
+    { "memory_report.md", format = "md", help = { en = "the summary for people", zh = "供人阅读的摘要" } },
+    { "memory_report.html", format = "html", help = {
+      en = "charts: memory over time per rank, live at peak, top call sites",
+      zh = "图表：各 rank 内存曲线、峰值时存活、主要调用点" } },
+    { "memory_trace.json", format = "trace", help = {
+      en = "Chrome trace for Perfetto UI or chrome://tracing",
+      zh = "Chrome trace，可在 Perfetto UI 或 chrome://tracing 打开" } },
+  },
+  examples = {
+    "ascope memory prof_data -o out",
+    "ascope memory prof_data --rank-list 0-3 --role actor_update -j 4 --match within-or-latest",
+    "ascope memory --input-path prof_data --input-type ascend_memory --profiler-type memory --output-path out",
+  },
+}
 
 local OUT = "/ASCEND_PROFILER_OUTPUT/"
 
@@ -79,7 +148,7 @@ local function read_inputs(d, split, required)
   return got
 end
 
-local function read_folder(d, opts, rules, warnings, problems, split)
+local function read_folder(d, opts, classify, rules, warnings, problems, split)
   local checked = checks.run(rules.input, { dir = d.dir })
   local errs = {}
   for _, p in ipairs(checked) do
@@ -105,7 +174,7 @@ local function read_folder(d, opts, rules, warnings, problems, split)
     name = mem.name, size_kb = mem.size_kb, start_ns = mem.alloc_ns, dur_ns = mem.dur_ns,
     release_ns = mem.release_ns, allocated_mb = mem.allocated_mb, reserved_mb = mem.reserved_mb,
     active_mb = mem.active_mb, device = mem.device, call_stack = att.call_stack, top = att.top,
-    component = mem.name:map(opts.classify),
+    component = mem.name:map(classify),
     matched = att.matched, suspects = att.suspects, latest_matched = att.latest_matched,
     changed_by_fallback = att.changed_by_fallback,
     n = mem.n, has_trace = tr ~= nil, record = rec,
@@ -121,9 +190,9 @@ local RECORD_COLUMNS = { "component", "ts_ns", "allocated_mb", "reserved_mb", "a
 function M.read_rank(group, opts, rules)
   local warnings, problems = {}, {}
   local parts = {}
-  opts.classify = opts.classify or analysis.classifier(rules.components)
+  local classify = opts.classify or analysis.classifier(rules.components)
   for _, d in ipairs(group.dirs) do
-    local part, err = read_folder(d, opts, rules, warnings, problems, opts.split_reads)
+    local part, err = read_folder(d, opts, classify, rules, warnings, problems, opts.split_reads)
     if not part then return nil, err end
     parts[#parts + 1] = part
   end
@@ -159,14 +228,17 @@ end
 
 --- Group rank folders by (role, rank), applying the rank and role filters. A folder reached a
 -- second time (same real path or same profiler identity) is left out and named in duplicates.
+-- A rank list that is not one: nil, message, "usage".
 function M.groups(input, opts)
+  local ranks, rerr = ranks_mod.parse(opts.rank_list)
+  if rerr then return nil, rerr, "usage" end
   local dirs, err = discover.rank_dirs(input)
   if not dirs then return nil, err end
-  local ranks = type(opts.rank_list) == "table" and opts.rank_list or cli.rank_list(opts.rank_list)
+  local role_list = opts.role or opts.roles
   local roles
-  if opts.roles and #opts.roles > 0 then
+  if role_list and #role_list > 0 then
     roles = {}
-    for _, r in ipairs(opts.roles) do roles[r] = true end
+    for _, r in ipairs(role_list) do roles[r] = true end
   end
   local groups, by_key, unknown, duplicates = {}, {}, {}, {}
   local seen = {}
@@ -255,14 +327,19 @@ end
 
 --- The work of a run as a plan (see ascope.shard): one unit per (role, rank) with its input
 -- files, and the context the cross-rank step needs (plain data: the groups, the folders whose
--- rank is unknown, the duplicates). opts as for parse. Returns the plan or nil, message.
-function M.plan(input, opts)
-  opts = opts or {}
+-- rank is unknown, the duplicates). opts as for run (the caller's table is not written to).
+-- Returns the plan, or nil, message and "usage" when an option rather than the data is wrong;
+-- an input without any rank folder is nil, message.
+function M.plan(a, b)
+  local opts = recipe.options(M.spec, a, b)
+  local input = opts.input
+  if not input or not core.fs.stat(input) then return nil, t("input.no_such", tostring(input)) end
   local rules, rerr = M.rules(opts.rules)
   if not rules then return nil, rerr end
   opts.match = opts.match or (rules.match and rules.match.default_mode) or "latest"
   local groups, unknown, duplicates, unreadable = M.groups(input, opts)
-  if not groups then return nil, unknown end
+  if not groups then return nil, unknown, duplicates end
+  if #groups == 0 and #unknown == 0 and #(unreadable or {}) == 0 then return nil, t("memory.no_ranks", input) end
   local units, unknown_dirs = {}, {}
   for i, g in ipairs(groups) do
     local files = {}
@@ -310,7 +387,22 @@ function M.assemble(context, outcomes, rules)
       result.failed[#result.failed + 1] = { role = g.role, rank = g.rank, dirs = dirs, reason = o.error }
     end
   end
+  result.unreadable = M.unreadable(result)
+  result.problems = M.check_output(result)
   return result
+end
+
+--- The inputs that could not be read, or were read in part: {path, message} each (a failed
+-- rank's first folder, or the input; a partial rank's folder and the problem).
+function M.unreadable(result)
+  local out = {}
+  for _, f in ipairs(result.failed) do
+    out[#out + 1] = { path = f.dirs[1] or result.input, message = f.reason }
+  end
+  for _, r in ipairs(result.ranks) do
+    for _, p in ipairs(r.problems) do out[#out + 1] = { path = r.dirs[1] or result.input, message = p } end
+  end
+  return out
 end
 
 --- Compute the units picks of a plan (see ascope.shard.select): outcomes by unit.
@@ -321,22 +413,49 @@ function M.compute(plan, picks)
   return shard.compute(M, plan, picks, plan.opts.jobs)
 end
 
---- Parse a profiling tree: read every rank, attribute every allocation, summarise.
--- @tparam string input a tree `<in>/<role>/<..>_ascend_pt/`, one `*_ascend_pt` folder or an
--- `ASCEND_PROFILER_OUTPUT` folder
--- @tparam[opt] table opts `match` ("latest", "within", "within-or-latest"; default from the rules),
--- `rank_list` ("all", "0,2,4-7" or a set), `roles` (list), `jobs` (worker processes, forked; default 1: see ascope.workers), `rules` (a user
--- rule file)
+--- Read a profiling tree: read every rank, attribute every allocation, summarise. Prints
+-- nothing (stages and progress go to ascope.log), writes nothing.
+-- @tparam table opts `input` (a tree `<in>/<role>/<..>_ascend_pt/`, one `*_ascend_pt` folder or an
+-- `ASCEND_PROFILER_OUTPUT` folder), `match` ("latest", "within", "within-or-latest"; default from
+-- the rules), `rank_list` ("all", "0,2,4-7" or a set), `role` (a list of roles), `jobs` (worker
+-- processes, forked; default 1: see ascope.workers), `rules` (a user rule file). The form
+-- run(input, opts) works too. opts is not written to.
 -- @treturn table the result: `ranks` (each with `rank`, `role`, `columns` and `summary`), `failed`
--- (`{role, rank, dirs, reason}` each), and the `rows()` and `order()` iterators
+-- (`{role, rank, dirs, reason}` each), `unreadable` (`{path, message}` each: failed and partial
+-- ranks), `problems` (the output checks), and the `rows()` and `order()` iterators
 -- @treturn[2] nil when the input cannot be used at all
 -- @treturn[2] string why
-function M.parse(input, opts)
-  local plan, err = M.plan(input, opts)
-  if not plan then return nil, err end
+-- @treturn[2] string `"usage"` when an option rather than the data is wrong
+function M.run(a, b)
+  local plan, err, kind = M.plan(a, b)
+  if not plan then return nil, err, kind end
   local picks = {}
   for i = 1, #plan.units do picks[i] = i end
   return M.assemble(plan.context, M.compute(plan, picks), plan.rules)
+end
+
+--- run(input, opts), under the name earlier scripts use.
+M.parse = M.run
+
+-- format -> output file, writer, weight (the relative cost of writing it: the events CSV and
+-- the trace carry a row per event, the others a summary); order: the order they are listed in
+local WRITERS = {
+  csv = { file = "memory_events.csv", write = report.events_csv, weight = 4 },
+  json = { file = "memory_summary.json", write = report.summary_json, weight = 0.1 },
+  md = { file = "memory_report.md", write = report.report_md, weight = 0.1 },
+  trace = { file = "memory_trace.json", write = report.trace_json, weight = 3 },
+  html = { file = "memory_report.html", weight = 1,
+           write = function(res, path, wopts) return memory_html.write(res, path, wopts.layout) end },
+  order = { "csv", "trace", "json", "md", "html" },
+}
+
+--- Write the outputs of a result into outdir (made when missing). wopts: `formats` (a list or
+-- "csv,json"; default all: csv, json, md, html, trace), `layout` (a layout file for the HTML
+-- report), `jobs` (files written in parallel worker processes; default 1). Prints nothing.
+-- @treturn boolean true, and the list of the paths written
+-- @treturn[2] nil and the message of what could not be written
+function M.write(result, outdir, wopts)
+  return recipe.write(M.spec, WRITERS, result, outdir, wopts)
 end
 
 --- Output checks (rules.output) over the merged rows; returns a list of problems.

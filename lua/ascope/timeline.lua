@@ -4,8 +4,9 @@
 -- (step_trace_time.csv or analysis.db) gets its jitter dimension.
 --
 --     local timeline = require "ascope.timeline"
---     local res = assert(timeline.run("prof_dir", { step = 12, pp = 4, microbatches = 8 }))
+--     local res = assert(timeline.run({ input = "prof_dir", step = 12, pp = 4, microbatches = 8 }))
 --     for _, r in ipairs(res.ranks) do print(r.rank, r.dashboard.op_utilization) end
+--     assert(timeline.write(res, "out", { formats = { "json", "md" } }))
 -- @module ascope.timeline
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
@@ -16,11 +17,73 @@ local findings = require "ascope.analysis.timeline.findings"
 local patterns = require "ascope.analysis.timeline.patterns"
 local rules_mod = require "ascope.rules"
 local shard = require "ascope.shard"
-local cli = require "ascope.cli"
+local ranks_mod = require "ascope.ranks"
 local log = require "ascope.log"
+local workers = require "ascope.workers"
+local recipe = require "ascope.recipe"
+local report = require "ascope.report.timeline"
+local timeline_html = require "ascope.report.timeline_html"
+local t = require("ascope.i18n").t
 local fs = core.fs
 
 local M = {}
+
+--- The option spec: the command line, `help`, the man page and the docs read it.
+M.spec = {
+  name = "timeline",
+  args = "INPUT [-o OUT] [options]",
+  summary = {
+    en = "swimlane geometry of Ascend timelines: critical path, overlap, idle lanes, host-bound gaps, bubbles, jitter",
+    zh = "Ascend timeline 泳道几何分析：关键路径、重叠率、泳道空挡、Host 下发、bubble、抖动",
+  },
+  details = {
+    en = [[INPUT is a trace_view.json, an msprof_*.json, an ascend_pytorch_profiler_*.db, a
+step_trace_time.csv or analysis.db (jitter only), or a profiling tree (every rank found).
+step_trace_time.csv (else analysis.db) beside the trace is the profiler's own step split. Writes
+OUT/timeline_metrics.json, timeline_report.md and timeline_report.html and prints a summary: the eight dimensions
+of the typical (median) step, the expert rules that fire (rules/timeline.lua), and the metrics
+dashboard (a key that could not be measured is left out); every finding names its evidence
+(step, lane, operator and the view to open). Exit code 1 when a rank could not be read, 2 on a
+usage error (an invalid regular expression included).]],
+    zh = [[INPUT 可为 trace_view.json、msprof_*.json、ascend_pytorch_profiler_*.db 或 profiling 目录树（所有 rank）。
+同目录的 step_trace_time.csv 用于 step 抖动分析。输出 OUT/timeline_metrics.json、timeline_report.md 与 timeline_report.html：
+典型（中位）step 的八个维度、命中的专家规则（rules/timeline.lua，每条附举证视图）和指标看板（未测得的键不输出）。
+退出码：有 rank 读取失败为 1，用法错误（含无效的正则表达式）为 2。]],
+  },
+  options = {
+    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
+    { "step-trace", arg = "FILE",
+      help = "the profiler's step split: step_trace_time.csv or analysis.db (default: the one beside the trace)" },
+    { "rank-list", arg = "LIST", default = "all", help = "ranks to read: all, or 0,2,4-7" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = workers.MAX_JOBS, help = "ranks analysed in parallel (default: CPUs)" },
+    { "step", arg = "K", type = "int", help = "analyse step K (default: the step with the median wall time)" },
+    { "compare-step", arg = "K", type = "int",
+      help = "compare step K with the typical one (default: the worst long-tail step)" },
+    { "pp", arg = "P", type = "int", min = 1, help = "pipeline stages, for the theoretical bubble" },
+    { "microbatches", arg = "M", type = "int", min = 1, help = "micro-batches, for the theoretical bubble" },
+    { "top", arg = "N", type = "int", min = 1, help = "rows in the ranked tables (default from rules: 10)" },
+    { "device-regex", arg = "RE", help = "device lanes: a POSIX extended regular expression, case-insensitive (default from rules)" },
+    { "comm-regex", arg = "RE", help = "communication lanes: a POSIX extended regular expression (default from rules)" },
+    { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/timeline.lua" },
+    { "format", arg = "LIST", default = "json,md,html", help = "outputs to write: json,md,html" },
+    { "layout", arg = "FILE", help = "a layout file for the HTML report (see rules/layout_timeline.lua)" },
+    shard.OPTION,
+  },
+  outputs = {
+    { "timeline_metrics.json", format = "json", help = {
+      en = "every dimension per rank, the dashboard and the findings",
+      zh = "各 rank 的全部维度、指标看板与发现" } },
+    { "timeline_report.md", format = "md", help = { en = "findings with evidence and the dashboard", zh = "带证据的发现与指标看板" } },
+    { "timeline_report.html", format = "html", help = {
+      en = "swimlanes, idle ratios, step times and the findings as charts",
+      zh = "泳道、空闲率、step 耗时与发现的图表" } },
+  },
+  examples = {
+    "ascope timeline rank0/ASCEND_PROFILER_OUTPUT/trace_view.json",
+    "ascope timeline prof_dir -o out --pp 4 --microbatches 8 -j 4",
+    "ascope timeline ascend_pytorch_profiler_0.db --step 12 --json",
+  },
+}
 
 function M.rules(user_file)
   return rules_mod.load("timeline", user_file) -- checked against its schema (ascope.rule_schemas)
@@ -62,11 +125,14 @@ local function split_beside(path) return split_at(discover.dirname(path)) end
 
 local function split_in(dir) return split_at(dir .. "/ASCEND_PROFILER_OUTPUT") or split_at(dir) end
 
---- The ranks to analyse: {role, rank, trace, step_trace, dir} each, or nil, message.
+--- The ranks to analyse: {role, rank, trace, step_trace, dir} each, or nil, message (and
+-- "usage" when the rank list is not one).
 function M.inputs(input, opts)
   opts = opts or {}
+  local ranks, rerr = ranks_mod.parse(opts.rank_list)
+  if rerr then return nil, rerr, "usage" end
   local st = fs.stat(input)
-  if not st then return nil, input .. ": no such file or folder" end
+  if not st then return nil, t("input.no_such", input) end
   if st.type == "file" then
     if input:match("%.csv$") or discover.basename(input) == "analysis.db" then
       return { { role = "", rank = 0, dir = discover.dirname(input), step_trace = input } }, {}
@@ -76,7 +142,6 @@ function M.inputs(input, opts)
   end
   local dirs, err = discover.rank_dirs(input)
   if not dirs then return nil, err end
-  local ranks = type(opts.rank_list) == "table" and opts.rank_list or cli.rank_list(opts.rank_list)
   local out, missing = {}, {}
   for _, why in ipairs(dirs.unreadable or {}) do -- ranks may hide there: the run fails, the others are kept
     missing[#missing + 1] = { role = "?", rank = nil, dirs = {}, reason = why }
@@ -134,15 +199,20 @@ function M.analyse(entry, rules, re, opts)
 end
 
 --- The work of a run as a plan (see ascope.shard): one unit per rank with its trace and step
--- trace. opts as for run. Returns the plan, or nil, message and "usage" as run does.
-function M.plan(input, opts)
-  opts = opts or {}
+-- trace. opts as for run (the caller's table is not written to). Returns the plan, or nil,
+-- message and "usage" as run does.
+function M.plan(a, b)
+  local opts = recipe.options(M.spec, a, b)
+  opts.top_n = opts.top_n or opts.top -- top_n: the name earlier scripts use
+  local input = opts.input
+  if not input then return nil, t("input.no_such", tostring(input)) end
   local rules, rerr = M.rules(opts.rules)
   if not rules then return nil, rerr, "usage" end
   local re, perr = patterns.compile(rules, opts)
   if not re then return nil, perr, "usage" end
-  local entries, missing = M.inputs(input, opts)
-  if not entries then return nil, missing end
+  local entries, missing, kind = M.inputs(input, opts)
+  if not entries then return nil, missing, kind end
+  if #entries == 0 and #missing == 0 then return nil, t("timeline.no_input", input) end
   local units = {}
   for i, e in ipairs(entries) do
     local files = {}
@@ -169,24 +239,28 @@ function M.assemble(context, outcomes, rules)
       res.failed[#res.failed + 1] = { role = e.role, rank = e.rank, dirs = { e.dir }, reason = o.error }
     end
   end
+  res.unreadable = {}
+  for i, f in ipairs(res.failed) do res.unreadable[i] = { path = f.dirs[1] or res.input, message = f.reason } end
   return res
 end
 
---- Analyse every rank under input.
--- @tparam string input a `trace_view.json`, an `msprof_*.json`, an `ascend_pytorch_profiler_*.db`,
--- a `step_trace_time.csv` or `analysis.db` (jitter only), or a profiling tree
--- @tparam[opt] table opts `rank_list`, `jobs` (worker processes, forked; default 1: see
--- ascope.workers), `rules` (a user rule file), `step`, `compare_step`,
--- `pp`, `microbatches`, `top_n`, `device_regex`, `comm_regex` (extended regular expressions),
--- `step_trace`
--- @treturn table `{ranks, failed, rules}`; each rank has the eight dimensions, `dashboard`,
--- `findings` and `not_computed`
+--- Analyse every rank under opts.input. Prints nothing (stages and progress go to
+-- ascope.log), writes nothing.
+-- @tparam table opts `input` (a `trace_view.json`, an `msprof_*.json`, an
+-- `ascend_pytorch_profiler_*.db`, a `step_trace_time.csv` or `analysis.db` (jitter only), or a
+-- profiling tree), `rank_list`, `jobs` (worker processes, forked; default 1: see
+-- ascope.workers), `rules` (a user rule file), `step`, `compare_step`, `pp`, `microbatches`,
+-- `top`, `device_regex`, `comm_regex` (extended regular expressions), `step_trace`. The form
+-- run(input, opts) works too. opts is not written to.
+-- @treturn table `{ranks, failed, unreadable, rules}`; each rank has the dimensions
+-- (ascope.analysis.timeline.dimensions), `dashboard`, `findings` and `not_computed`;
+-- `unreadable`: `{path, message}` of each rank that could not be read
 -- @treturn[2] nil when the input cannot be used at all
 -- @treturn[2] string why
 -- @treturn[2] string `"usage"` when the rules or an option are wrong rather than the data (the
 -- command line exits 2)
-function M.run(input, opts)
-  local plan, err, kind = M.plan(input, opts)
+function M.run(a, b)
+  local plan, err, kind = M.plan(a, b)
   if not plan then return nil, err, kind end
   return M.assemble(plan.context, shard.compute(M, plan, shard.select(plan), plan.opts.jobs), plan.rules)
 end
@@ -205,6 +279,22 @@ function M.anomalies(res)
     end
   end
   return out
+end
+
+local WRITERS = {
+  json = { file = "timeline_metrics.json", write = report.metrics_json },
+  md = { file = "timeline_report.md", write = report.report_md },
+  html = { file = "timeline_report.html", weight = 2,
+           write = function(res, path, wopts) return timeline_html.write(res, path, wopts.layout) end },
+}
+
+--- Write the outputs of a result into outdir (made when missing). wopts: `formats` (a list or
+-- "json,md"; default json, md, html), `layout` (a layout file for the HTML report), `jobs`
+-- (files written in parallel worker processes; default 1). Prints nothing.
+-- @treturn boolean true, and the list of the paths written
+-- @treturn[2] nil and the message of what could not be written
+function M.write(res, outdir, wopts)
+  return recipe.write(M.spec, WRITERS, res, outdir, wopts)
 end
 
 return M

@@ -10,6 +10,10 @@ local core = require "ascope_core"
 
 local M = { default = 1 }
 
+--- The most worker processes a job may be asked for (-j); the runtime also clamps to what the
+-- system allows (open files, processes).
+M.MAX_JOBS = 1024
+
 --- The number of workers for a job given jobs (the caller's option, may be nil), capped at the
 -- CPUs idle when the work starts (core.fs.workers): on a busy machine more workers than idle
 -- CPUs only make the run slower.

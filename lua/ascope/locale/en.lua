@@ -17,7 +17,13 @@ return {
   ["memory.fallback"] = "rank %s: %d of %d 'latest' matches point at an operator that had already ended; --match within-or-latest would attribute %d row(s) to an operator still running",
   ["input.bad_cells"] = "%s: %d value(s) are not numbers and were left empty; first: %s",
   ["input.not_regular"] = "%s (not a regular file: a FIFO, device or folder is not read)",
+  ["input.no_such"] = "%s: no such file or folder",
+  ["ranks.not_a_number"] = "--rank-list: %s is not a rank number (in %q)",
+  ["ranks.backwards"] = "--rank-list: range %s runs backwards",
+  ["ranks.bad_list"] = "--rank-list takes 'all' or numbers and ranges like 0,2,4-7, not %q",
+  ["outputs.unknown_format"] = "--format: unknown output %q (%s)",
   ["timeline.flows_skipped"] = "%d flow event(s) without a readable time were left out of the critical path",
+  ["timeline.no_input"] = "%s: no timeline found (trace_view.json, msprof_*.json or ascend_pytorch_profiler_*.db)",
   ["check.failed"] = "check %s failed: %s",
   -- rule files: schema checks (ascope.schema, ascope.rule_schemas) and the sandbox (ascope.sandbox)
   ["rules.where_rule"] = "rule %s",

@@ -19,7 +19,7 @@ function M.formats(text, names)
   for _, n in ipairs(names) do known[n] = true end
   for f in text:gmatch("[^,%s]+") do
     if not known[f] then
-      require("ascope.errors").usage("--format: unknown output %q (%s)", f, table.concat(names, ", "))
+      require("ascope.errors").usage("%s", require("ascope.i18n").t("outputs.unknown_format", f, table.concat(names, ", ")))
     end
     formats[f] = true
   end
