@@ -4,6 +4,7 @@ local core = require "ascope_core"
 local md = require "ascope.report.md"
 local writer = require "ascope.report.writer"
 local analysis = require "ascope.analysis.timeline"
+local dimensions = require "ascope.analysis.timeline.dimensions"
 local fmt = require "ascope.fmt"
 local i18n = require "ascope.i18n"
 local json = core.json
@@ -18,21 +19,22 @@ local function array(t)
   return setmetatable(t or {}, { __jsontype = "array" })
 end
 
+-- what every dimension's json(r, kit) and md(r, kit) may use
+local function json_of(d, r)
+  if d.json then return d.json(r, { array = array }) end
+  return { [d.id] = r[d.id] }
+end
+
 local function rank_data(r)
-  return {
+  local data = {
     role = r.role, rank = r.rank, trace = r.trace, step_trace = r.step_trace, events = r.events,
     step = r.step, steps_found = r.steps_found,
-    critical_path = r.critical_path, overlap = r.overlap, alignment = r.alignment, op_util = r.op_util,
-    lanes = array(r.lanes),
-    host = r.host, pp_bubble = r.pp_bubble, jitter = r.jitter and {
-      source = r.jitter.source, steps = r.jitter.steps, mean_ms = r.jitter.mean, p50_ms = r.jitter.p50,
-      p95_ms = r.jitter.p95, max_ms = r.jitter.max, cv = r.jitter.cv, long_tail = array(r.jitter.long_tail) },
-    comm_jitter = r.comm_jitter, hotspots = array(r.hotspots), phases = r.phases,
-    compare = r.compare and (r.compare.error and r.compare or {
-      step = r.compare.step, typical = r.compare.typical, grew_most = r.compare.grew_most,
-      categories = array(r.compare.categories), operators = array(r.compare.operators) }),
     dashboard = r.dashboard, findings = array(r.findings), not_computed = r.not_computed,
   }
+  for _, d in ipairs(dimensions.list) do
+    for k, v in pairs(json_of(d, r)) do data[k] = v end
+  end
+  return data
 end
 
 --- The typical step's time: its wall time, else (no step markers) its stage.
@@ -129,113 +131,12 @@ local function rank_section(r, top_n)
     end
     add("\n")
   end
-  local cp = r.critical_path
-  if cp then
-    add(("### %s%s\n\n"):format(T("cp_heading"), mark(set, "critical_path_ratio", "critical_path_comm_share")))
-    add(T("cp_busy", cp.busy_union_ms, cp.span_ms, pct(cp.critical_path_ratio)) .. "\n")
-    if cp.longest_path_ms then
-      add(T("cp_chain", cp.longest_path_ms, cp.longest_path_tasks, cp.dag_nodes, cp.flow_edges, cp.free_ms,
-        pct(cp.comm_share)) .. "\n\n")
-      local rows = {}
-      for c, v in pairs(cp.composition) do rows[#rows + 1] = { c, num(v), ratio_pct(v, cp.longest_path_ms), v } end
-      table.sort(rows, function(a, b)
-        if a[4] ~= b[4] then return a[4] > b[4] end
-        return a[1] < b[1]
-      end)
-      for _, row in ipairs(rows) do row[4] = nil end
-      add(md.table(header("report.timeline.md.cp_header"), rows))
-    end
-    add("\n")
-  end
-  local ov = r.overlap
-  if ov then
-    add(("### %s%s\n\n"):format(T("ov_heading"), mark(set, "overlap_ratio")))
-    add(T("ov_line", ov.source, ov.communication_ms, ov.not_overlapped_ms, pct(ov.overlap_ratio), pct(ov.exposed_ratio))
-      .. "\n")
-    add("\n")
-  end
-  local al = r.alignment
-  if al and al.count > 0 then
-    add(T("al_line", al.edges, al.count, al.total_ms) .. "\n\n")
-    local rows = {}
-    for i, g in ipairs(al.top) do rows[i] = { num(g.gap_ms), g.producer, g.consumer, g.consumer_lane } end
-    add(md.table(header("report.timeline.md.al_header"), rows))
-    add("\n")
-  end
-  if r.op_util then
-    add(("### %s%s\n\n"):format(T("util_heading"), mark(set, "op_utilization", "max_lane_idle_unexplained")))
-    add(T("util_line", r.op_util.compute_busy_ms, r.op_util.span_ms, r.op_util.source, pct(r.op_util.op_utilization))
-      .. "\n\n")
-  end
-  if #r.lanes > 0 then
-    local rows = {}
-    for i = 1, math.min(#r.lanes, top_n) do
-      local l = r.lanes[i]
-      rows[i] = { l.name, l.kind, num(l.busy_ms), num(l.span_ms), pct(l.idle_ratio), num(l.max_gap_ms), num(l.gap_p95_ms) }
-    end
-    add(md.table(header("report.timeline.md.lanes_header"), rows))
-    add("\n")
-  end
-  if r.host then
-    local h = r.host
-    add(("### %s%s\n\n"):format(T("host_heading"), mark(set, "host_launch_gap_median", "dataloader_serial_ratio")))
-    add(T("host_prep", h.preparing_ms, r.step.wall_ms) .. "\n")
-    add(T("host_gap", h.launch_gap_ms, pct(h.host_launch_gap_ratio),
-      h.launch_gap_median and T("host_median", tostring(h.steps), pct(h.launch_gap_median))
-        or (h.host_launch_gap_ratio and T("host_not_recurs") or "")) .. "\n")
-    add(T("host_loader", h.dataloader_serial_ms, pct(h.dataloader_serial_ratio)) .. "\n\n")
-  end
-  if r.pp_bubble then
-    local b = r.pp_bubble
-    add(("### %s%s\n\n"):format(T("pp_heading"), mark(set, "bubble_excess")))
-    add(T("pp_line", b.bubble_ms, b.step_ms, pct(b.pp_bubble_ratio), b.theory and T("pp_theory", pct(b.theory)) or "",
-      b.profiler_bubble_ms and T("pp_profiler", b.profiler_bubble_ms) or "") .. "\n\n")
-  end
-  if r.jitter then
-    local j = r.jitter
-    add(("### %s%s\n\n"):format(T("jitter_heading"), mark(set, "step_cv", "long_tail_steps", "compute_side_jitter")))
-    add(T("jitter_line", j.steps, j.source, j.mean, j.p50, j.p95, j.max, pct(j.cv)) .. "\n")
-    if #j.long_tail > 0 then
-      local list = {}
-      for _, s in ipairs(j.long_tail) do list[#list + 1] = ("%s (%.3f ms)"):format(s.step, s.time_ms) end
-      add(T("long_tail", table.concat(list, ", ")) .. "\n")
-    end
-    if r.comm_jitter then
-      add(T("comm_line", r.comm_jitter.column, pct(r.comm_jitter.cv), mark(set, "comm_jitter")) .. "\n")
-    end
-    add("\n")
-  end
-  if r.hotspots and #r.hotspots > 0 then
-    add(("### %s%s\n\n"):format(T("hot_heading"), mark(set, "raw_top_off_path")))
-    local rows = {}
-    for i, h in ipairs(r.hotspots) do
-      rows[i] = { h.path_rank, h.name, num(h.path_ms), h.path_count, num(h.raw_ms), h.raw_rank }
-    end
-    add(md.table(header("report.timeline.hotspots_header"), rows))
-    add("\n")
-  end
-  local c = r.compare
-  if c and not c.error then
-    add("### " .. T("cmp_heading", tostring(c.step), tostring(c.typical)) .. "\n\n")
-    local rows = {}
-    for i, x in ipairs(c.categories) do rows[i] = { x.name, num(x.long_ms), num(x.typical_ms), num(x.delta_ms) } end
-    add(md.table(header("report.timeline.compare_header", tostring(c.step)), rows))
-    add("\n" .. T("grew_most", tostring(c.grew_most)) .. "\n\n")
-    if #c.operators > 0 then
-      local ops = {}
-      for i, x in ipairs(c.operators) do ops[i] = { x.name, num(x.long_ms), num(x.typical_ms), num(x.delta_ms) } end
-      add(md.table(header("report.timeline.compare_ops_header", tostring(c.step)), ops))
-      add("\n")
-    end
-  elseif c then
-    add(("### %s\n\n%s\n\n"):format(T("cmp_not"), T("cmp_not_made", tostring(c.error))))
-  end
-  add("### " .. T("pd_heading") .. "\n\n")
-  if r.phases.applicable then
-    add(T("pd_line", r.phases.prefill_ms, r.phases.prefill_count, r.phases.decode_ms, r.phases.decode_count,
-      num(r.phases.ttft_ms), num(r.phases.tpot_ms), tostring(r.phases.method)) .. "\n\n")
-  else
-    add(T("pd_na", tostring(r.phases.reason)) .. "\n\n")
+  -- each dimension's own section, in the registry's order
+  local kit = { T = T, pct = pct, num = num, ratio_pct = ratio_pct, md_table = md.table, header = header, top_n = top_n,
+                mark = function(...) return mark(set, ...) end }
+  for _, d in ipairs(dimensions.list) do
+    local text = d.md and d.md(r, kit)
+    if text then add(text) end
   end
   local nc = {}
   for d, why in pairs(r.not_computed) do nc[#nc + 1] = ("- %s: %s"):format(d, why) end

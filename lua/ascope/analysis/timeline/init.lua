@@ -1,12 +1,15 @@
---- The eight timeline dimensions of one rank, over its typical step. All times in the result
--- are ms (floats); ratios are 0..1. Definitions (README "ascope timeline" has them too):
+--- The timeline dimensions of one rank, over its typical step. All times in the result are ms
+-- (floats); ratios are 0..1. This module finds the typical step and its time split (the
+-- context every dimension reads); each dimension is one module of analysis/timeline/dimensions/,
+-- registered in analysis/timeline/dimensions.lua, which computes it and says how it is reported.
+-- Definitions (README "ascope timeline" has them too):
 --   step       the ProfilerStep window; the typical step is --step K or the one with the median
 --              wall time. stage = first to last compute or communication task in the window
 --              (the profiler's Stage); preparing = the host-only time before it
 --   source     the Overlap Analysis lanes when the trace has them (the profiler's own split of
 --              the step into Computing, Communication and Free), else the device tasks
 --   1 critical_path_ratio = busy union of compute, communication and copy tasks / stage;
---              longest_path: analysis/timeline/path.lua
+--              longest_path: analysis/timeline/path.lua (dimensions/critical_path.lua)
 --   2 overlap_ratio = 1 - Communication(Not Overlapped) / Communication (lanes), else
 --              compute-intersect-communication / communication (tasks)
 --   3 op_utilization = Computing / stage (lanes), else busy union of compute tasks / stage;
@@ -17,16 +20,11 @@
 --   6 jitter: analysis/timeline/jitter.lua   7 hotspots: path.lua   8 phases: phases.lua
 local model_mod = require "ascope.analysis.timeline.model"
 local per_step = require "ascope.analysis.timeline.per_step"
-local path = require "ascope.analysis.timeline.path"
-local jitter = require "ascope.analysis.timeline.jitter"
-local phases = require "ascope.analysis.timeline.phases"
-local compare = require "ascope.analysis.timeline.compare"
-local stats = require "ascope.analysis.stats"
+local dimensions = require "ascope.analysis.timeline.dimensions"
 
 local M = {}
 
 local function ms(ns) return ns and ns / 1e6 end
-local function ratio(a, b) return (a and b and b > 0) and a / b or nil end
 
 -- the most steps split one by one (evenly spread beyond that)
 M.MAX_STEPS = 20000
@@ -74,132 +72,65 @@ local function lanes_composition(m, w0, w1)
            free = total("Free") }
 end
 
-local function lanes_dimension(m, lo, hi, p2p_wait)
-  local out = {}
-  local compute_total = 0
-  for i, lane in ipairs(m.lanes) do
-    if lane.kind ~= "overlap" and m.slices[i] then
-      local busy = m.busy(m, m.slices[i], lo, hi)
-      local a, b = busy:bounds()
-      if a and b > a then
-        local total = busy:total()
-        local gaps = busy:gaps(a, b)
-        local st = gaps:stats()
-        local row = { name = lane.name, kind = lane.kind, busy_ms = ms(total), span_ms = ms(b - a),
-                      idle_ratio = 1 - total / (b - a), max_gap_ms = ms(st.max), gap_p95_ms = st.p95 / 1e6,
-                      gaps = st.count }
-        if lane.kind == "device" then
-          local c = m.rows[i] and m.rows[i].compute
-          row.compute_ms = c and ms(m.busy(m, c, lo, hi):total()) or 0
-          compute_total = compute_total + row.compute_ms
-          -- idle that a pipeline wait explains is the bubble's business, not the lane's
-          row.unexplained_idle_ratio = (gaps:total() - gaps:intersect(p2p_wait):total()) / (b - a)
-        end
-        out[#out + 1] = row
-      end
-    end
-  end
-  table.sort(out, function(a, b)
-    if a.idle_ratio ~= b.idle_ratio then return a.idle_ratio > b.idle_ratio end
-    return a.name < b.name
-  end)
-  -- max_lane_idle looks at the lanes that carry the compute (at least a tenth of it): a stream
-  -- with a handful of copies is idle by design
-  local max_idle, max_unexplained, idle_lane
-  for _, row in ipairs(out) do
-    if row.kind == "device" and compute_total > 0 and row.compute_ms >= 0.1 * compute_total then
-      if not max_idle or row.idle_ratio > max_idle then max_idle, idle_lane = row.idle_ratio, row.name end
-      if not max_unexplained or row.unexplained_idle_ratio > max_unexplained then
-        max_unexplained = row.unexplained_idle_ratio
-      end
-    end
-  end
-  return out, max_idle, max_unexplained, idle_lane
-end
-
-local function swimlanes(m, lanes, lo, hi)
-  local out = {}
-  local by_name = {}
-  for i, lane in ipairs(m.lanes) do by_name[lane.name] = i end
-  for _, l in ipairs(lanes) do
-    local i = by_name[l.name]
-    local starts, ends = m.busy(m, m.slices[i], lo, hi):columns()
-    local s_ms, e_ms = {}, {}
-    for j = 1, math.min(#starts, 20000) do
-      s_ms[j], e_ms[j] = (starts[j] - lo) / 1e6, (ends[j] - lo) / 1e6
-    end
-    out[#out + 1] = { name = l.name, kind = l.kind, starts = s_ms, ends = e_ms }
-  end
-  table.sort(out, function(a, b) return a.name < b.name end)
-  return out
-end
-
--- The typical step's time split and the op_util, overlap, host and bubble dimensions.
-local function step_dimensions(r, sets, w, comp_lanes, opts, step_row)
-  local s = per_step.split(sets, w)
+-- The typical step: its split (ctx.s), the stage it spans (ctx.step_lo, from the split or the
+-- Overlap Analysis lanes; ctx.lo/ctx.hi only when the tasks split it), wall and preparing time.
+local function typical_step(ctx)
+  local r, w, comp_lanes = ctx.r, ctx.w, ctx.comp_lanes
+  local s = per_step.split(ctx.sets, w)
   local lo, hi, stage
   if s then
     lo, hi, stage = s.lo, s.hi, s.stage
   elseif comp_lanes then
     lo, hi, stage = comp_lanes.lo, comp_lanes.hi, comp_lanes.stage
   end
-  if not lo then return nil end
+  ctx.s = s
+  if not lo then return end
   local wall = (s and s.wall) or w.wall or stage
   local preparing = w.id and math.max(lo - w.w0, 0) or 0
   r.step = { id = w.id, wall_ms = ms(wall), stage_ms = ms(stage), span_ms = ms(stage), preparing_ms = ms(preparing),
              window_start_ms = w.id and ms(w.w0) or nil, start_ms = ms(lo) }
-  -- 3 and 2 from the profiler's own lanes when they are there, else from the tasks
-  if comp_lanes and comp_lanes.computing then
-    r.op_util = { source = comp_lanes.source, op_utilization = ratio(comp_lanes.computing, comp_lanes.stage),
-                  compute_busy_ms = ms(comp_lanes.computing), span_ms = ms(comp_lanes.stage) }
-  elseif s then
-    r.op_util = { source = "tasks", op_utilization = ratio(s.compute, s.stage), compute_busy_ms = ms(s.compute),
-                  span_ms = ms(s.stage) }
+  ctx.step_lo, ctx.wall, ctx.preparing = lo, wall, preparing
+  if s then
+    ctx.lo, ctx.hi = lo, hi
+    -- the picture starts at the step's start: the host-only time before the stage is shown as such
+    ctx.picture_from = w.id and math.min(w.w0, lo) or lo
+    r.step.picture_ms = ms(hi - ctx.picture_from)
   end
-  if comp_lanes and comp_lanes.communication and comp_lanes.communication > 0 then
-    local exposed = (comp_lanes.not_overlapped or 0) / comp_lanes.communication
-    r.overlap = { source = comp_lanes.source, overlap_ratio = 1 - exposed, exposed_ratio = exposed,
-                  communication_ms = ms(comp_lanes.communication), not_overlapped_ms = ms(comp_lanes.not_overlapped or 0),
-                  computing_ms = ms(comp_lanes.computing), free_ms = ms(comp_lanes.free) }
-  elseif s and s.comm > 0 then
-    r.overlap = { source = "tasks", overlap_ratio = 1 - s.exposed / s.comm, exposed_ratio = s.exposed / s.comm,
-                  communication_ms = ms(s.comm), not_overlapped_ms = ms(s.exposed), computing_ms = ms(s.compute),
-                  free_ms = ms(s.free) }
-  end
-  if not s then return nil end
-  -- 4 host/device
-  r.host = { host_launch_gap_ratio = ratio(s.launch_gap, s.stage), launch_gap_ms = ms(s.launch_gap),
-             preparing_ms = ms(preparing), dataloader_serial_ms = ms(s.dataloader_serial),
-             dataloader_serial_ratio = ratio(s.dataloader_serial, wall) }
-  -- 5 pipeline bubble
-  local has_wait = sets.p2p_wait:clip(w.w0, w.w1):total() > 0
-  if has_wait then
-    r.pp_bubble = { pp_bubble_ratio = ratio(s.bubble, wall), bubble_ms = ms(s.bubble), step_ms = ms(wall) }
-    if step_row and step_row.bubble_us then r.pp_bubble.profiler_bubble_ms = step_row.bubble_us / 1000 end
-    if opts.pp and opts.microbatches then
-      local theory = (opts.pp - 1) / (opts.pp - 1 + opts.microbatches)
-      r.pp_bubble.theory = theory
-      r.pp_bubble.excess = r.pp_bubble.pp_bubble_ratio - theory
-    end
-  end
-  return lo, hi
 end
+
+-- Each dimension that cannot be computed says why: the reason of the whole rank (no trace, no
+-- tasks in the step) unless it gave its own.
+local function explain(r, why, only_missing)
+  for _, d in ipairs(dimensions.list) do
+    if d.explain and not (only_missing and r[d.id]) then r.not_computed[d.id] = why end
+  end
+end
+
+local NO_TRACE = "no trace (trace_view.json, msprof_*.json or .db) for this rank: only its step split (step_trace_time.csv or analysis.db)"
+local NO_TASKS = "no compute or communication tasks in the step (no device lane matches the rules' lanes.device, or no task in it)"
 
 --- All dimensions for one rank. tl: reader columns (nil for a rank with only the profiler's
 -- step split); re: compiled patterns; step_trace: ascend/step_trace.lua result or nil.
 -- opts: step, compare_step, pp, microbatches, top_n.
+--
+-- Each dimension's compute(ctx) reads: ctx.r (the rank's result so far), rules, opts, top_n,
+-- step_trace, no_trace (the reason, when the rank has no trace: then only the dimensions
+-- marked without_trace are computed); with a trace: model (analysis/timeline/model.lua), steps,
+-- wins and k (the step windows and the typical one's index), w (its window), sets (busy sets of
+-- the whole trace), splits (every step's split, or nil), step_row (the profiler's row of the
+-- step), comp_lanes (the Overlap Analysis composition, or nil), s (the typical step's split, or
+-- nil), step_lo, lo, hi, wall, preparing, picture_from (see typical_step), jitter_windows.
 function M.analyse(tl, rules, re, step_trace, opts)
   opts = opts or {}
-  local top_n = opts.top_n or rules.top_n or 10
   local r = { not_computed = {}, lanes = {}, warnings = {} }
+  local ctx = { r = r, rules = rules, opts = opts, top_n = opts.top_n or rules.top_n or 10, step_trace = step_trace }
   if not tl then
     r.steps_found = 0
-    r.jitter, r.comm_jitter, r.not_computed = jitter.measure(step_trace, nil, nil, rules)
-    local why = "no trace (trace_view.json, msprof_*.json or .db) for this rank: only its step split (step_trace_time.csv or analysis.db)"
-    for _, d in ipairs({ "critical_path", "op_util", "overlap", "host", "pp_bubble", "hotspots" }) do
-      r.not_computed[d] = why
+    ctx.no_trace = NO_TRACE
+    for _, d in ipairs(dimensions.list) do
+      if d.without_trace then d.compute(ctx) end
     end
-    r.phases = { applicable = false, reason = why }
+    explain(r, NO_TRACE)
     r.dashboard = M.dashboard(r)
     return r
   end
@@ -210,107 +141,30 @@ function M.analyse(tl, rules, re, step_trace, opts)
   local wins, k = per_step.windows(steps, opts.step)
   if not wins then return nil, k end
   local w = wins[k]
-  local sets = trace_sets(m)
-  local splits = #steps > 0 and per_step.all(sets, wins, M.MAX_STEPS) or nil
-  local step_row
+  ctx.model, ctx.steps, ctx.wins, ctx.k, ctx.w = m, steps, wins, k, w
+  ctx.sets = trace_sets(m)
+  ctx.splits = #steps > 0 and per_step.all(ctx.sets, wins, M.MAX_STEPS) or nil
+  ctx.jitter_windows = #steps > 0 and wins or nil
   if step_trace and w.id then
     for _, srow in ipairs(step_trace.steps) do
-      if tonumber(srow.step) == w.id then step_row = srow end
+      if tonumber(srow.step) == w.id then ctx.step_row = srow end
     end
   end
-  local comp_lanes = lanes_composition(m, w.w0, w.w1)
-  local lo, hi = step_dimensions(r, sets, w, comp_lanes, opts, step_row)
+  ctx.comp_lanes = lanes_composition(m, w.w0, w.w1)
+  typical_step(ctx)
   r.step = r.step or { id = w.id }
-  if m.device_lanes == 0 and r.op_util and r.op_util.source == "tasks" then
-    -- no lane is a device lane: compute cannot be measured, which is not the same as none
-    r.op_util = nil
-    r.not_computed.op_util = "no lane name matches the device lanes pattern (rules: lanes.device, --device-regex)"
-  end
-  if not lo then
-    local why = "no compute or communication tasks in the step (no device lane matches the rules' lanes.device, or no task in it)"
-    for _, d in ipairs({ "critical_path", "op_util", "overlap", "host", "pp_bubble", "hotspots" }) do
-      if not r[d] then r.not_computed[d] = why end
-    end
-  else
-    r.lanes, r.max_lane_idle, r.max_lane_idle_unexplained, r.idle_lane =
-      lanes_dimension(m, lo, hi, sets.p2p_wait:clip(lo, hi))
-    local dev = sets.compute:union(sets.comm):union(sets.copy):clip(lo, hi)
-    local stage = hi - lo
-    -- 1 critical path
-    local edges, skipped = path.flow_edges(m, w.w0, w.w1)
-    if skipped > 0 then
-      r.warnings[#r.warnings + 1] = require("ascope.i18n").t("timeline.flows_skipped", skipped)
-    end
-    r.critical_path = { critical_path_ratio = ratio(dev:total(), stage), busy_union_ms = ms(dev:total()),
-                        span_ms = ms(stage), flow_edges = #edges }
-    local len, p, nnodes, gain, comm_time = path.longest(m, w.w0, w.w1, lo, hi, edges)
-    if len then
-      local cp = r.critical_path
-      cp.longest_path_ms, cp.longest_path_tasks, cp.dag_nodes = ms(len), #p, nnodes
-      cp.composition = path.composition(m, p, gain)
-      cp.free_ms = ms(stage - len)
-      local comm_ms = (cp.composition.comm or 0) + (cp.composition.p2p or 0)
-      cp.comm_share = ratio(comm_ms, cp.longest_path_ms)
-      -- 7 hotspots
-      r.hotspots, r.raw_top, r.raw_top_off_path = path.hotspots(m, p, gain, comm_time, w.w0, w.w1, top_n)
-    end
-    if #edges > 0 then r.alignment = path.alignment(m, edges, top_n) end
-    if not r.overlap then r.not_computed.overlap = "no communication in the step (no Overlap Analysis lane, no communication tasks)" end
-    if not r.pp_bubble then r.not_computed.pp_bubble = "no P2P receive waits (rules: patterns.p2p_wait)" end
-    if r.host and #m.tagged_rows(m, "host_launch", HOST_KINDS) == 0 then
-      r.host.host_launch_gap_ratio = nil
-      r.not_computed.host = "no host launch/sync events (rules: patterns.host_launch) on host lanes"
-    end
-    -- the picture starts at the step's start: the host-only time before the stage is shown as such
-    local from = w.id and math.min(w.w0, lo) or lo
-    r.swimlanes = swimlanes(m, r.lanes, from, hi)
-    r.step.picture_ms = ms(hi - from)
-  end
-  -- host-bound gaps must recur: the median over the steps of each step's launch-gap ratio
-  -- (above a threshold in at least half the steps); fewer than 3 steps cannot show recurrence
-  if splits and r.host and r.host.host_launch_gap_ratio then
-    local ratios = {}
-    for _, s in ipairs(splits) do
-      if not s.empty then ratios[#ratios + 1] = s.launch_gap / s.stage end
-    end
-    r.host.steps = #ratios
-    table.sort(ratios)
-    if #ratios >= jitter.MIN_STEPS then r.host.launch_gap_median = stats.percentile(ratios, 50) end
-  end
-  -- 6 jitter
-  local why
-  r.jitter, r.comm_jitter, why = jitter.measure(step_trace, #steps > 0 and wins or nil, splits, rules)
-  for d, text in pairs(why) do r.not_computed[d] = text end
-  -- the long step against the typical one
-  if splits and (r.jitter or opts.compare_step) then
-    r.compare = compare.steps(m, sets, wins, k, r.jitter and r.jitter.long_tail or {}, opts.compare_step, top_n)
-  end
-  -- 8 prefill/decode
-  r.phases = phases.measure(m, w.w0, w.w1)
+  for _, d in ipairs(dimensions.list) do d.compute(ctx) end
+  if not ctx.lo then explain(r, NO_TASKS, true) end
   r.dashboard = M.dashboard(r)
   return r
 end
 
 --- The dashboard keys; a key that was not measured is left out.
-function M.dashboard(r)
-  local d = {}
-  d.critical_path_ratio = r.critical_path and r.critical_path.critical_path_ratio
-  d.op_utilization = r.op_util and r.op_util.op_utilization
-  d.overlap_ratio = r.overlap and r.overlap.overlap_ratio
-  d.host_launch_gap_ratio = r.host and r.host.host_launch_gap_ratio
-  d.pp_bubble_ratio = r.pp_bubble and r.pp_bubble.pp_bubble_ratio
-  d.step_cv = r.jitter and r.jitter.cv
-  d.max_lane_idle = r.max_lane_idle
-  d.comm_jitter = r.comm_jitter and r.comm_jitter.cv
-  return d
-end
+function M.dashboard(r) return dimensions.dashboard(r) end
 
--- the rule metric behind a dashboard key where the rule tests a stricter form of it (a ⚠ on
--- the key means that rule fired)
-M.DASHBOARD_RULE_METRIC = { host_launch_gap_ratio = "host_launch_gap_median", max_lane_idle = "max_lane_idle_unexplained",
-                            pp_bubble_ratio = "bubble_excess" }
-
-M.DASHBOARD_KEYS = { "critical_path_ratio", "op_utilization", "overlap_ratio", "host_launch_gap_ratio",
-                     "pp_bubble_ratio", "step_cv", "max_lane_idle", "comm_jitter" }
+-- the dashboard keys in order, and the rule metric behind a key where the rule tests a
+-- stricter form of it (a ⚠ on the key means that rule fired): kept up to date by the registry
+M.DASHBOARD_RULE_METRIC = dimensions.DASHBOARD_RULE_METRIC
+M.DASHBOARD_KEYS = dimensions.DASHBOARD_KEYS
 
 return M
