@@ -104,6 +104,98 @@ describe("the six jobs through require 'ascope'", function()
     assert.equal(0.0759, math.floor(v.dash[1].op_utilization * 1e4 + 0.5) / 1e4)
   end)
 
+  it("memory: run(opts) -> write() gives the files and the bytes the command writes, and leaves opts alone", function()
+    local input = h.real .. "/rl-insight/memory_data"
+    -- the truth, from the profiler's own operator_memory.csv: its rows and its largest total
+    local rows = h.csv_rows(input .. "/20260526_085155_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_memory.csv")
+    local peak = 0
+    for _, r in ipairs(rows) do peak = math.max(peak, tonumber(r["Allocation Total Allocated(MB)"])) end
+    local v, printed = job(dir, KEEP .. ([[
+      local function plain(t) -- a deep copy, to compare the options before and after
+        if type(t) ~= "table" then return t end
+        local c = {}
+        for k, x in pairs(t) do c[k] = plain(x) end
+        return c
+      end
+      local opts = { input = %q, rank_list = "0-3", role = { "memory_data" }, jobs = 1, match = "latest" }
+      local before = plain(opts)
+      local m = assert(ascope.memory.run(opts))
+      local ok, paths = ascope.memory.write(m, %q, { formats = { "json", "csv" } })
+      local bad, msg = ascope.memory.write(m, %q, { formats = "csv,xlsx" })
+      local legacy = assert(ascope.memory.run(%q, { jobs = 1 }))
+      save({ same_opts = json.encode(before) == json.encode(plain(opts)), opts = plain(opts),
+             ranks = #m.ranks, events = m.ranks[1].n, unreadable = #m.unreadable,
+             peak = m.ranks[1].summary.peak.allocated_mb, ok = ok, paths = paths, bad = bad == nil, msg = msg,
+             legacy_events = legacy.ranks[1].n, anomalies = rows(ascope.memory.anomalies(m)) })
+    ]]):format(input, dir .. "/lib", dir .. "/bad", input))
+    assert.equal("", printed)
+    assert.is_true(v.same_opts, "run() wrote into the caller's options")
+    assert.same({ input = input, rank_list = "0-3", role = { "memory_data" }, jobs = 1, match = "latest" }, v.opts)
+    assert.equal(1, v.ranks)
+    assert.equal(#rows, v.events)
+    assert.equal(#rows, v.legacy_events) -- the positional form run(input, opts)
+    assert.equal(0, v.unreadable)
+    assert.equal(peak, v.peak)
+    assert.is_true(v.ok)
+    -- the files asked for, listed in the command's order, and nothing else
+    assert.same({ dir .. "/lib/memory_events.csv", dir .. "/lib/memory_summary.json" }, v.paths)
+    assert.same({ "./memory_events.csv", "./memory_summary.json" }, (function()
+      local names = {}
+      for name in pairs(h.files(dir .. "/lib")) do names[#names + 1] = name end
+      table.sort(names)
+      return names
+    end)())
+    assert.equal(#rows, #h.csv_rows(dir .. "/lib/memory_events.csv"))
+    local summary = core.json.decode(h.read(dir .. "/lib/memory_summary.json"))
+    assert.equal(peak, summary.ranks[1].peak.allocated_mb)
+    -- an unknown format: nothing written, a message naming it
+    assert.is_true(v.bad)
+    assert.truthy(v.msg:find('"xlsx"', 1, true), v.msg)
+    assert.is_nil(core.fs.stat(dir .. "/bad"))
+    -- the bytes are the command's
+    local code = h.run("memory", input, "-o", dir .. "/cmd", "--format", "csv,json", "-q")
+    assert.equal(0, code)
+    assert.same(h.files(dir .. "/cmd"), h.files(dir .. "/lib"))
+    assert.same({}, v.anomalies)
+  end)
+
+  it("timeline: run(opts) -> write() gives the files and the bytes the command writes, and leaves opts alone", function()
+    local input = h.real .. "/msinsight_pytorch_text_level0"
+    local v, printed = job(dir, KEEP .. ([[
+      local opts = { input = %q, rank_list = "0,1", top = 3, jobs = 1, pp = 4, microbatches = 8 }
+      local before = json.encode(opts)
+      local t = assert(ascope.timeline.run(opts))
+      local ok, paths = ascope.timeline.write(t, %q, { formats = { "md", "json" } })
+      local one = assert(ascope.timeline.run({ input = %q, rank_list = "1", jobs = 1 }))
+      local usage = { ascope.timeline.run({ input = %q, rank_list = "3-1" }) }
+      local hot = {}
+      for i, r in ipairs(t.ranks) do hot[i] = #r.hotspots end
+      save({ same_opts = before == json.encode(opts), ranks = #t.ranks, unreadable = #t.unreadable, ok = ok,
+             paths = paths, hot = hot, one = { #one.ranks, one.ranks[1].rank }, usage = { usage[1] == nil, usage[2], usage[3] },
+             util = t.ranks[1].dashboard.op_utilization, anomalies = #ascope.timeline.anomalies(t) })
+    ]]):format(input, dir .. "/lib", input, input))
+    assert.equal("", printed)
+    assert.is_true(v.same_opts, "run() wrote into the caller's options")
+    assert.equal(2, v.ranks)
+    assert.equal(0, v.unreadable)
+    assert.same({ 3, 3 }, v.hot) -- top = 3 reached the ranked tables
+    assert.same({ 1, 1 }, v.one)
+    assert.same({ true, "--rank-list: range 3-1 runs backwards", "usage" }, v.usage)
+    assert.equal(10, v.anomalies) -- as the anomalies spec above: five rules on each rank
+    assert.is_true(v.ok)
+    assert.same({ dir .. "/lib/timeline_report.md", dir .. "/lib/timeline_metrics.json" }, v.paths)
+    local files = h.files(dir .. "/lib")
+    assert.equal(2, h.count(files))
+    local metrics = core.json.decode(files["./timeline_metrics.json"])
+    assert.equal(v.util, metrics.ranks[1].dashboard.op_utilization)
+    assert.equal(2, #metrics.ranks)
+    -- the bytes are the command's
+    local code = h.run("timeline", input, "-o", dir .. "/cmd", "--format", "json,md", "--top", "3", "--pp", "4",
+      "--microbatches", "8", "-q")
+    assert.equal(0, code)
+    assert.same(h.files(dir .. "/cmd"), files)
+  end)
+
   it("moe: a stuck cluster names the card that did not send as the root ERROR; a healthy one has none", function()
     local cards = mh.cluster({ state = "dispatch_stuck", cards = 4, moe = 16, fault = 1 })
     mh.write_cluster(dir .. "/stuck", cards, "mc2")

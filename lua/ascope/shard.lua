@@ -142,7 +142,7 @@ function M.options(opts, ctx)
   return o
 end
 
-local function version() return require("ascope.main").VERSION end
+local function version() return require "ascope.version" end
 
 --- Write the partial result folder dir. info: {command, input, options}. Returns true or nil,
 -- message.
