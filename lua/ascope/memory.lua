@@ -420,14 +420,15 @@ end
 -- the rules), `rank_list` ("all", "0,2,4-7" or a set), `role` (a list of roles), `jobs` (worker
 -- processes, forked; default 1: see ascope.workers), `rules` (a user rule file). The form
 -- run(input, opts) works too. opts is not written to.
+-- @tparam[opt] table legacy the options, in the form run(input, opts)
 -- @treturn table the result: `ranks` (each with `rank`, `role`, `columns` and `summary`), `failed`
 -- (`{role, rank, dirs, reason}` each), `unreadable` (`{path, message}` each: failed and partial
 -- ranks), `problems` (the output checks), and the `rows()` and `order()` iterators
 -- @treturn[2] nil when the input cannot be used at all
 -- @treturn[2] string why
 -- @treturn[2] string `"usage"` when an option rather than the data is wrong
-function M.run(a, b)
-  local plan, err, kind = M.plan(a, b)
+function M.run(opts, legacy)
+  local plan, err, kind = M.plan(opts, legacy)
   if not plan then return nil, err, kind end
   local picks = {}
   for i = 1, #plan.units do picks[i] = i end

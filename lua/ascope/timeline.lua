@@ -252,6 +252,7 @@ end
 -- ascope.workers), `rules` (a user rule file), `step`, `compare_step`, `pp`, `microbatches`,
 -- `top`, `device_regex`, `comm_regex` (extended regular expressions), `step_trace`. The form
 -- run(input, opts) works too. opts is not written to.
+-- @tparam[opt] table legacy the options, in the form run(input, opts)
 -- @treturn table `{ranks, failed, unreadable, rules}`; each rank has the dimensions
 -- (ascope.analysis.timeline.dimensions), `dashboard`, `findings` and `not_computed`;
 -- `unreadable`: `{path, message}` of each rank that could not be read
@@ -259,8 +260,8 @@ end
 -- @treturn[2] string why
 -- @treturn[2] string `"usage"` when the rules or an option are wrong rather than the data (the
 -- command line exits 2)
-function M.run(a, b)
-  local plan, err, kind = M.plan(a, b)
+function M.run(opts, legacy)
+  local plan, err, kind = M.plan(opts, legacy)
   if not plan then return nil, err, kind end
   return M.assemble(plan.context, shard.compute(M, plan, shard.select(plan), plan.opts.jobs), plan.rules)
 end
