@@ -93,6 +93,37 @@ describe("timeline dimensions", function()
     assert.is_nil(after["./timeline_metrics.json"]:find("made_up", 1, true))
   end)
 
+  it("its dashboard key is a metric the expert rules can test", function()
+    h.write(dir .. "/rules.lua", [[return { rules = {
+      { id = "stage_short", metric = "made_up_share", op = "<", value = 0.9, severity = "warning",
+        finding = { en = "the stage is only %s of the step", zh = "stage 仅占 step 的 %s" } },
+      { id = "stage_long", metric = "made_up_share", op = ">", value = 0.9, severity = "warning",
+        finding = { en = "the stage is %s of the step", zh = "stage 占 step 的 %s" } },
+    } }]])
+    -- unknown before the dimension is registered: the rule file is a usage error naming the metric
+    local none, err, kind = timeline.run({ input = input, rules = dir .. "/rules.lua", jobs = 1 })
+    assert.is_nil(none)
+    assert.equal("usage", kind)
+    assert.truthy(tostring(err):find('"made_up_share" is not one of', 1, true), tostring(err))
+    h.write(dir .. "/mods/made_up_dimension.lua", MODULE)
+    package.path = dir .. "/mods/?.lua;" .. package.path
+    dimensions.register(require "made_up_dimension")
+    local res = assert(timeline.run({ input = input, rules = dir .. "/rules.lua", jobs = 1 }))
+    local r = res.ranks[1]
+    assert.is_true(r.made_up.stage_share < 0.9) -- 84.9% on this rank
+    local fired = {}
+    for _, a in ipairs(timeline.anomalies(res)) do
+      if a.metric == "made_up_share" then fired[#fired + 1] = a end
+    end
+    assert.equal(1, #fired)
+    assert.equal("stage_short", fired[1].id)
+    assert.equal(r.made_up.stage_share, fired[1].value)
+    assert.equal(("the stage is only %.1f%% of the step"):format(r.made_up.stage_share * 100), fired[1].message)
+    -- and once it is gone, the metric is unknown again
+    dimensions.unregister("made_up")
+    assert.is_nil(timeline.run({ input = input, rules = dir .. "/rules.lua", jobs = 1 }))
+  end)
+
   it("a dimension that cannot be computed says why; a clashing dashboard key is refused", function()
     h.write(dir .. "/mods/made_up_dimension.lua", MODULE)
     package.path = dir .. "/mods/?.lua;" .. package.path

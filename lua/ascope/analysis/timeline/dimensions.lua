@@ -19,9 +19,15 @@
 -- on the dashboard (keys without one follow, in list order). `section` is the HTML section a
 -- dimension gets when the layout (rules/layout_timeline.lua plus --layout) does not place it;
 -- the bundled dimensions' sections are in that layout. The report writers and the analysis
--- iterate this list: a new dimension is its module and one register() call.
+-- iterate this list: a new dimension is its module and one register() call. Its dashboard
+-- keys are metrics the expert rules may test (rules/timeline.lua or a --rules file).
 -- @module ascope.analysis.timeline.dimensions
+local findings = require "ascope.analysis.timeline.findings"
+
 local M = {}
+
+-- the metrics the rules know without any dimension's help (derived facts such as bubble_excess)
+local BASE_METRICS = { table.unpack(findings.METRICS) }
 
 local BUNDLED = { "critical_path", "overlap", "alignment", "op_util", "host", "pp_bubble", "jitter", "hotspots",
                   "compare", "phases" }
@@ -53,6 +59,17 @@ local function rebuild()
     M.DASHBOARD_KEYS[i] = e.key
     M.DASHBOARD_RULE_METRIC[e.key] = e.k.rule_metric
     M.DASHBOARD_VALUE[e.key] = e.k.value
+  end
+  -- the rules' metrics (findings.METRICS, which the rule schema reads): the base ones, then
+  -- every dashboard key not among them
+  local metrics, known = findings.METRICS, {}
+  for i = #metrics, 1, -1 do metrics[i] = nil end
+  for i, name in ipairs(BASE_METRICS) do
+    metrics[i] = name
+    known[name] = true
+  end
+  for _, key in ipairs(M.DASHBOARD_KEYS) do
+    if not known[key] then metrics[#metrics + 1] = key end
   end
 end
 
