@@ -313,6 +313,6 @@ end
 
 --- The most worker processes a command may ask for; the runtime also clamps to what the
 -- system allows (open files, processes).
-M.MAX_JOBS = 1024
+M.MAX_JOBS = require("ascope.workers").MAX_JOBS
 
 return M

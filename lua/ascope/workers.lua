@@ -10,6 +10,9 @@ local core = require "ascope_core"
 
 local M = { default = 1 }
 
+--- The most workers a job's -j/--jobs accepts.
+M.MAX_JOBS = 1024
+
 --- The number of workers for a job given jobs (the caller's option, may be nil), capped at the
 -- CPUs idle when the work starts (core.fs.workers): on a busy machine more workers than idle
 -- CPUs only make the run slower.
