@@ -73,7 +73,13 @@ $(BUILD)/ctest/%: spec/c/%.c spec/c/ctest.h $(PRIM_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(PRIM_OBJS) $(STATIC_LIBS) -lm -ldl -lpthread
 
-ctests: $(C_TESTS)
+# The open spy of the diagnose spec (spec/diagnose_spy_spec.lua): an LD_PRELOAD shim that logs every
+# file the process opens. Built without $(CFLAGS), so no sanitizer runtime of its own.
+$(BUILD)/openspy.so: spec/c/openspy.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O2 -shared -fPIC -o $@ $< -ldl
+
+ctests: $(C_TESTS) $(BUILD)/openspy.so
 
 test: all ctests
 	@ASCOPE_BUILD=$(BUILD) sh spec/run.sh
@@ -149,7 +155,7 @@ fuzz: $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz_%)
 lint:
 	luacheck lua rules spec examples types
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 -Iinclude src
-	clang-format --dry-run --Werror src/*.c src/*.h include/ascope/*.h spec/fuzz/*.c spec/fuzz/*.h
+	clang-format --dry-run --Werror src/*.c src/*.h include/ascope/*.h spec/fuzz/*.c spec/fuzz/*.h spec/c/openspy.c
 
 # The module for a stock lua5.4, the Lua modules and the rules beside them (LUADIR/ascope/rules/,
 # where ascope.rules looks once installed).
