@@ -43,45 +43,25 @@ static mode_t mode_arg(int flags, va_list ap) {
   return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
 }
 
-int open(const char *path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  mode_t mode = mode_arg(flags, ap);
-  va_end(ap);
-  note(path, flag_writes(flags));
-  open_fn f = (open_fn)real("open");
-  return f ? f(path, flags, mode) : -1;
-}
-
-int open64(const char *path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  mode_t mode = mode_arg(flags, ap);
-  va_end(ap);
-  note(path, flag_writes(flags));
-  open_fn f = (open_fn)real("open64");
-  return f ? f(path, flags, mode) : -1;
-}
-
-int openat(int dir, const char *path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  mode_t mode = mode_arg(flags, ap);
-  va_end(ap);
-  note(path, flag_writes(flags));
-  openat_fn f = (openat_fn)real("openat");
-  return f ? f(dir, path, flags, mode) : -1;
-}
-
-int openat64(int dir, const char *path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  mode_t mode = mode_arg(flags, ap);
-  va_end(ap);
-  note(path, flag_writes(flags));
-  openat_fn f = (openat_fn)real("openat64");
-  return f ? f(dir, path, flags, mode) : -1;
-}
+/* open, open64, openat and openat64: note the path, then the real call (with the mode when the
+ * flags say there is one). The variadic arguments are the leading directory parameter of the *at
+ * calls, empty for the others; SPY_DIR_<type> passes it on. */
+#define SPY_OPEN(name, fn_type, ...)                                                                         \
+  int name(__VA_ARGS__ const char *path, int flags, ...) {                                                   \
+    va_list ap;                                                                                              \
+    va_start(ap, flags);                                                                                     \
+    mode_t mode = mode_arg(flags, ap);                                                                       \
+    va_end(ap);                                                                                              \
+    note(path, flag_writes(flags));                                                                          \
+    fn_type f = (fn_type)real(#name);                                                                        \
+    return f ? f(SPY_DIR_##fn_type path, flags, mode) : -1;                                                  \
+  }
+#define SPY_DIR_open_fn
+#define SPY_DIR_openat_fn dir,
+SPY_OPEN(open, open_fn, )
+SPY_OPEN(open64, open_fn, )
+SPY_OPEN(openat, openat_fn, int dir, )
+SPY_OPEN(openat64, openat_fn, int dir, )
 
 FILE *fopen(const char *path, const char *mode) {
   note(path, mode_writes(mode));

@@ -9,6 +9,7 @@ local wait_for = require "ascope.analysis.moe_wait_for"
 local findings = require "ascope.findings"
 local writer = require "ascope.report.writer"
 local field_html = require "ascope.report.field_html"
+local front = require "ascope.commands.front"
 
 local M = {}
 
@@ -172,7 +173,7 @@ end
 -- Each analysis diagnose composes: its recipe (run, write, anomalies), its command front end
 -- (what it prints around the writing), the options of its run and of its write.
 local function step(name, run_opts)
-  return { name = name, job = require("ascope." .. name), front = require("ascope.commands." .. name), run_opts = run_opts }
+  return { name = name, job = require("ascope." .. name), command = require("ascope.commands." .. name), run_opts = run_opts }
 end
 
 -- One analysis, in memory: run, what its command prints, write into OUT, the findings. Returns
@@ -180,11 +181,7 @@ end
 local function compose(st, out, anomalies)
   local res, err = st.job.run(st.run_opts)
   if not res then error(err, 0) end
-  local shown = { output = out, format = st.run_opts.format, target_dir = st.run_opts.target_dir }
-  st.front.show_before(res, shown)
-  local ok, werr = st.job.write(res, out, { formats = st.front.formats(shown), encoding = st.run_opts.encoding })
-  if not ok then error(werr, 0) end
-  st.front.show_after(res, shown, true)
+  front.present(st.command, st.job, res, { output = out, format = st.run_opts.format, encoding = st.run_opts.encoding }, true)
   for _, a in ipairs(st.job.anomalies(res)) do
     if a.severity ~= "DETAIL" and a.severity ~= "INFO" then
       anomalies[#anomalies + 1] = { severity = a.severity, source = source_of(st.name, a), card = a.card,

@@ -4,6 +4,7 @@ local report = require "ascope.report.graph"
 local i18n = require "ascope.i18n"
 local errors = require "ascope.errors"
 local log = require "ascope.log"
+local front = require "ascope.commands.front"
 local t = i18n.t
 
 local M = { spec = graph.spec }
@@ -35,17 +36,13 @@ end
 function M.main(opts, words)
   local input = opts.input or words[1]
   if not input then errors.usage("ascope graph needs GRAPH_PATH; see 'ascope help graph'") end
-  local formats = M.formats(opts)
+  M.formats(opts) -- a usage error before any reading
   -- a rule file that does not hold is the command line's mistake (exit 2), told once
   local rules_ok, rules_err = graph.rules(opts.rules)
   if not rules_ok then errors.usage("%s", rules_err) end
   local res, err = graph.run({ input = input, rules = opts.rules, filter = opts.filter, output = opts.output })
   if not res then error(err, 0) end
-  M.show_before(res, opts)
-  local ok, werr = graph.write(res, opts.output, { formats = formats })
-  if not ok then error(werr, 0) end
-  M.show_after(res, opts)
-  return #res.unreadable > 0 and 1 or 0, graph.anomalies(res), res, report.data(res)
+  return front.finish(M, graph, res, opts, report.data(res))
 end
 
 return M

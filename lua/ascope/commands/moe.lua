@@ -6,13 +6,13 @@ local outputs = require "ascope.report.outputs"
 local i18n = require "ascope.i18n"
 local shard = require "ascope.shard"
 local merge_command = require "ascope.commands.merge"
+local front = require "ascope.commands.front"
 
 local M = {}
 
 M.spec = moe.spec
 
 local FORMATS = { "csv", "json", "html" }
-local function check_formats(text) return outputs.formats(text, FORMATS) end
 
 -- the steps as they run, on stderr; the findings are printed once, in the recap at the end
 local step_log = moe.step_log
@@ -27,7 +27,7 @@ function M.main(opts, words, ctx)
   if #words > 0 then errors.usage("unexpected argument %q (parameters are KEY=VALUE)", words[1]) end
   if not opts.target_dir then errors.usage("ascope moe needs TARGET_DIR=...; see 'ascope help moe'") end
   if not opts.soc_version then errors.usage("ascope moe needs SOC_VERSION=910_93|950|910B") end
-  check_formats(opts.format)
+  M.formats(opts) -- a usage error before any reading
   -- a rule file that does not hold is the command line's mistake, told once (not once per card)
   local rules_ok, rules_err = moe.rules(opts.rules)
   if not rules_ok then errors.usage("%s", rules_err) end
@@ -62,22 +62,14 @@ function M.show_after(res, _, composed)
 end
 
 --- The formats --format asks for, as the list write takes.
-function M.formats(opts)
-  local formats, list = check_formats(opts.format), {}
-  for _, f in ipairs(FORMATS) do if formats[f] then list[#list + 1] = f end end
-  return list
-end
+function M.formats(opts) return outputs.list(opts.format, FORMATS) end
 
 --- Write the outputs of a result and print its summary; returns the exit code, the findings,
 -- the result and its summary data.
 function M.finish(res, opts)
   if #res.cards == 0 and #res.failed == 0 then error(i18n.t("moe.no_cards", opts.target_dir), 0) end
   moe.unreadable(res)
-  M.show_before(res, opts)
-  local ok, werr = moe.write(res, opts.output, { formats = M.formats(opts), encoding = opts.encoding })
-  if not ok then error(werr, 0) end
-  M.show_after(res, opts)
-  return #res.unreadable > 0 and 1 or 0, moe.anomalies(res), res, report.summary_data(res)
+  return front.finish(M, moe, res, opts, report.summary_data(res))
 end
 
 return M

@@ -6,17 +6,17 @@ local outputs = require "ascope.report.outputs"
 local i18n = require "ascope.i18n"
 local shard = require "ascope.shard"
 local merge_command = require "ascope.commands.merge"
+local front = require "ascope.commands.front"
 local log = require "ascope.log"
 
 local M = { recipe = opjitter, spec = opjitter.spec }
 
 local FORMATS = { "csv", "json", "html" }
-local function check_formats(text) return outputs.formats(text, FORMATS) end
 
 function M.main(opts, words, ctx)
   local input = opts.input or words[1]
   if not input then errors.usage("ascope opjitter needs PROFILING_PATH; see 'ascope help opjitter'") end
-  check_formats(opts.format)
+  M.formats(opts) -- a usage error before any reading
   if opts.shard then shard.parse(opts.shard) end -- a usage error before any reading
   local plan, err = opjitter.plan(input, { rules = opts.rules, cards = opts.cards, jobs = opts.jobs })
   if not plan then error(err, 0) end
@@ -39,20 +39,12 @@ function M.show_after(res, opts)
 end
 
 --- The formats --format asks for, as the list write takes.
-function M.formats(opts)
-  local formats, list = check_formats(opts.format), {}
-  for _, f in ipairs(FORMATS) do if formats[f] then list[#list + 1] = f end end
-  return list
-end
+function M.formats(opts) return outputs.list(opts.format, FORMATS) end
 
 --- Write the outputs of a result and print its summary; returns the exit code, the findings,
 -- the result and its summary data.
 function M.finish(res, opts)
-  M.show_before(res, opts)
-  local ok, werr = opjitter.write(res, opts.output, { formats = M.formats(opts) })
-  if not ok then error(werr, 0) end
-  M.show_after(res, opts)
-  return #res.unreadable > 0 and 1 or 0, opjitter.anomalies(res), res, report.data(res)
+  return front.finish(M, opjitter, res, opts, report.data(res))
 end
 
 return M

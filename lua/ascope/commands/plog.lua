@@ -4,6 +4,7 @@ local report = require "ascope.report.plog"
 local errors = require "ascope.errors"
 local log = require "ascope.log"
 local outputs = require "ascope.report.outputs"
+local front = require "ascope.commands.front"
 local i18n = require "ascope.i18n"
 
 local M = { spec = plog.spec }
@@ -11,11 +12,7 @@ local M = { spec = plog.spec }
 local FORMATS = { "csv", "json" }
 
 --- The formats --format asks for, as the list write takes.
-function M.formats(opts)
-  local formats, list = outputs.formats(opts.format or "csv,json", FORMATS), {}
-  for _, f in ipairs(FORMATS) do if formats[f] then list[#list + 1] = f end end
-  return list
-end
+function M.formats(opts) return outputs.list(opts.format or "csv,json", FORMATS) end
 
 --- Nothing is printed before the outputs are written.
 function M.show_before() end
@@ -30,14 +27,10 @@ end
 function M.main(opts, words)
   local input = opts.input or words[1]
   if not input then errors.usage("ascope plog needs PLOG_PATH; see 'ascope help plog'") end
-  local formats = M.formats(opts)
+  M.formats(opts) -- a usage error before any reading
   local res, err = plog.run({ input = input, rules = opts.rules, format = opts.format })
   if not res then error(err, 0) end
-  M.show_before(res, opts)
-  local ok, werr = plog.write(res, opts.output, { formats = formats })
-  if not ok then error(werr, 0) end
-  M.show_after(res, opts)
-  return #res.unreadable > 0 and 1 or 0, plog.anomalies(res), res, report.data(res)
+  return front.finish(M, plog, res, opts, report.data(res))
 end
 
 return M
