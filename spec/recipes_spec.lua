@@ -301,13 +301,15 @@ describe("the field jobs' recipe face from a stock lua5.4", function()
       local no_csv, no_csv_err = plog.write(j, %q, { formats = { "csv" } })
       assert(plog.write(j, %q, { formats = { "json" } }))
       local none, none_err = plog.run({ input = %q })
+      local badf, badf_err = plog.run({ input = %q, format = "csv,pdf" })
       local count = {}
       for id, c in pairs(r.categories) do count[id] = c.count end
       save({ count = count, records = r.record_count, unclassified = r.unclassified.count, before = before,
              out = names(%q), json_only = names(%q), no_csv = no_csv or false, no_csv_err = no_csv_err,
-             none = none or false, none_err = none_err, anomalies = rows(plog.anomalies(r)), unreadable = #r.unreadable })
+             none = none or false, none_err = none_err, anomalies = rows(plog.anomalies(r)), unreadable = #r.unreadable,
+             badf = badf or false, badf_err = badf_err })
     ]]):format(dir .. "/logs", dir, dir .. "/out", dir .. "/logs", dir .. "/j", dir .. "/j", dir .. "/empty",
-      dir .. "/out", dir .. "/j"))
+      dir .. "/logs", dir .. "/out", dir .. "/j"))
     assert.equal("", printed)
     assert.same({ aicore_kernel_failed = 1, ez9999 = 1, ei0002 = 1 }, v.count)
     assert.equal(1, v.unclassified)
@@ -327,6 +329,8 @@ describe("the field jobs' recipe face from a stock lua5.4", function()
     assert.same({ "plog_summary.json" }, v.json_only)
     assert.is_false(v.none)
     assert.equal(dir .. "/empty: no log files found", v.none_err)
+    assert.is_false(v.badf)
+    assert.equal('plog: unknown output format "pdf" (csv, json)', v.badf_err)
     assert.same({ "ERROR 0 plog", "WARNING nil plog aicore_kernel_failed", "WARNING nil plog ei0002",
                   "WARNING nil plog ez9999", "WARNING nil plog unclassified" }, severities(v.anomalies))
   end)

@@ -85,7 +85,8 @@ function M.run(opts, more)
   if #files == 0 then return nil, i18n.t("plog.no_files", path) end
   local classifier, cerr, number = reader.classifier(rules)
   if not classifier then return nil, "rules: " .. cerr end
-  local formats = job_options.formats(M.spec, { formats = opts.format }) or {}
+  local formats, ferr2 = job_options.formats(M.spec, { formats = opts.format })
+  if not formats then return nil, ferr2 end
   local csv = formats.csv and report.records_layout(rules, files) or nil
   local res, err = analysis.classify(files, rules, classifier, number, csv, M.MAX_FAILURES)
   if not res then return nil, err end
