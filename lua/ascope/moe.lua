@@ -104,21 +104,7 @@ function M.rules(user_file)
   return rules_mod.load("win_layout", user_file) -- checked against its schema (ascope.rule_schemas)
 end
 
---- Card folders TARGET_DIR/<n>/ in numeric order.
-function M.card_dirs(target)
-  target = target:gsub("(.)/+$", "%1")
-  local names, err = fs.list(target)
-  if not names then return nil, err end
-  local out = {}
-  for _, n in ipairs(names) do
-    if n:match("^%d+$") then
-      local st = fs.stat(target .. "/" .. n)
-      if st and st.type == "dir" then out[#out + 1] = { card = math.tointeger(tonumber(n)), dir = target .. "/" .. n } end
-    end
-  end
-  table.sort(out, function(a, b) return a.card < b.card end)
-  return out
-end
+M.card_dirs = dump.card_dirs
 
 local readable = dump.readable
 
@@ -137,41 +123,10 @@ function M.merge(opts)
   local rules, rerr = M.rules(opts.rules)
   if not rules then return nil, rerr end
   local log = opts.log or function() end
-  local found = {}
-  for _, p in ipairs(fs.walk(opts.target_dir)) do
-    if p:match("/moe_summary%.json$") then found[#found + 1] = p end
-  end
-  if #found == 0 then return nil, opts.target_dir .. ": no moe_summary.json of the machines to merge" end
-  local res = { cards = {}, failed = {}, damaged = {}, anomalies = {}, soc = opts.soc_version, target_dir = opts.target_dir,
-                merged = found }
   local soc = rules.socs[opts.soc_version]
-  local layout = soc and rules.layouts[soc.layout]
-  local seen = {}
-  for _, p in ipairs(found) do
-    log("INFO", T("merging", p))
-    -- a machine whose summary cannot be read or holds impossible cards is reported; the others merge
-    local ok, cards, err = pcall(summary.summary_cards, p, layout)
-    if not ok then cards, err = nil, ("%s: %s"):format(p, tostring(cards)) end
-    if not cards then
-      err = readable(tostring(err))
-      res.failed[#res.failed + 1] = { dir = p, reason = err }
-      res.anomalies[#res.anomalies + 1] = { severity = "ERROR", analysis = "merge", message = err }
-      log("ERROR", err)
-    else
-      for _, c in ipairs(cards.list) do
-        if seen[c.rank] then
-          local msg = ("%s: a card with a duplicate rank id (%d)"):format(p, c.rank)
-          res.anomalies[#res.anomalies + 1] = { severity = "ERROR", analysis = "merge", message = msg }
-          log("ERROR", msg)
-        else
-          seen[c.rank] = true
-          res.cards[#res.cards + 1] = c
-        end
-      end
-      for _, a in ipairs(cards.anomalies) do res.anomalies[#res.anomalies + 1] = a end
-    end
-  end
-  table.sort(res.cards, function(a, b) return a.card < b.card end)
+  local res, err = summary.read_machines(opts.target_dir, soc and rules.layouts[soc.layout], log)
+  if not res then return nil, err end
+  res.soc, res.target_dir, res.damaged = opts.soc_version, opts.target_dir, {}
   if #res.cards > 0 then
     res.cross = moe_cross.cross(res.cards, M.params(opts, rules), log)
     for _, a in ipairs(res.cross.anomalies) do res.anomalies[#res.anomalies + 1] = a end

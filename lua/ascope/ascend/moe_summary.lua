@@ -2,11 +2,14 @@
 -- field, as cards the cross-card analysis takes, numbered by their global rank.
 -- @module ascope.ascend.moe_summary
 local core = require "ascope_core"
+local dump = require "ascope.ascend.dump"
 local analysis = require "ascope.analysis.moe"
 local version_of = require("ascope.analysis.moe_card").version_of
 local i18n = require "ascope.i18n"
 
 local function T(key, ...) return i18n.t("moe." .. key, ...) end
+
+local fs = core.fs
 
 local M = {}
 
@@ -128,5 +131,46 @@ function M.summary_cards(path, layout)
   return out
 end
 
+
+--- Every machine's moe_summary.json found under target_dir, read and checked against layout (the
+-- window layout of the SOC): {merged = the files, cards = their cards by global rank (a second
+-- card of one rank is an ERROR, not merged), failed = {dir, reason} per file that could not be
+-- merged, anomalies = the machines' per-card findings and those errors}; nil, message when no
+-- file is found. log(level, text) gets the running account.
+function M.read_machines(target_dir, layout, log)
+  local found = {}
+  for _, p in ipairs(fs.walk(target_dir)) do
+    if p:match("/moe_summary%.json$") then found[#found + 1] = p end
+  end
+  if #found == 0 then return nil, target_dir .. ": no moe_summary.json of the machines to merge" end
+  local res = { cards = {}, failed = {}, anomalies = {}, merged = found }
+  local seen = {}
+  for _, p in ipairs(found) do
+    log("INFO", T("merging", p))
+    -- a machine whose summary cannot be read or holds impossible cards is reported; the others merge
+    local ok, cards, err = pcall(M.summary_cards, p, layout)
+    if not ok then cards, err = nil, ("%s: %s"):format(p, tostring(cards)) end
+    if not cards then
+      err = dump.readable(tostring(err))
+      res.failed[#res.failed + 1] = { dir = p, reason = err }
+      res.anomalies[#res.anomalies + 1] = { severity = "ERROR", analysis = "merge", message = err }
+      log("ERROR", err)
+    else
+      for _, c in ipairs(cards.list) do
+        if seen[c.rank] then
+          local msg = ("%s: a card with a duplicate rank id (%d)"):format(p, c.rank)
+          res.anomalies[#res.anomalies + 1] = { severity = "ERROR", analysis = "merge", message = msg }
+          log("ERROR", msg)
+        else
+          seen[c.rank] = true
+          res.cards[#res.cards + 1] = c
+        end
+      end
+      for _, a in ipairs(cards.anomalies) do res.anomalies[#res.anomalies + 1] = a end
+    end
+  end
+  table.sort(res.cards, function(a, b) return a.card < b.card end)
+  return res
+end
 
 return M
