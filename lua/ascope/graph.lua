@@ -78,7 +78,7 @@ function M.run(opts, more)
     local p = f.path
     local card = reader.card_of(p, rules)
     if not card then
-      failed[#failed + 1] = { path = p, reason = p .. ": cannot tell the card (no device<N>, global_rank<N> or rank<N>)" }
+      failed[#failed + 1] = { path = p, reason = i18n.t("graph.no_card", p) }
     else
       local nodes, err = reader.nodes(p, f.kind, opts.filter or rules.filter)
       if not nodes then

@@ -4,6 +4,7 @@
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local model = require "ascope.analysis.timeline.model"
+local i18n = require "ascope.i18n"
 local fs = core.fs
 
 local M = {}
@@ -46,7 +47,7 @@ end
 -- Returns the list and that count, or nil, message.
 function M.files(path, rules, skip_dir)
   local st = fs.stat(path)
-  if not st then return nil, path .. ": no such file or folder" end
+  if not st then return nil, i18n.t("graph.no_path", path) end
   local all = st.type == "file" and { path } or fs.walk(path)
   local skip = skip_dir and fs.realpath(skip_dir)
   local out, skipped = {}, 0

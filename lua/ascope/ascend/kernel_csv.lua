@@ -3,6 +3,7 @@
 -- for a missing or non-numeric cell), device, aiv = {column -> number column}}.
 local core = require "ascope_core"
 local csv, column = core.csv, core.column
+local tr = require("ascope.i18n").t
 
 local M = {}
 
@@ -23,7 +24,7 @@ function M.read(path, aiv_columns)
   local r, rerr = csv.read(path, { columns = cols, bad = "null" })
   if not r then
     if tostring(rerr):find("the file is empty (no header line)", 1, true) then
-      return nil, path .. ": the file is empty (no header line)"
+      return nil, tr("opjitter.empty_file", path)
     end
     return nil, rerr
   end
@@ -35,8 +36,7 @@ function M.read(path, aiv_columns)
     end
   end
   if not v then
-    return nil, ('%s: missing columns: neither "Type" and "Duration(us)" nor "OP Type" and "Task Duration(us)"')
-      :format(path)
+    return nil, tr("opjitter.missing_columns", path)
   end
   local aiv, present = {}, {}
   for _, c in ipairs(aiv_columns or {}) do

@@ -142,7 +142,7 @@ function M.read_machines(target_dir, layout, log)
   for _, p in ipairs(fs.walk(target_dir)) do
     if p:match("/moe_summary%.json$") then found[#found + 1] = p end
   end
-  if #found == 0 then return nil, target_dir .. ": no moe_summary.json of the machines to merge" end
+  if #found == 0 then return nil, T("no_summaries", target_dir) end
   local res = { cards = {}, failed = {}, anomalies = {}, merged = found }
   local seen = {}
   for _, p in ipairs(found) do
@@ -158,7 +158,7 @@ function M.read_machines(target_dir, layout, log)
     else
       for _, c in ipairs(cards.list) do
         if seen[c.rank] then
-          local msg = ("%s: a card with a duplicate rank id (%d)"):format(p, c.rank)
+          local msg = T("duplicate_rank", p, c.rank)
           res.anomalies[#res.anomalies + 1] = { severity = "ERROR", analysis = "merge", message = msg }
           log("ERROR", msg)
         else

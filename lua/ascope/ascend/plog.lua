@@ -6,6 +6,7 @@
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local model = require "ascope.analysis.timeline.model"
+local i18n = require "ascope.i18n"
 local fs = core.fs
 
 local M = {}
@@ -72,7 +73,7 @@ end
 --- Log files under path (a file is taken as it is), or nil, message.
 function M.files(path, rules)
   local st = fs.stat(path)
-  if not st then return nil, path .. ": no such file or folder" end
+  if not st then return nil, i18n.t("plog.no_path", path) end
   if st.type == "file" then return { path } end
   local out = {}
   for _, p in ipairs(fs.walk(path)) do

@@ -192,13 +192,13 @@ local function compose(st, out, anomalies)
 end
 
 function M.main(opts, words)
-  if #words > 0 then errors.usage("unexpected argument %q (parameters are KEY=VALUE)", words[1]) end
+  if #words > 0 then errors.usage("%s", i18n.t("diagnose.unexpected_argument", words[1])) end
   local out = opts.output
   local plan = {}
   if opts.target_dir and opts.soc_version then
     plan[#plan + 1] = step("moe", opts)
   elseif opts.target_dir then
-    log.warn("TARGET_DIR without SOC_VERSION: the window analysis is skipped")
+    log.warn("%s", i18n.t("diagnose.no_soc"))
   end
   -- profiling data: PROFILING_PATH, else whatever kernel files TARGET_DIR holds
   local prof = opts.profiling_path
@@ -216,7 +216,7 @@ function M.main(opts, words)
     plan[#plan + 1] = step("graph", { input = opts.graph_path, output = out })
   end
   if #plan == 0 then
-    errors.usage("ascope diagnose needs at least one of TARGET_DIR + SOC_VERSION, PROFILING_PATH, PLOG_PATH, GRAPH_PATH")
+    errors.usage("%s", i18n.t("diagnose.needs_input"))
   end
   -- an output folder that cannot be made fails once here, not once per analysis
   local made, merr = core.fs.mkdirs(out)
