@@ -15,7 +15,7 @@ ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -Iinclude -I$(LUAINC) $(CFLAG
 
 PRIM_SRCS := src/error.c src/strtab.c src/lpat.c src/logclass.c src/column.c src/decimal.c src/json_scan.c src/json_escape.c \
              src/csv_read.c src/csv_write.c src/interval.c src/match.c src/bin.c src/db.c \
-             src/fs.c src/par.c src/regex.c src/iconv.c src/stacktree.c
+             src/fs.c src/spool.c src/par.c src/regex.c src/iconv.c src/stacktree.c
 BIND_SRCS := src/lcolumn.c src/ljson.c src/ljson_writer.c src/lcsv.c src/linterval.c src/lmatch.c src/lbin.c \
              src/ldb.c src/lfs.c src/lpar.c src/lregex.c src/liconv.c src/llogclass.c src/lstacktree.c src/core.c
 LUA_FILES := $(shell find lua -name '*.lua' | sort) $(shell find rules -name '*.lua' | sort)
@@ -73,7 +73,13 @@ $(BUILD)/ctest/%: spec/c/%.c spec/c/ctest.h $(PRIM_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(PRIM_OBJS) $(STATIC_LIBS) -lm -ldl -lpthread
 
-ctests: $(C_TESTS)
+# The open spy of the diagnose spec (spec/diagnose_spy_spec.lua): an LD_PRELOAD shim that logs every
+# file the process opens. Built without $(CFLAGS), so no sanitizer runtime of its own.
+$(BUILD)/openspy.so: spec/c/openspy.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O2 -shared -fPIC -o $@ $< -ldl
+
+ctests: $(C_TESTS) $(BUILD)/openspy.so
 
 test: all ctests
 	@ASCOPE_BUILD=$(BUILD) sh spec/run.sh
@@ -149,7 +155,7 @@ fuzz: $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz_%)
 lint:
 	luacheck lua rules spec examples types
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 -Iinclude src
-	clang-format --dry-run --Werror src/*.c src/*.h include/ascope/*.h spec/fuzz/*.c spec/fuzz/*.h
+	clang-format --dry-run --Werror src/*.c src/*.h include/ascope/*.h spec/fuzz/*.c spec/fuzz/*.h spec/c/openspy.c
 
 # The module for a stock lua5.4, the Lua modules and the rules beside them (LUADIR/ascope/rules/,
 # where ascope.rules looks once installed).

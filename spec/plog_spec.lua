@@ -56,9 +56,9 @@ describe("plog", function()
 
   it("extracts fields and finds each card's failing kernel; names the card that failed elsewhere", function()
     tree(dir)
-    local r = assert(plog.run(dir, { records = dir .. "/records.csv" }))
-    assert(plog.write_records(r))
-    local records = h.csv_rows(dir .. "/records.csv")
+    local r = assert(plog.run(dir))
+    assert(plog.write(r, dir .. "/out", { formats = { "csv" } }))
+    local records = h.csv_rows(dir .. "/out/error_plog.csv")
     local bus
     for _, rec in ipairs(records) do
       if rec["错误类型"] == "bus error 0x800000 (MTE address out of range)" and rec.card == "0" then bus = rec end
@@ -131,12 +131,12 @@ describe("plog", function()
   it("counts one line in every category it matches", function()
     h.write(dir .. "/device-2/plog-1.log", line("ERROR", "GE", "00:01",
       "Error happened, origin_op_name [MoeDistributeCombineV2], op_name [layer_3_combine]") .. "\n")
-    local r = assert(plog.run(dir, { records = dir .. "/records.csv" }))
+    local r = assert(plog.run(dir))
     assert.equal(1, r.categories.error_happened_origin_op.count)
     assert.equal(1, r.categories.ge_error.count)
     assert.equal(2, r.record_count)
-    assert(plog.write_records(r))
-    local records = h.csv_rows(dir .. "/records.csv")
+    assert(plog.write(r, dir .. "/out", { formats = { "csv" } }))
+    local records = h.csv_rows(dir .. "/out/error_plog.csv")
     assert.equal(2, #records)
     assert.same({ "Error happened, origin_op_name", "GE error (module GE, or an E1xxxx code)" },
       { records[1]["错误类型"], records[2]["错误类型"] })

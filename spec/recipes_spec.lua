@@ -295,3 +295,207 @@ describe("the six jobs through require 'ascope'", function()
     assert.equal(1, v.anomalies[1].card)
   end)
 end)
+
+-- the folder listings and table keys the recipe-face scripts report
+local NAMES = [[
+local function names(dir)
+  local out = setmetatable({}, { __jsontype = "array" })
+  for _, n in ipairs(ascope.fs.list(dir) or {}) do out[#out + 1] = n end
+  table.sort(out)
+  return out
+end
+local function keys(t)
+  local out = setmetatable({}, { __jsontype = "array" })
+  for k in pairs(t) do out[#out + 1] = k end
+  table.sort(out)
+  return out
+end
+]]
+
+-- The recipe face of the field jobs (moe, plog, graph, opjitter): run(opts) with the spec's
+-- defaults on a copy of the caller's options, write(result, outdir, {formats}) writing the files
+-- the command writes (and only those asked for), anomalies(result) with their severities and
+-- cards, result.unreadable; run writes nothing and prints nothing.
+local function severities(list)
+  local out = {}
+  for _, a in ipairs(list) do out[#out + 1] = a.severity .. " " .. tostring(a.card) .. " " .. a.analysis end
+  table.sort(out)
+  return out
+end
+
+describe("the field jobs' recipe face from a stock lua5.4", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  it("moe: run(opts) leaves the caller's options alone; write puts the command's files, or the formats asked", function()
+    local cards, truth = mh.cluster({ state = "dispatch_stuck", cards = 4, moe = 16, fault = 2 })
+    mh.write_cluster(dir .. "/in", cards, "mc2")
+    -- a fifth card folder holding no dump: unreadable, the others analysed
+    h.write(dir .. "/in/4/notes.txt", "nothing here\n")
+    local v, printed = job(dir, KEEP .. NAMES .. ([[
+      local moe = ascope.moe
+      local opts = { target_dir = %q, soc_version = "950" }
+      local r = assert(moe.run(opts))
+      local before = names(%q)
+      assert(moe.write(r, %q))
+      assert(moe.write(r, %q, { formats = { "json" } }))
+      local bad_ok, bad_err = moe.write(r, %q, { formats = { "pdf" } })
+      local list = moe.anomalies(r)
+      local shown = {}
+      for _, a in ipairs(list) do if a.severity == "ERROR" or a.severity == "WARNING" then shown[#shown + 1] = a end end
+      local summary = json.load(%q)
+      save({ opts = keys(opts), cards = #r.cards, roots = r.cross.root_cards, unreadable = r.unreadable,
+             anomalies = rows(shown), before = before, all = names(%q), json_only = names(%q), bad_ok = bad_ok or false,
+             bad_err = bad_err, summary_roots = summary.root_cards })
+    ]]):format(dir .. "/in", dir, dir .. "/all", dir .. "/json", dir .. "/pdf", dir .. "/all/moe_summary.json",
+      dir .. "/all", dir .. "/json"))
+    assert.equal("", printed)
+    assert.same({ "soc_version", "target_dir" }, v.opts) -- no default, no log written into them
+    assert.equal(4, v.cards)
+    assert.same(truth.roots, v.roots)
+    assert.same({ 2 }, v.summary_roots)
+    assert.equal(1, #v.unreadable)
+    assert.equal(4, v.unreadable[1].card)
+    assert.equal(dir .. "/in/4", v.unreadable[1].path)
+    assert.same({ "in", "script.lua" }, v.before) -- run wrote nothing
+    assert.same({ "moe_report.html", "moe_summary.json", "win_all_card_data.csv", "win_all_card_expandidx.csv",
+                  "win_analysis_error.csv", "win_data.csv", "win_data_list.csv", "win_status_list.csv" }, v.all)
+    assert.same({ "moe_summary.json" }, v.json_only)
+    assert.is_false(v.bad_ok)
+    assert.truthy(v.bad_err:find("unknown output format \"pdf\"", 1, true), v.bad_err)
+    -- the root ERROR on the faulting card, each waiting card's missing slots an ERROR and its wait a
+    -- WARNING, the unreadable card an ERROR of its own
+    local want = { "ERROR 2 8", "ERROR 4 input" }
+    for r in pairs(truth.waits) do
+      want[#want + 1] = "ERROR " .. r .. " 3"
+      want[#want + 1] = "WARNING " .. r .. " 2"
+    end
+    table.sort(want)
+    assert.same(want, severities(v.anomalies))
+  end)
+
+  it("plog: run writes no file and keeps the records; write puts error_plog.csv and the summary", function()
+    local function line(time, msg)
+      return ("[ERROR] RUNTIME(1,python):2024-06-01-10:00:%s.000.000 [rt.cc:1]2 %s\n"):format(time, msg)
+    end
+    h.write(dir .. "/logs/device-0/plog-1.log", line("05", "Aicore kernel execute failed, device_id=0, stream_id=4, "
+      .. "task_id=7, fault kernel_name=MatMulV2_xx") .. line("06", "report error module_type=1, module_name=EZ9999")
+      .. line("07", "nobody knows this one"))
+    h.write(dir .. "/logs/device-1/plog-1.log", line("09", "[EI0002] notify wait timeout device_id=1"))
+    h.write(dir .. "/empty/notes.md", "no logs\n")
+    local v, printed = job(dir, KEEP .. NAMES .. ([[
+      local plog = ascope.plog
+      local r = assert(plog.run({ input = %q }))
+      local before = names(%q)
+      assert(plog.write(r, %q))
+      local j = assert(plog.run(%q, { format = "json" }))
+      local no_csv, no_csv_err = plog.write(j, %q, { formats = { "csv" } })
+      assert(plog.write(j, %q, { formats = { "json" } }))
+      local none, none_err = plog.run({ input = %q })
+      local badf, badf_err = plog.run({ input = %q, format = "csv,pdf" })
+      local count = {}
+      for id, c in pairs(r.categories) do count[id] = c.count end
+      save({ count = count, records = r.record_count, unclassified = r.unclassified.count, before = before,
+             out = names(%q), json_only = names(%q), no_csv = no_csv or false, no_csv_err = no_csv_err,
+             none = none or false, none_err = none_err, anomalies = rows(plog.anomalies(r)), unreadable = #r.unreadable,
+             badf = badf or false, badf_err = badf_err })
+    ]]):format(dir .. "/logs", dir, dir .. "/out", dir .. "/logs", dir .. "/j", dir .. "/j", dir .. "/empty",
+      dir .. "/logs", dir .. "/out", dir .. "/j"))
+    assert.equal("", printed)
+    assert.same({ aicore_kernel_failed = 1, ez9999 = 1, ei0002 = 1 }, v.count)
+    assert.equal(1, v.unclassified)
+    assert.equal(0, v.unreadable)
+    assert.same({ "empty", "logs", "script.lua" }, v.before) -- no error_plog.csv nor temporary file
+    assert.same({ "error_plog.csv", "plog_summary.json" }, v.out)
+    -- one row per line and category, the unclassified line among them
+    local rows = h.csv_rows(dir .. "/out/error_plog.csv")
+    assert.equal(v.records, #rows)
+    assert.equal(4, #rows)
+    assert.same({ "0", "0", "0", "1" }, { rows[1].card, rows[2].card, rows[3].card, rows[4].card })
+    local s = core.json.load(dir .. "/out/plog_summary.json")
+    assert.equal(1, s.categories.ez9999.count)
+    assert.equal("MatMulV2_xx", s.non_moe_failures[1].kernel_name)
+    assert.is_false(v.no_csv)
+    assert.truthy(v.no_csv_err:find("kept no records", 1, true), v.no_csv_err)
+    assert.same({ "plog_summary.json" }, v.json_only)
+    assert.is_false(v.none)
+    assert.equal(dir .. "/empty: no log files found", v.none_err)
+    assert.is_false(v.badf)
+    assert.equal('plog: unknown output format "pdf" (csv, json)', v.badf_err)
+    assert.same({ "ERROR 0 plog", "WARNING nil plog aicore_kernel_failed", "WARNING nil plog ei0002",
+                  "WARNING nil plog ez9999", "WARNING nil plog unclassified" }, severities(v.anomalies))
+  end)
+
+  it("graph: run(opts) with a filter, write puts graph_summary.json; no graph file is an error naming the folder", function()
+    local function atc(path, names)
+      local ops = {}
+      for i, n in ipairs(names) do ops[i] = ('{"name": "%s"}'):format(n) end
+      h.write(path, '{"op": [' .. table.concat(ops, ", ") .. "]}")
+    end
+    atc(dir .. "/g/graph_1_device0.json", { "MoeDistributeDispatchV2_1", "AllToAll_1", "MoeDistributeCombineV2_1" })
+    atc(dir .. "/g/graph_1_device1.json", { "AllToAll_1", "MoeDistributeDispatchV2_1", "MoeDistributeCombineV2_1" })
+    atc(dir .. "/g/graph_1_device2.json", { "MoeDistributeDispatchV2_1", "MoeDistributeCombineV2_1", "MoeDistributeCombineV2_1" })
+    h.write(dir .. "/nothing/readme.txt", "no graphs\n")
+    local v, printed = job(dir, KEEP .. NAMES .. ([[
+      local graph = ascope.graph
+      local r = assert(graph.run({ input = %q }))
+      local wide = assert(graph.run({ input = %q, filter = "MoeDistribute|AllToAll" }))
+      assert(graph.write(r, %q))
+      local verdicts, wverdicts = {}, {}
+      for _, p in ipairs(r.pairs) do verdicts[#verdicts + 1] = p.a .. "-" .. p.b .. " " .. p.verdict end
+      for _, p in ipairs(wide.pairs) do wverdicts[#wverdicts + 1] = p.a .. "-" .. p.b .. " " .. p.verdict end
+      local none, none_err = graph.run({ input = %q })
+      save({ verdicts = verdicts, wide = wverdicts, out = names(%q), anomalies = rows(graph.anomalies(r)),
+             none = none or false, none_err = none_err })
+    ]]):format(dir .. "/g", dir .. "/g", dir .. "/out", dir .. "/nothing", dir .. "/out"))
+    assert.equal("", printed)
+    -- by default only the dispatch/combine nodes are compared: card 1 matches, card 2 has one more combine
+    assert.same({ "0-1 identical", "0-2 count" }, v.verdicts)
+    assert.same({ "0-1 order", "0-2 count" }, v.wide)
+    assert.same({ "graph_summary.json" }, v.out)
+    local s = core.json.load(dir .. "/out/graph_summary.json")
+    assert.same({ 1, 2 }, s.pairs[2].counts.MoeDistributeCombineV2_1)
+    assert.same({ "ERROR 2 graph" }, severities(v.anomalies))
+    assert.is_false(v.none)
+    assert.equal(dir .. "/nothing: no graph files found (see 'ascope help graph')", v.none_err)
+  end)
+
+  it("opjitter: the cards expected, the jitter per call, write with the formats asked", function()
+    local header = "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),aiv_vec_time(us),aiv_scalar_time(us)\n"
+    local function card(n, durations, aiv)
+      local lines = { header }
+      for i, d in ipairs(durations) do
+        lines[#lines + 1] = ("1,D_%d,MoeDistributeDispatchV2,AI_VECTOR_CORE,%d.000,%s,%d,1.0\n"):format(i, 1000 + i, d, aiv[i])
+      end
+      h.write(("%s/p/card_%d/kernel_details.csv"):format(dir, n), table.concat(lines))
+    end
+    card(0, { "10", "12", "11" }, { 100, 100, 100 })
+    card(2, { "14", "17", "11" }, { 100, 900, 100 })
+    local v, printed = job(dir, KEEP .. NAMES .. ([[
+      local opjitter = ascope.opjitter
+      local r = assert(opjitter.run({ input = %q, cards = 4 }))
+      assert(opjitter.write(r, %q, { formats = { "csv" } }))
+      assert(opjitter.write(r, %q))
+      local jitter = {}
+      for _, x in ipairs(r.rows) do jitter[#jitter + 1] = x.jitter end
+      save({ found = r.found, missing = r.missing, jitter = jitter, csv = names(%q), all = names(%q),
+             anomalies = rows(opjitter.anomalies(r)), unreadable = #r.unreadable })
+    ]]):format(dir .. "/p", dir .. "/csv", dir .. "/all", dir .. "/csv", dir .. "/all"))
+    assert.equal("", printed)
+    assert.same({ 0, 2 }, v.found)
+    assert.same({ 1, 3 }, v.missing) -- cards = 4: card 3 is expected too
+    assert.same({ 4, 5, 0 }, v.jitter)
+    assert.equal(0, v.unreadable)
+    assert.same({ "profiling_all_data.csv", "profiling_avg_data.csv" }, v.csv)
+    assert.same({ "opjitter_report.html", "opjitter_summary.json", "profiling_all_data.csv", "profiling_avg_data.csv" }, v.all)
+    local avg = h.csv_rows(dir .. "/csv/profiling_avg_data.csv")
+    -- calls 1 and 2 are valid (call 0 is left out): (5 + 0) / 2
+    assert.same({ type = "MoeDistributeDispatchV2", calls = "3", valid_calls = "2", avg_jitter_us = "2.5" }, avg[1])
+    -- the missing cards, and card 2's aiv outliers: call 0 is warm-up (rules/opjitter.lua skip_calls),
+    -- calls 1 and 2 give the mean (900 + 100) / 2 = 500, allowed 250 - 750: both are out; card 0's
+    -- 100, 100 are not
+    assert.same({ "ERROR 1 opjitter", "ERROR 2 opjitter aiv", "ERROR 2 opjitter aiv", "ERROR 3 opjitter" },
+      severities(v.anomalies))
+  end)
+end)

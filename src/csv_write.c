@@ -5,9 +5,11 @@
 
 #include "ascope/csv.h"
 #include "ascope/fs.h"
+#include "ascope/spool.h"
 
 struct asc_csv_writer {
   asc_atomic out;
+  int spool; /* out is a spool (asc_csv_writer_spool): saved, never renamed into place */
   int row_started;
   char *buf; /* rows are assembled here and written in large blocks */
   size_t n, cap;
@@ -36,7 +38,8 @@ static int putch(asc_csv_writer *w, char c) {
   return 0;
 }
 
-int asc_csv_writer_open(const char *path, int bom, asc_csv_writer **out, asc_error *err) {
+/* A writer on an atomic file at path, or on a spool when path is NULL. */
+static int writer_open(const char *path, int bom, asc_csv_writer **out, asc_error *err) {
   asc_csv_writer *w = calloc(1, sizeof *w);
   if (!w) return asc_fail(err, path, -1, 0, 0, "out of memory");
   w->cap = 1 << 20;
@@ -44,7 +47,8 @@ int asc_csv_writer_open(const char *path, int bom, asc_csv_writer **out, asc_err
     free(w);
     return asc_fail(err, path, -1, 0, 0, "out of memory");
   }
-  if (asc_atomic_open(&w->out, path, err)) {
+  w->spool = path == NULL;
+  if (w->spool ? asc_spool_open(&w->out, err) : asc_atomic_open(&w->out, path, err)) {
     free(w->buf);
     free(w);
     return -1;
@@ -52,6 +56,21 @@ int asc_csv_writer_open(const char *path, int bom, asc_csv_writer **out, asc_err
   if (bom) put(w, "\xEF\xBB\xBF", 3);
   *out = w;
   return 0;
+}
+
+int asc_csv_writer_open(const char *path, int bom, asc_csv_writer **out, asc_error *err) {
+  if (!path) return asc_fail(err, NULL, -1, 0, 0, "no path");
+  return writer_open(path, bom, out, err);
+}
+
+int asc_csv_writer_spool(int bom, asc_csv_writer **out, asc_error *err) {
+  return writer_open(NULL, bom, out, err);
+}
+
+int asc_csv_writer_save(asc_csv_writer *w, const char *path, asc_error *err) {
+  if (!w->spool) return asc_fail(err, path, -1, 0, 0, "not a spool");
+  flush(w); /* a failure is kept in w->out and reported by the save */
+  return asc_spool_save(&w->out, path, err);
 }
 
 int asc_csv_quoting(const char *s, size_t n) {
@@ -90,6 +109,10 @@ int asc_csv_end_row(asc_csv_writer *w) {
 }
 
 int asc_csv_writer_close(asc_csv_writer *w, asc_error *err) {
+  if (w->spool) {
+    asc_csv_writer_abort(w);
+    return asc_fail(err, NULL, -1, 0, 0, "a spool is saved, not closed");
+  }
   flush(w); /* a failure is kept in w->out and reported by the commit */
   int rc = asc_atomic_commit(&w->out, err);
   free(w->buf);
@@ -98,7 +121,10 @@ int asc_csv_writer_close(asc_csv_writer *w, asc_error *err) {
 }
 
 void asc_csv_writer_abort(asc_csv_writer *w) {
-  asc_atomic_abort(&w->out);
+  if (w->spool)
+    asc_spool_close(&w->out);
+  else
+    asc_atomic_abort(&w->out);
   free(w->buf);
   free(w);
 }

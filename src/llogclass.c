@@ -1,8 +1,8 @@
 /* Lua binding of the log-line classifier: logclass.new(spec) -> classifier;
  * logclass.tally(opts) -> a tally that streams what scans find: counts per rule, a capped list
  * of examples per rule, the earliest error time per group, and, when asked, every (line, rule)
- * record as a CSV row written as it is found to the temporary file of an atomic output that
- * tally:commit puts in place. Memory does not grow with the number of lines found. */
+ * record as a CSV row written as it is found to a spool (an anonymous temporary file) that
+ * tally:save(path) copies under a name. Memory does not grow with the number of lines found. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +55,6 @@ typedef struct tally {
   size_t *title_n;
   char **files; /* per file number (1-based), its name */
   size_t *file_n, nfiles;
-  char *csv_path;
   int64_t records, cut;
   int csv_failed;
 } tally;
@@ -218,14 +217,13 @@ static void tally_release(tally *t) {
   free(t->groups);
   free(t->record_fields);
   free(t->key_fields);
-  if (t->csv) asc_csv_writer_abort(t->csv); /* never committed: the temporary file goes */
+  if (t->csv) asc_csv_writer_abort(t->csv); /* the spool goes with its bytes */
   for (size_t i = 0; t->titles && i < t->nslots; i++) free(t->titles[i]);
   free(t->titles);
   free(t->title_n);
   for (size_t i = 0; t->files && i <= t->nfiles; i++) free(t->files[i]);
   free(t->files);
   free(t->file_n);
-  free(t->csv_path);
   memset(t, 0, sizeof *t);
 }
 
@@ -268,11 +266,8 @@ static int copy_strings(lua_State *L, int t, const char *key, size_t from, size_
   return 0;
 }
 
-/* Open the records' CSV: BOM, header row. 0, or -1 with a message pushed. */
+/* Open the records' CSV on a spool: BOM, header row. 0, or -1 with a message pushed. */
 static int open_csv(lua_State *L, tally *t, int spec) {
-  const char *path = lua_tostring(L, -1);
-  if (!(t->csv_path = malloc(strlen(path) + 1))) return luaL_error(L, "out of memory");
-  memcpy(t->csv_path, path, strlen(path) + 1);
   lua_getfield(L, spec, "titles");
   luaL_argcheck(L, lua_istable(L, -1) && lua_rawlen(L, -1) == t->nslots, 1,
                 "csv.titles: one title per rule and one more");
@@ -289,7 +284,7 @@ static int open_csv(lua_State *L, tally *t, int spec) {
       copy_strings(L, spec, "files", 1, t->nfiles, &t->files, &t->file_n))
     return luaL_error(L, "out of memory");
   asc_error err;
-  if (asc_csv_writer_open(path, 1, &t->csv, &err)) {
+  if (asc_csv_writer_spool(1, &t->csv, &err)) {
     t->csv = NULL;
     lasc_pusherror(L, &err);
     return -1;
@@ -308,10 +303,11 @@ static int open_csv(lua_State *L, tally *t, int spec) {
 }
 
 /* logclass.tally{rules = N, examples = 10, group_field = k, record_fields = {k, ...},
- *   key_fields = {k, ...}, csv = {path = p, header = {...}, titles = {one per rule, then the
- *   title of error lines no rule matched}, files = {name per file number}}} -> tally, or nil,
- *   message (field numbers 1-based, as in the classifier's fields). With csv, every record is a
- *   row: title, line text, group, file, line number, time, record fields. */
+ *   key_fields = {k, ...}, csv = {header = {...}, titles = {one per rule, then the title of
+ *   error lines no rule matched}, files = {name per file number}}} -> tally, or nil, message
+ *   (field numbers 1-based, as in the classifier's fields). With csv, every record is a row
+ *   (title, line text, group, file, line number, time, record fields) of a CSV held in a spool
+ *   (ascope/spool.h: no named file, bounded memory) until tally:save(path). */
 static int l_tally(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_Integer rules = intfield(L, 1, "rules");
@@ -339,8 +335,6 @@ static int l_tally(lua_State *L) {
   if (!lua_isnil(L, -1)) {
     luaL_argcheck(L, lua_istable(L, -1), 1, "csv must be a table");
     int spec = lua_gettop(L);
-    lua_getfield(L, spec, "path");
-    luaL_argcheck(L, lua_isstring(L, -1), 1, "csv.path must be a string");
     if (open_csv(L, t, spec)) return 2;
     lua_settop(L, spec - 1);
   } else {
@@ -640,20 +634,19 @@ static int tally_stats(lua_State *L) {
   return 1;
 }
 
-/* tally:commit() -> true, or nil, message: the records' CSV put in place under its name. */
-static int tally_commit(lua_State *L) {
+/* tally:save(path) -> true, or nil, message: the records' CSV written to path (atomically); the
+ * records stay, so a tally can be saved again. */
+static int tally_save(lua_State *L) {
   tally *t = check_tally(L, 1);
-  luaL_argcheck(L, t->csv != NULL, 1, "no records CSV (tally made without csv, or committed)");
-  asc_csv_writer *w = t->csv;
-  t->csv = NULL;
-  asc_error err;
+  const char *path = luaL_checkstring(L, 2);
+  luaL_argcheck(L, t->csv != NULL, 1, "no records CSV (tally made without csv)");
   if (t->csv_failed) {
-    asc_csv_writer_abort(w);
     lua_pushnil(L);
-    lua_pushfstring(L, "%s: write failed (disk full?)", t->csv_path);
+    lua_pushfstring(L, "%s: write failed (disk full in the temporary folder?)", path);
     return 2;
   }
-  if (asc_csv_writer_close(w, &err)) return lasc_pusherror(L, &err);
+  asc_error err;
+  if (asc_csv_writer_save(t->csv, path, &err)) return lasc_pusherror(L, &err);
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -693,7 +686,7 @@ int lasc_open_logclass(lua_State *L) {
   static const luaL_Reg classifier_m[] = {{"scan", classifier_scan}, {"slow", classifier_slow}, {NULL, NULL}};
   static const luaL_Reg tally_m[] = {{"counts", tally_counts}, {"examples", tally_examples},
                                      {"first", tally_first},   {"stats", tally_stats},
-                                     {"commit", tally_commit}, {NULL, NULL}};
+                                     {"save", tally_save},     {NULL, NULL}};
   static const luaL_Reg fns[] = {{"new", l_new}, {"tally", l_tally}, {"find", l_find}, {NULL, NULL}};
   if (luaL_newmetatable(L, CLASSIFIER_MT)) {
     lua_pushcfunction(L, classifier_gc);

@@ -170,7 +170,22 @@ function timeline.write(result, outdir, opts) end
 ---@return ascope.Finding[]
 function timeline.anomalies(result) end
 
--- moe ------------------------------------------------------------------------------------
+-- moe, plog, graph, opjitter: recipes --------------------------------------------------------
+
+---@class ascope.Anomaly
+---@field severity "ERROR"|"WARNING"|"INFO"|"DETAIL"
+---@field card? integer
+---@field analysis string
+---@field message string
+
+---@class ascope.Unreadable an input that could not be read
+---@field path? string
+---@field card? integer
+---@field message string
+
+---@class ascope.WriteOptions
+---@field formats? string[] the outputs to write ("csv", "json", "html"); default: the command's --format default
+---@field encoding? "utf8"|"gbk" moe's CSV files
 
 ---@class ascope.MoeOptions
 ---@field target_dir string folder of the card folders <n>/
@@ -179,15 +194,11 @@ function timeline.anomalies(result) end
 ---@field sp_moe_num? integer
 ---@field tp_worldsize? integer
 ---@field share_expert_num? integer
+---@field start_a2_cluster? "0"|"1" merge the machines' moe_summary.json files
 ---@field k? integer
 ---@field rules? string
+---@field jobs? integer cards read at once in worker processes
 ---@field log? fun(level: "INFO"|"WARNING"|"ERROR"|"DETAIL", text: string)
-
----@class ascope.Anomaly
----@field severity "ERROR"|"WARNING"|"INFO"|"DETAIL"
----@field card integer
----@field analysis string
----@field message string
 
 ---@class ascope.MoeCard
 ---@field card integer
@@ -198,29 +209,49 @@ function timeline.anomalies(result) end
 ---@class ascope.MoeResult
 ---@field cards ascope.MoeCard[]
 ---@field failed table[]
+---@field unreadable ascope.Unreadable[]
+---@field cross table wait_for, root_cards, the cross-card checks
 
 ---@class ascope.moe
+---@field spec table the option spec
 local moe = {}
----@param opts ascope.MoeOptions
+---@param opts ascope.MoeOptions|string the options, or TARGET_DIR in the form run(path, opts)
+---@param more? ascope.MoeOptions
 ---@return ascope.MoeResult|nil result, string? message
-function moe.run(opts) end
-
--- plog, graph, opjitter --------------------------------------------------------------------
+function moe.run(opts, more) end
+---@param res ascope.MoeResult
+---@param outdir string
+---@param wopts? ascope.WriteOptions
+---@return boolean|nil ok, string? message
+function moe.write(res, outdir, wopts) end
+---@param res ascope.MoeResult
+---@return ascope.Anomaly[]
+function moe.anomalies(res) end
 
 ---@class ascope.PlogResult
 ---@field categories table<string, {count: integer, title: string|table, examples: table[]}>
----@field records table[]
+---@field records? userdata the rows of error_plog.csv, in a spool until write
 ---@field failures table[] each card's failing kernel and op
 ---@field non_moe_failures table[]
 ---@field files string[]
 ---@field failed table[]
+---@field unreadable ascope.Unreadable[]
 
 ---@class ascope.plog
+---@field spec table the option spec
 local plog = {}
----@param path string a log file or a folder of them
----@param opts? {rules?: string}
+---@param opts {input: string, rules?: string, format?: string}|string the options, or the path in the form run(path, opts)
+---@param more? {rules?: string, format?: string}
 ---@return ascope.PlogResult|nil result, string? message
-function plog.run(path, opts) end
+function plog.run(opts, more) end
+---@param res ascope.PlogResult
+---@param outdir string
+---@param wopts? ascope.WriteOptions
+---@return boolean|nil ok, string? message
+function plog.write(res, outdir, wopts) end
+---@param res ascope.PlogResult
+---@return ascope.Anomaly[]
+function plog.anomalies(res) end
 
 ---@class ascope.GraphPair
 ---@field a integer
@@ -235,13 +266,23 @@ function plog.run(path, opts) end
 ---@field graphs table<integer, {nodes: string[], files: string[]}>
 ---@field pairs ascope.GraphPair[]
 ---@field failed table[]
+---@field unreadable ascope.Unreadable[]
 
 ---@class ascope.graph
+---@field spec table the option spec
 local graph = {}
----@param path string
----@param opts? {rules?: string, filter?: string}
+---@param opts {input: string, rules?: string, filter?: string, output?: string}|string
+---@param more? {rules?: string, filter?: string, output?: string}
 ---@return ascope.GraphResult|nil result, string? message
-function graph.run(path, opts) end
+function graph.run(opts, more) end
+---@param res ascope.GraphResult
+---@param outdir string
+---@param wopts? ascope.WriteOptions
+---@return boolean|nil ok, string? message
+function graph.write(res, outdir, wopts) end
+---@param res ascope.GraphResult
+---@return ascope.Anomaly[]
+function graph.anomalies(res) end
 
 ---@class ascope.OpjitterResult
 ---@field input string
@@ -252,12 +293,22 @@ function graph.run(path, opts) end
 ---@field avg {type: string, avg_jitter: number}[]
 ---@field aiv table[]
 ---@field failed table[]
+---@field unreadable ascope.Unreadable[]
 
 ---@class ascope.opjitter
+---@field spec table the option spec
 local opjitter = {}
----@param path string
----@param opts? {rules?: string, cards?: integer, jobs?: integer}
+---@param opts {input: string, rules?: string, cards?: integer, jobs?: integer}|string
+---@param more? {rules?: string, cards?: integer, jobs?: integer}
 ---@return ascope.OpjitterResult|nil result, string? message
-function opjitter.run(path, opts) end
+function opjitter.run(opts, more) end
+---@param res ascope.OpjitterResult
+---@param outdir string
+---@param wopts? ascope.WriteOptions
+---@return boolean|nil ok, string? message
+function opjitter.write(res, outdir, wopts) end
+---@param res ascope.OpjitterResult
+---@return ascope.Anomaly[]
+function opjitter.anomalies(res) end
 
 return ascope

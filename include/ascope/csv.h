@@ -73,7 +73,11 @@ int asc_csv_quoting(const char *s, size_t n);
 int asc_csv_end_row(asc_csv_writer *w);
 /* 0 on success; on failure the temporary file is removed and nothing replaces `path`. */
 int asc_csv_writer_close(asc_csv_writer *w, asc_error *err);
-/* Drop the temporary file without touching `path`. */
+/* Drop the temporary file without touching `path` (a spool: its bytes). */
 void asc_csv_writer_abort(asc_csv_writer *w);
+/* A writer on a spool (ascope/spool.h): rows of any total size in bounded memory, in no named
+ * file until asc_csv_writer_save copies them to a path (as often as asked); abort drops it. */
+int asc_csv_writer_spool(int bom, asc_csv_writer **out, asc_error *err);
+int asc_csv_writer_save(asc_csv_writer *w, const char *path, asc_error *err);
 
 #endif

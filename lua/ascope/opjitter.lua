@@ -1,8 +1,13 @@
---- Operator jitter across cards for scripts: find each card's kernel_details.csv or
--- op_summary_*.csv, compare the n-th call of every operator type across cards, and check the
--- aiv columns of the dispatch/combine families.
---     local r = assert(require("ascope.opjitter").run("prof_dir"))
+--- The opjitter job: find each card's kernel_details.csv or op_summary_*.csv, compare the n-th
+-- call of every operator type across cards, and check the aiv columns of the dispatch/combine
+-- families. A recipe (see README "Lua API"): spec, run, write, anomalies, rules, and
+-- plan/work/assemble for --shard.
+--     local opjitter = require "ascope.opjitter"
+--     local r = assert(opjitter.run({ input = "prof_dir" }))
 --     for _, a in ipairs(r.avg) do print(a.type, a.avg_jitter) end
+--     assert(opjitter.write(r, "out", { formats = { "csv" } }))
+-- Reading: ascope.ascend.kernel_csv; analysis: ascope.analysis.opjitter; outputs:
+-- ascope.report.opjitter.
 -- @module ascope.opjitter
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
@@ -10,12 +15,61 @@ local kernel_csv = require "ascope.ascend.kernel_csv"
 local analysis = require "ascope.analysis.opjitter"
 local rules_mod = require "ascope.rules"
 local shard = require "ascope.shard"
+local report = require "ascope.report.opjitter"
+local job_options = require "ascope.job_options"
+local MAX_JOBS = require("ascope.workers").MAX_JOBS
 local fs = core.fs
 local t = require("ascope.i18n").t
 
 local i18n = require "ascope.i18n"
 
 local M = {}
+
+--- The option spec of the job (the command line, help, the man page and the docs read it).
+M.spec = {
+  name = "opjitter",
+  args = "PROFILING_PATH [-o OUT] [options]",
+  summary = {
+    en = "operators whose duration jitters across cards (kernel_details.csv / op_summary_*.csv), and aiv outliers",
+    zh = "按卡对比算子耗时抖动（kernel_details.csv / op_summary_*.csv），并检查 aiv 指标异常",
+  },
+  details = {
+    en = [[Finds every card's kernel_details.csv or op_summary_*.csv under PROFILING_PATH (the card from
+Device_id, the rank of its *_ascend_pt folder, or a folder name), lines up the n-th call of each
+operator type across cards with card 0 as the reference, and writes OUT/profiling_all_data.csv
+(max, min, jitter = max - min, one column per card, NA for missing values or cards),
+OUT/profiling_avg_data.csv (calls, valid calls - call 0 and calls with fewer than two values
+left out - and the average jitter in us) OUT/opjitter_summary.json and OUT/opjitter_report.html. The aiv columns of the
+dispatch/combine families are checked against the mean of the card's calls (rules/opjitter.lua).
+A missing card is reported and shown as NA; exit code 1 when a file could not be read.]],
+    zh = [[在 PROFILING_PATH 下查找每张卡的 kernel_details.csv 或 op_summary_*.csv，以 0 卡为基准按调用次数对齐各卡
+同类算子耗时，输出 profiling_all_data.csv、profiling_avg_data.csv、opjitter_summary.json 与 opjitter_report.html，并对 dispatch/combine
+算子的 aiv 指标做均值 ±50% 检查。缺失的卡输出 NA 并报告。]],
+  },
+  options = {
+    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
+    { "profiling-path", arg = "PATH", alias_of = "input" },
+    { "cards", arg = "N", type = "int", min = 1, max = 1 << 20, help = "cards expected (default: up to the highest found)" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = MAX_JOBS, help = "files read in parallel (default: CPUs)" },
+    { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/opjitter.lua" },
+    { "format", arg = "LIST", default = "csv,json,html", help = "outputs to write: csv,json,html" },
+    shard.OPTION,
+  },
+  keys = { PROFILING_PATH = "profiling-path" },
+  outputs = {
+    { "profiling_all_data.csv", format = "csv", help = {
+      en = "per operator and call: max, min, jitter, one column per card",
+      zh = "每个算子每次调用：最大、最小、抖动，每卡一列" } },
+    { "profiling_avg_data.csv", format = "csv", help = {
+      en = "per operator: calls, valid calls, average jitter (us)",
+      zh = "每个算子：调用次数、有效次数、平均抖动（us）" } },
+    { "opjitter_summary.json", format = "json", help = { en = "the above, missing cards and aiv outliers", zh = "以上内容、缺失的卡与 aiv 异常" } },
+    { "opjitter_report.html", format = "html", help = {
+      en = "a heat map of jitter (operator x call) and the worst operators per card",
+      zh = "抖动热力图（算子 x 调用）与最不稳定算子的各卡耗时" } },
+  },
+  examples = { "ascope opjitter prof_dir -o out", "ascope opjitter PROFILING_PATH=prof_dir --cards 16" },
+}
 
 function M.rules(user_file)
   return rules_mod.load("opjitter", user_file) -- checked against its schema (ascope.rule_schemas)
@@ -136,21 +190,39 @@ function M.assemble(context, outcomes, rules)
   res.aiv = analysis.aiv_checks(cards, rules)
   res.rules = rules
   res.input = context.input
+  res.unreadable = {}
+  for i, f in ipairs(failed) do res.unreadable[i] = { path = f.path, message = f.reason } end
   return res
 end
 
---- Jitter of every operator type across the cards under path.
--- @tparam string path the profiling folder
--- @tparam[opt] table opts `rules` (a user rule file), `cards` (expected count), `jobs` (files read
--- at once; default: CPUs)
--- @treturn table `{cards, found, missing, rows, avg, aiv, failed}`
--- @treturn[2] nil when the input cannot be used at all
+--- Jitter of every operator type across the cards under opts.input.
+-- @tparam table|string opts `input` (the profiling folder), `rules` (a user rule file), `cards`
+-- (expected count), `jobs` (files read at once in worker processes; default: ascope.workers).
+-- The form run(path, opts) works too.
+-- @tparam[opt] table more the options, in the form run(path, opts)
+-- @treturn table `{cards, found, missing, rows, avg, aiv, failed, unreadable, warnings}`
+-- @treturn[2] nil when the input cannot be used at all (no such path, no kernel file, bad rules)
 -- @treturn[2] string why
-function M.run(path, opts)
-  local plan, err = M.plan(path, opts)
+function M.run(opts, more)
+  opts = job_options.resolve(M.spec, opts, more)
+  if not opts.input then return nil, t("opjitter.no_input") end
+  local plan, err = M.plan(opts.input, { rules = opts.rules, cards = opts.cards, jobs = opts.jobs })
   if not plan then return nil, err end
+  if #plan.units == 0 then return nil, t("opjitter.no_files", opts.input) end
   -- one file per card, read in parallel worker processes
   return M.assemble(plan.context, shard.compute(M, plan, shard.select(plan), plan.opts.jobs), plan.rules)
+end
+
+--- Write profiling_all_data.csv, profiling_avg_data.csv, opjitter_summary.json and
+-- opjitter_report.html into outdir (every output is tried; one that fails does not stop the others).
+-- @tparam table res a result of `run`
+-- @tparam string outdir the output folder (made when missing)
+-- @tparam[opt] table wopts `formats` (a list of "csv", "json", "html"; default all)
+-- @return true, or nil and the messages
+function M.write(res, outdir, wopts)
+  local formats, ferr = job_options.formats(M.spec, wopts)
+  if not formats then return nil, ferr end
+  return report.write(res, outdir, formats)
 end
 
 --- Findings: {severity, card, analysis, message}: each card missing between 0 and the highest,

@@ -153,8 +153,7 @@ describe("logclass classifier and tally", function()
     }, { { patterns = { "dev=(%d+)" } } })
     assert.same({ "%b()" }, cl:slow())
     local t = assert(lc.tally({ rules = 4, examples = 2, group_field = 1, record_fields = { 1 },
-                                csv = { path = dir .. "/out/rec.csv", header = { "type", "text", "group", "file", "line",
-                                                                               "time", "dev" },
+                                csv = { header = { "type", "text", "group", "file", "line", "time", "dev" },
                                         titles = { "disk", "paren", "ras", "hw", "unknown" }, files = { "a.log" } } }))
     assert.is_true(cl:scan(dir .. "/a.log", t, 1, 42))
     assert.same({ 2, 1, 1, 1, 3 }, t:counts())
@@ -163,8 +162,11 @@ describe("logclass classifier and tally", function()
     -- a line the layout does not parse is an error line when it starts with the error level
     assert.same({ 5, 6 }, { t:examples(5)[1].line, t:examples(5)[2].line })
     assert.same({ records = 8, cut = 0, groups_dropped = 0 }, t:stats())
-    assert.is_nil(core.fs.stat(dir .. "/out/rec.csv")) -- put in place by commit only
-    assert.is_true(t:commit())
+    assert.is_nil(core.fs.stat(dir .. "/out")) -- the records wait in a nameless spool until saved
+    assert.is_true(t:save(dir .. "/out/rec.csv"))
+    assert.is_true(t:save(dir .. "/again/rec.csv")) -- the spool stays: a second save, the same bytes
+    assert.equal(h.read(dir .. "/out/rec.csv"), h.read(dir .. "/again/rec.csv"))
+    assert.same({ "rec.csv" }, core.fs.list(dir .. "/out")) -- no temporary file left beside it
     local rows = h.csv_rows(dir .. "/out/rec.csv")
     assert.equal(8, #rows)
     assert.same({ type = "paren", text = "[ERROR] HW: bus error (a(b)c) dev=3", group = "3", file = "a.log", line = "3",

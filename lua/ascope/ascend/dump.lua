@@ -221,4 +221,21 @@ function M.read_card(dir, soc, want)
   return out
 end
 
+--- Card folders TARGET_DIR/<n>/ in numeric order: {card, dir}; nil, message when the folder
+-- cannot be listed.
+function M.card_dirs(target)
+  target = target:gsub("(.)/+$", "%1")
+  local names, err = fs.list(target)
+  if not names then return nil, err end
+  local out = {}
+  for _, n in ipairs(names) do
+    if n:match("^%d+$") then
+      local st = fs.stat(target .. "/" .. n)
+      if st and st.type == "dir" then out[#out + 1] = { card = math.tointeger(tonumber(n)), dir = target .. "/" .. n } end
+    end
+  end
+  table.sort(out, function(a, b) return a.card < b.card end)
+  return out
+end
+
 return M

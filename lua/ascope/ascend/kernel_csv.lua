@@ -3,6 +3,7 @@
 -- for a missing or non-numeric cell), device, aiv = {column -> number column}}.
 local core = require "ascope_core"
 local csv, column = core.csv, core.column
+local tr = require("ascope.i18n").t
 
 local M = {}
 
@@ -11,37 +12,32 @@ local VARIANTS = {
   { name = "Op Name", type = "OP Type", duration = "Task Duration(us)" },
 }
 
-local function header(path)
-  local r, err = csv.open(path)
-  if not r then return nil, err end
-  local h, _, rerr = r:next()
-  r:close()
-  if rerr then return nil, rerr end -- a stray quote is not an empty file
-  if not h then return nil, path .. ": the file is empty (no header line)" end
-  local set = {}
-  for _, c in ipairs(h) do set[(c:gsub("^\239\187\191", ""))] = true end
-  return set
-end
-
---- Read one file; aiv_columns: the aiv columns wanted (those missing come back empty).
+--- Read one file (opened once: the columns of both variants are asked for as optional, the
+-- first variant whose type and duration columns are present is the file's); aiv_columns: the aiv
+-- columns wanted (those missing come back empty).
 function M.read(path, aiv_columns)
-  local have, err = header(path)
-  if not have then return nil, err end
+  local cols = { ["Device_id"] = "?string" }
+  for _, cand in ipairs(VARIANTS) do
+    cols[cand.type], cols[cand.duration], cols[cand.name] = "?string", "?number", "?string"
+  end
+  for _, c in ipairs(aiv_columns or {}) do cols[c] = "?number" end
+  local r, rerr = csv.read(path, { columns = cols, bad = "null" })
+  if not r then
+    if tostring(rerr):find("the file is empty (no header line)", 1, true) then
+      return nil, tr("opjitter.empty_file", path)
+    end
+    return nil, rerr
+  end
   local v
   for _, cand in ipairs(VARIANTS) do
-    if have[cand.type] and have[cand.duration] then
+    if r.present[cand.type] and r.present[cand.duration] then
       v = cand
       break
     end
   end
   if not v then
-    return nil, ('%s: missing columns: neither "Type" and "Duration(us)" nor "OP Type" and "Task Duration(us)"')
-      :format(path)
+    return nil, tr("opjitter.missing_columns", path)
   end
-  local cols = { [v.type] = "string", [v.duration] = "number", [v.name] = "?string", ["Device_id"] = "?string" }
-  for _, c in ipairs(aiv_columns or {}) do cols[c] = "?number" end
-  local r, rerr = csv.read(path, { columns = cols, bad = "null" })
-  if not r then return nil, rerr end
   local aiv, present = {}, {}
   for _, c in ipairs(aiv_columns or {}) do
     aiv[c] = r.columns[c]

@@ -3,12 +3,13 @@ local core = require "ascope_core"
 local errors = require "ascope.errors"
 local i18n = require "ascope.i18n"
 local log = require "ascope.log"
-local moe_cmd = require "ascope.commands.moe"
+local moe_spec = require("ascope.moe").spec
 local moe_report = require "ascope.report.moe"
 local wait_for = require "ascope.analysis.moe_wait_for"
 local findings = require "ascope.findings"
 local writer = require "ascope.report.writer"
 local field_html = require "ascope.report.field_html"
+local front = require "ascope.commands.front"
 
 local M = {}
 
@@ -19,10 +20,10 @@ local options = {
   { "graph-path", arg = "PATH", help = "graph files folder" },
 }
 local keys = { PROFILING_PATH = "profiling-path", PLOG_PATH = "plog-path", GRAPH_PATH = "graph-path" }
-for _, o in ipairs(moe_cmd.spec.options) do
+for _, o in ipairs(moe_spec.options) do
   if o[1] ~= "output" and o[1] ~= "shard" and o[1] ~= "jobs" then options[#options + 1] = o end
 end
-for k, v in pairs(moe_cmd.spec.keys) do keys[k] = v end
+for k, v in pairs(moe_spec.keys) do keys[k] = v end
 -- the outputs of the analyses it runs, then its own page
 local outputs = {}
 for _, name in ipairs({ "moe", "opjitter", "plog", "graph" }) do
@@ -169,14 +170,35 @@ local function write_summary(path, anomalies, v)
   return w:close()
 end
 
-function M.main(opts, words, ctx)
-  if #words > 0 then errors.usage("unexpected argument %q (parameters are KEY=VALUE)", words[1]) end
+-- Each analysis diagnose composes: its recipe (run, write, anomalies), its command front end
+-- (what it prints around the writing), the options of its run and of its write.
+local function step(name, run_opts)
+  return { name = name, job = require("ascope." .. name), command = require("ascope.commands." .. name), run_opts = run_opts }
+end
+
+-- One analysis, in memory: run, what its command prints, write into OUT, the findings. Returns
+-- the result (nil when it could not run or write) and whether an input could not be read.
+local function compose(st, out, anomalies)
+  local res, err = st.job.run(st.run_opts)
+  if not res then error(err, 0) end
+  front.present(st.command, st.job, res, { output = out, format = st.run_opts.format, encoding = st.run_opts.encoding }, true)
+  for _, a in ipairs(st.job.anomalies(res)) do
+    if a.severity ~= "DETAIL" and a.severity ~= "INFO" then
+      anomalies[#anomalies + 1] = { severity = a.severity, source = source_of(st.name, a), card = a.card,
+                                    cards = a.cards, analysis = a.analysis, message = a.message }
+    end
+  end
+  return res, #res.unreadable > 0
+end
+
+function M.main(opts, words)
+  if #words > 0 then errors.usage("%s", i18n.t("diagnose.unexpected_argument", words[1])) end
   local out = opts.output
   local plan = {}
   if opts.target_dir and opts.soc_version then
-    plan[#plan + 1] = { "moe", "ascope.commands.moe", opts }
+    plan[#plan + 1] = step("moe", opts)
   elseif opts.target_dir then
-    log.warn("TARGET_DIR without SOC_VERSION: the window analysis is skipped")
+    log.warn("%s", i18n.t("diagnose.no_soc"))
   end
   -- profiling data: PROFILING_PATH, else whatever kernel files TARGET_DIR holds
   local prof = opts.profiling_path
@@ -185,36 +207,35 @@ function M.main(opts, words, ctx)
     if found and #found > 0 then prof = opts.target_dir end
   end
   if prof then
-    plan[#plan + 1] = { "opjitter", "ascope.commands.opjitter", { input = prof, output = out, format = "csv,json,html" } }
+    plan[#plan + 1] = step("opjitter", { input = prof, format = "csv,json,html" })
   end
-  if opts.plog_path then plan[#plan + 1] = { "plog", "ascope.commands.plog", { input = opts.plog_path, output = out } } end
-  if opts.graph_path then plan[#plan + 1] = { "graph", "ascope.commands.graph", { input = opts.graph_path, output = out } } end
+  if opts.plog_path then
+    plan[#plan + 1] = step("plog", { input = opts.plog_path })
+  end
+  if opts.graph_path then
+    plan[#plan + 1] = step("graph", { input = opts.graph_path, output = out })
+  end
   if #plan == 0 then
-    errors.usage("ascope diagnose needs at least one of TARGET_DIR + SOC_VERSION, PROFILING_PATH, PLOG_PATH, GRAPH_PATH")
+    errors.usage("%s", i18n.t("diagnose.needs_input"))
   end
   -- an output folder that cannot be made fails once here, not once per analysis
-  local made, merr = require("ascope_core").fs.mkdirs(out)
+  local made, merr = core.fs.mkdirs(out)
   if not made then error(merr, 0) end
   local unreadable, anomalies, results = 0, {}, {}
-  for _, step in ipairs(plan) do
-    print(("[INFO] ======== %s ========"):format(step[1]))
-    -- composed: a command leaves its list of findings and its verdict to the summary below
-    local sub = setmetatable({ composed = true }, { __index = ctx or {} })
-    local ok, code, found, res = pcall(require(step[2]).main, step[3], {}, sub)
+  for _, st in ipairs(plan) do
+    print(("[INFO] ======== %s ========"):format(st.name))
+    -- an analysis that cannot run (or write) is a finding of the summary; the others go on
+    local found = {}
+    local ok, res, bad = pcall(compose, st, out, found)
     if not ok then
       unreadable = unreadable + 1
-      local msg = errors.is_usage(code) and code.msg or tostring(code)
+      local msg = errors.is_usage(res) and res.msg or tostring(res)
       log.error("%s", msg)
-      anomalies[#anomalies + 1] = { severity = "ERROR", source = step[1], message = msg }
+      anomalies[#anomalies + 1] = { severity = "ERROR", source = st.name, message = msg }
     else
-      if code ~= 0 then unreadable = unreadable + 1 end
-      results[step[1]] = res
-      for _, a in ipairs(found or {}) do
-        if a.severity ~= "DETAIL" and a.severity ~= "INFO" then
-          anomalies[#anomalies + 1] = { severity = a.severity, source = source_of(step[1], a), card = a.card,
-                                        cards = a.cards, analysis = a.analysis, message = a.message }
-        end
-      end
+      if bad then unreadable = unreadable + 1 end
+      results[st.name] = res
+      for _, a in ipairs(found) do anomalies[#anomalies + 1] = a end
     end
   end
   local v = verdict(results, anomalies)

@@ -1,103 +1,48 @@
 --- `ascope graph`: compare the order of the dispatch/combine nodes in every card's graph.
 local graph = require "ascope.graph"
+local report = require "ascope.report.graph"
 local i18n = require "ascope.i18n"
 local errors = require "ascope.errors"
 local log = require "ascope.log"
+local front = require "ascope.commands.front"
 local t = i18n.t
-local writer = require "ascope.report.writer"
-local core = require "ascope_core"
 
-local M = {}
+local M = { spec = graph.spec }
 
-M.spec = {
-  name = "graph",
-  args = "GRAPH_PATH [-o OUT] [options]",
-  summary = {
-    en = "compare the operator order of every card's compiled graph with card 0",
-    zh = "对比各卡图文件中算子的执行顺序与次数（以 0 卡为基准）",
-  },
-  details = {
-    en = [[Reads the per-card graph files under GRAPH_PATH: graph_*_device<N>.json (atc --mode=1 --json),
-dynamo_*_graph_* (.txt, .pbtxt, .py) and ge_onnx*.pbtxt / ge_proto*.txt; the card from the file
-name or its folders (device<N>, global_rank<N>, rank<N>). Node names are taken in file order and
-filtered by rules/graph.lua (default: MoeDistribute). Each card is compared with the lowest:
-identical, the same nodes in another order (with the first index where they part), or
-different counts (per node). Writes OUT/graph_summary.json.]],
-    zh = [[读取 GRAPH_PATH 下各卡图文件，按文件顺序提取节点名（默认过滤 MoeDistribute），与 0 卡对比：
-完全一致、顺序不同（给出首个不同的下标）或次数不同（给出各节点次数）。输出 graph_summary.json。]],
-  },
-  options = {
-    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
-    { "graph-path", arg = "PATH", alias_of = "input" },
-    { "filter", arg = "PATTERN", help = "nodes to compare (Lua patterns, | between alternatives)" },
-    { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/graph.lua" },
-    { "format", arg = "LIST", default = "json", help = "outputs to write: json" },
-  },
-  keys = { GRAPH_PATH = "graph-path" },
-  outputs = {
-    { "graph_summary.json", format = "json", help = {
-      en = "node names per card and each card's verdict against the lowest",
-      zh = "各卡节点名及与最小卡号对比的结论" } },
-  },
-  examples = { "ascope graph graphs/ -o out", "ascope graph GRAPH_PATH=graphs --filter 'MoeDistribute|AllToAll'" },
-}
-
-local function array(list) return setmetatable(list or {}, { __jsontype = "array" }) end
-
-function M.data(res)
-  local cards = {}
-  for _, c in ipairs(res.cards) do cards[tostring(c)] = array(res.graphs[c].nodes) end
-  local pairs_ = array()
-  for i, p in ipairs(res.pairs) do
-    pairs_[i] = { a = p.a, b = p.b, verdict = p.verdict, first_divergence = p.first_divergence,
-                  at = p.at and array(p.at), counts = p.counts }
+--- The formats --format asks for, as the list write takes (graph writes json only).
+function M.formats(opts)
+  local list = {}
+  for f in (opts.format or "json"):gmatch("[^,%s]+") do
+    if f ~= "json" then errors.usage("--format: unknown output %q (graph writes json)", f) end
+    list[1] = f
   end
-  local failed = array()
-  for i, f in ipairs(res.failed) do failed[i] = { path = f.path, card = f.card, reason = f.reason } end
-  return { input = res.input, cards = cards, pairs = pairs_, failed = failed }
+  return list
+end
+
+--- What is told before the outputs are written: the cards, their nodes, each pair's verdict.
+function M.show_before(res, opts)
+  if res.skipped_output > 0 then log.line("INFO", t("graph.skipped_output", res.skipped_output, opts.output)) end
+  local lines, bad = report.lines(res)
+  for _, l in ipairs(lines) do print(l) end
+  for _, f in ipairs(res.failed) do log.error("%s", f.reason) end
+  print("[INFO] " .. t("graph.pairs_differ", bad, #res.pairs))
+end
+
+--- What is printed once they are: where the results are.
+function M.show_after(_, opts)
+  print(t("graph.results", opts.output .. "/graph_summary.json"))
 end
 
 function M.main(opts, words)
   local input = opts.input or words[1]
   if not input then errors.usage("ascope graph needs GRAPH_PATH; see 'ascope help graph'") end
-  for f in (opts.format or "json"):gmatch("[^,%s]+") do
-    if f ~= "json" then errors.usage("--format: unknown output %q (graph writes json)", f) end
-  end
+  M.formats(opts) -- a usage error before any reading
   -- a rule file that does not hold is the command line's mistake (exit 2), told once
   local rules_ok, rules_err = graph.rules(opts.rules)
   if not rules_ok then errors.usage("%s", rules_err) end
-  local res, err = graph.run(input, { rules = opts.rules, filter = opts.filter, output = opts.output })
+  local res, err = graph.run({ input = input, rules = opts.rules, filter = opts.filter, output = opts.output })
   if not res then error(err, 0) end
-  if #res.cards == 0 and #res.failed == 0 then error(input .. ": no graph files found (see 'ascope help graph')", 0) end
-  if res.skipped_output > 0 then log.line("INFO", t("graph.skipped_output", res.skipped_output, opts.output)) end
-  print("[INFO] " .. t("graph.files", #res.cards, table.concat(res.cards, ", ")))
-  for _, c in ipairs(res.cards) do
-    print("[INFO] " .. t("graph.card_nodes", c, #res.graphs[c].nodes, table.concat(res.graphs[c].files, ", ")))
-  end
-  local bad = 0
-  for _, p in ipairs(res.pairs) do
-    if p.verdict == "identical" then
-      print("[INFO] " .. t("graph.identical", p.a, p.b))
-    elseif p.verdict == "order" then
-      bad = bad + 1
-      print("[ERROR] " .. t("graph.order_at", p.a, p.b, p.first_divergence, tostring(p.at[1]), tostring(p.at[2])))
-    else
-      bad = bad + 1
-      local list = {}
-      for n, c in pairs(p.counts) do list[#list + 1] = ("%s %d vs %d"):format(n, c[1], c[2]) end
-      table.sort(list)
-      print("[ERROR] " .. t("graph.counts_differ", p.a, p.b, table.concat(list, "; ")))
-    end
-  end
-  for _, f in ipairs(res.failed) do log.error("%s", f.reason) end
-  print("[INFO] " .. t("graph.pairs_differ", bad, #res.pairs))
-  local w, werr = writer.open(opts.output .. "/graph_summary.json")
-  if not w then error(werr, 0) end
-  w:write(core.json.encode(M.data(res), { indent = 2 }), "\n")
-  local ok, cerr = w:close()
-  if not ok then error(cerr, 0) end
-  print(t("graph.results", opts.output .. "/graph_summary.json"))
-  return #res.failed > 0 and 1 or 0, graph.anomalies(res), res, M.data(res)
+  return front.finish(M, graph, res, opts, report.data(res))
 end
 
 return M

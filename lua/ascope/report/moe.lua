@@ -1,9 +1,11 @@
---- Writers of `ascope moe`: the win_*.csv archives and moe_summary.json.
+--- Writers of `ascope moe`: the win_*.csv archives, moe_summary.json, moe_report.html, and the
+-- verdict's lines.
 local core = require "ascope_core"
 local writer = require "ascope.report.writer"
+local field_html = require "ascope.report.field_html"
 local i18n = require "ascope.i18n"
 local findings = require "ascope.findings"
-local list_text = require("ascope.moe").list_text
+local list_text = require("ascope.analysis.moe_card").list_text
 local json, column = core.json, core.column
 
 local M = {}
@@ -231,6 +233,67 @@ function M.summary(res, path)
   w:write(json.encode(M.summary_data(res), { indent = 2 }), "\n")
   local ok, cerr = w:close()
   if not ok then error(cerr, 0) end
+end
+
+-- A CSV written as UTF-8 rewritten as GBK in place (atomically); a file not written is skipped.
+local function to_gbk(path)
+  local f = io.open(path, "rb")
+  if not f then return true end
+  local text = f:read("a")
+  f:close()
+  local gbk, err = core.iconv.convert(text, "UTF-8", "GBK", path)
+  if not gbk then return nil, i18n.t("moe.gbk_failed", err) end
+  return core.fs.write(path, gbk)
+end
+
+--- Write the outputs of the formats in the set formats into out: the CSV archives (encoding
+-- "utf8" with a BOM, or "gbk"), moe_summary.json, moe_report.html. Returns true or nil, message.
+function M.write(res, out, formats, encoding)
+  local ok, err = pcall(function()
+    if formats.csv then M.csvs(res, out, encoding ~= "gbk") end
+    if formats.json then M.summary(res, out .. "/moe_summary.json") end
+  end)
+  if not ok then return nil, tostring(err) end
+  if formats.html then
+    local parts = field_html.moe_sections(res)
+    table.insert(parts, 1, field_html.anomalies_section(M.sorted_anomalies(res)))
+    local hok, herr = field_html.write(out .. "/moe_report.html", i18n.t("report.title.moe"), parts)
+    if not hok then return nil, herr end
+  end
+  if formats.csv and encoding == "gbk" then
+    for _, f in ipairs(M.CSV_FILES) do
+      local gok, gerr = to_gbk(out .. "/" .. f .. ".csv")
+      if not gok then return nil, gerr end
+    end
+  end
+  return true
+end
+
+local TAG = { INFO = "[INFO]", WARNING = "[WARNING]", ERROR = "[ERROR]" }
+
+--- The console lines before the outputs are written: the machines merged, where the archive goes.
+function M.head_lines(res, out)
+  local lines = {}
+  if res.merged then lines[1] = "[INFO] " .. i18n.t("moe.merged", #res.merged - #res.failed, #res.cards) end
+  lines[#lines + 1] = "[INFO] " .. i18n.t("moe.archive", out)
+  return lines
+end
+
+--- The console summary after the outputs: the counts, and with full the findings (not the
+-- slot-by-slot DETAIL lines, which are in win_analysis_error.csv, nor the root cards of 8) and
+-- the verdict; diagnose, which lists the findings and the verdict once for all analyses, asks
+-- for the counts only.
+function M.summary_lines(res, full)
+  local shown = {}
+  for _, a in ipairs(M.sorted_anomalies(res)) do
+    if a.severity ~= "DETAIL" and a.analysis ~= "8" then shown[#shown + 1] = a end
+  end
+  local lines = { "[INFO] " .. i18n.t("moe.summary", #res.cards, #res.failed, #shown) }
+  if full then
+    for _, a in ipairs(shown) do lines[#lines + 1] = ("  %s %s"):format(TAG[a.severity] or a.severity, a.message) end
+    for _, l in ipairs(M.verdict(res)) do lines[#lines + 1] = ("%s %s"):format(TAG[l[1]] or l[1], l[2]) end
+  end
+  return lines
 end
 
 return M

@@ -1,7 +1,9 @@
 --- Writers of `ascope opjitter`: profiling_all_data.csv, profiling_avg_data.csv,
--- opjitter_summary.json, and the [INFO]/[ERROR] lines.
+-- opjitter_summary.json, opjitter_report.html, and the [INFO]/[ERROR] lines.
 local core = require "ascope_core"
 local writer = require "ascope.report.writer"
+local field_html = require "ascope.report.field_html"
+local i18n = require "ascope.i18n"
 local json = core.json
 
 local M = {}
@@ -100,6 +102,26 @@ function M.lines(res)
     end
   end
   return out
+end
+
+-- the outputs: format, file name, writer(res, path) -> true | nil, message
+local OUTPUTS = { { "csv", "profiling_all_data.csv", M.all_csv }, { "csv", "profiling_avg_data.csv", M.avg_csv },
+                  { "json", "opjitter_summary.json", M.summary_json },
+                  { "html", "opjitter_report.html", function(r, p)
+                    return field_html.write(p, i18n.t("report.title.opjitter"), field_html.opjitter_sections(r)) end } }
+
+--- Write the outputs of the formats in the set formats into out. Every output is tried: one
+-- that cannot be written does not stop the others. Returns true or nil, the messages.
+function M.write(res, out, formats)
+  local errs = {}
+  for _, w in ipairs(OUTPUTS) do
+    if formats[w[1]] then
+      local ok, err = w[3](res, out .. "/" .. w[2])
+      if not ok then errs[#errs + 1] = tostring(err) end
+    end
+  end
+  if #errs > 0 then return nil, table.concat(errs, "; ") end
+  return true
 end
 
 return M

@@ -26,6 +26,14 @@ function M.formats(text, names)
   return formats
 end
 
+--- The outputs a --format LIST asks for as a list, in the order of names (what a job's write
+-- takes); a usage error as for formats.
+function M.list(text, names)
+  local set, list = M.formats(text, names), {}
+  for _, n in ipairs(names) do if set[n] then list[#list + 1] = n end end
+  return list
+end
+
 --- Deal outputs (each with weight, default 1) into at most `jobs` groups.
 function M.groups(outputs, jobs)
   local n = math.max(1, math.min(jobs, #outputs))

@@ -1,0 +1,183 @@
+--- The plog analysis: the classifier's counts per category, each card's failing task (kernel,
+-- op, stream, task) followed in bounded memory, the failures that are not on a dispatch/combine
+-- kernel, and the findings. Categories are independent: a line counts in every category it
+-- matches; an [ERROR] line no classifier knows is counted as unclassified, with examples.
+-- @module ascope.analysis.plog
+local core = require "ascope_core"
+local model = require "ascope.analysis.timeline.model"
+local reader = require "ascope.ascend.plog"
+local i18n = require "ascope.i18n"
+
+local M = {}
+
+-- the classifier fields a failure is made of
+local KEYS = { "kernel_name", "origin_op_name", "stream_id", "task_id" }
+
+-- Failures, one per failing (card, task): a line with a task id opens or completes its task's
+-- entry; a kernel or op name on a line without a task id goes to the card's latest entry that
+-- lacks it, else waits for the card's next entry (or makes one of its own at the end). Of the
+-- lines waiting on a card only the first, the first kernel and the first op can ever be used,
+-- so that is all that is kept: memory is bounded by the number of tasks, not of lines. At most
+-- max entries (tasks and waiting cards) are followed; the lines naming one more are counted
+-- (dropped).
+function M.failure_tracker(max)
+  local by_task, list, waiting, latest = {}, {}, {}, {}
+  local t = { dropped = 0 }
+  local held = 0 -- entries and waiting cards
+  local function fill(fl, kernel, op, stream, task, file, line)
+    if kernel and not fl.kernel_name then fl.kernel_name, fl.file, fl.line = kernel, file, line end
+    if op and not fl.origin_op_name then fl.origin_op_name = op end
+    if stream and not fl.stream_id then fl.stream_id = stream end
+    if task and not fl.task_id then fl.task_id = task end
+  end
+  -- called for every classified line that names a kernel, op, stream or task: keep it cheap
+  function t.add(card, kernel, op, stream, task, file, line, time)
+    if task then
+      local tasks = by_task[card]
+      if not tasks then
+        tasks = {}
+        by_task[card] = tasks
+      end
+      local key = (stream or "") .. ":" .. task
+      local fl = tasks[key]
+      if not fl then
+        if held >= max then
+          t.dropped = t.dropped + 1
+          return
+        end
+        fl = { card = card, file = file, line = line, time = time }
+        tasks[key], list[#list + 1] = fl, fl
+        held = held + 1
+        local w = waiting[card]
+        if w then
+          fill(fl, w.kernel_name, w.origin_op_name, nil, nil, file, line)
+          waiting[card], held = nil, held - 1
+        end
+      end
+      fill(fl, kernel, op, stream, task, file, line)
+      latest[card] = fl
+    elseif kernel or op then
+      local fl = latest[card]
+      if fl and ((kernel and not fl.kernel_name) or (op and not fl.origin_op_name)) then
+        fill(fl, kernel, op, stream, nil, file, line)
+        return
+      end
+      local w = waiting[card]
+      if not w then
+        if held >= max then
+          t.dropped = t.dropped + 1
+          return
+        end
+        w = { file = file, line = line, time = time }
+        waiting[card], held = w, held + 1
+      end
+      if kernel and not w.kernel_name then w.kernel_name, w.kernel_file, w.kernel_line = kernel, file, line end
+      if op and not w.origin_op_name then w.origin_op_name = op end
+    end
+  end
+  function t.result()
+    for card, w in pairs(waiting) do
+      local fl = { card = card, file = w.file, line = w.line, time = w.time }
+      fill(fl, w.kernel_name, w.origin_op_name, nil, nil, w.kernel_file, w.kernel_line)
+      list[#list + 1] = fl
+    end
+    table.sort(list, function(a, b)
+      if a.card ~= b.card then return a.card < b.card end
+      if a.file ~= b.file then return a.file < b.file end
+      return a.line < b.line
+    end)
+    return list
+  end
+  return t
+end
+
+--- Classify every file: files (paths), rules, the classifier and its field numbers
+-- (ascope.ascend.plog.classifier), csv (the layout of the records' CSV, or nil to keep no
+-- records), max (failing tasks followed at most). Returns the result (see ascope.plog.run) or
+-- nil, message.
+function M.classify(files, rules, classifier, number, csv, max)
+  local names = reader.field_names(rules)
+  local record_fields = {}
+  for i, n in ipairs(names) do record_fields[i] = number[n] end
+  local key_fields = {}
+  for i, n in ipairs(KEYS) do key_fields[i] = number[n] or 0 end
+  local ncl = #rules.classifiers
+  local tally, terr = core.logclass.tally({ rules = ncl, examples = math.min(math.max(rules.examples or 10, 0), 100),
+                                            group_field = number.device_id or 0, record_fields = record_fields,
+                                            key_fields = key_fields, csv = csv })
+  if not tally then return nil, terr end
+  local res = { categories = {}, records = csv and tally, files = files, failed = {}, rules = rules,
+                unclassified = { count = 0, examples = {} }, first_error = {} }
+  local failures = M.failure_tracker(max)
+  for k, file in ipairs(files) do
+    local add = failures.add
+    local ok, err = classifier:scan(file, tally, k, reader.card_of_path(file),
+      function(card, line, time, kernel, op, stream, task) add(card, kernel, op, stream, task, file, line, time) end)
+    if not ok then res.failed[#res.failed + 1] = { path = file, reason = err } end
+  end
+  local function examples(slot)
+    local out = tally:examples(slot)
+    for _, e in ipairs(out) do e.file = files[e.file] end
+    return out
+  end
+  for slot, count in pairs(tally:counts()) do
+    if slot <= ncl then
+      local c = rules.classifiers[slot]
+      res.categories[c.id] = { count = count, classifier = c, examples = examples(slot) }
+    else
+      res.unclassified = { count = count, examples = examples(slot) }
+    end
+  end
+  res.first_error = tally:first()
+  local stats = tally:stats()
+  res.record_count, res.cut_lines = stats.records, stats.cut
+  res.failures = failures.result()
+  res.failures_dropped = failures.dropped
+  res.non_moe_failures = M.non_moe(res.failures, rules)
+  return res
+end
+
+--- The failures whose kernel (else op) is not one of the rules' moe_kernels.
+function M.non_moe(failures, rules)
+  local out = {}
+  for _, fl in ipairs(failures) do
+    local kernel = fl.kernel_name or fl.origin_op_name
+    if kernel and not model.matches(kernel, rules.moe_kernels) then
+      out[#out + 1] = { card = fl.card, kernel_name = kernel, task_id = fl.task_id }
+    end
+  end
+  return out
+end
+
+--- Findings: {severity, card, analysis, message}: a WARNING per category found (with its count)
+-- and for the unclassified [ERROR] lines, an ERROR per failure on a kernel that is not a
+-- dispatch/combine one. max: the failing tasks followed at most (for the message).
+function M.anomalies(res, max)
+  local out = {}
+  local ids = {}
+  for id in pairs(res.categories) do ids[#ids + 1] = id end
+  table.sort(ids)
+  for _, id in ipairs(ids) do
+    local c = res.categories[id]
+    out[#out + 1] = { severity = "WARNING", analysis = "plog " .. id,
+                      message = i18n.t("plog.category", i18n.pick(c.classifier.title), c.count) }
+  end
+  if res.unclassified.count > 0 then
+    out[#out + 1] = { severity = "WARNING", analysis = "plog unclassified",
+                      message = i18n.t("plog.unclassified", res.unclassified.count) }
+  end
+  if res.failures_dropped > 0 then
+    out[#out + 1] = { severity = "WARNING", analysis = "plog failures",
+                      message = i18n.t("plog.failures_capped", max, res.failures_dropped) }
+  end
+  if res.cut_lines > 0 then
+    out[#out + 1] = { severity = "WARNING", analysis = "plog", message = i18n.t("plog.cut_lines", res.cut_lines) }
+  end
+  for _, f in ipairs(res.non_moe_failures) do
+    out[#out + 1] = { severity = "ERROR", card = f.card, analysis = "plog",
+                      message = i18n.t("plog.non_moe", f.card, f.kernel_name) }
+  end
+  return out
+end
+
+return M

@@ -1,0 +1,85 @@
+--- Reading Ascend plog / device logs: the line layout, the log files under a path, the card of a
+-- file, and the classifier in C (core.logclass) that streams the files line by line.
+-- Line format: [LEVEL] MODULE(PID,PNAME):YYYY-MM-DD-hh:mm:ss.mmm.uuu [file.cc:123]TID msg (the
+-- thread id may be separate: [file.cc:816] [3977663]msg); other lines are continuation text.
+-- @module ascope.ascend.plog
+local core = require "ascope_core"
+local discover = require "ascope.ascend.discover"
+local model = require "ascope.analysis.timeline.model"
+local i18n = require "ascope.i18n"
+local fs = core.fs
+
+local M = {}
+
+-- The line layout: [LEVEL] MODULE(PID,PNAME):TIME rest, where rest may begin with [file.cc:123]
+-- and a thread id. The classifier reads the same patterns in C; they are in the subset it
+-- matches in linear time.
+local HEADER = "^%[(%u+)%]%s+([%w_%-]+)%((%d+),([^)]*)%):(%d%d%d%d%-%d%d%-%d%d%-[%d:%.]+)%s*(.*)$"
+local SOURCE = "^%[([^%]]*)%]%s*(.*)$"
+local THREAD = "^%[?(%d+)%]?%s*(.*)$"
+
+--- Parse a log line: level, module, pid, time, source (file:line), tid, message; nil for a
+-- continuation line.
+function M.parse_line(text)
+  local level, module, pid, pname, time, rest = text:match(HEADER)
+  if not level then return nil end
+  local src, after = rest:match(SOURCE)
+  local tid, msg = (after or rest):match(THREAD)
+  return { level = level, module = module, pid = pid, pname = pname, time = time, source = src,
+           tid = tid, message = msg or after or rest }
+end
+
+--- The names of the fields extracted from lines, in the order of the rules' field_order, then
+-- the others by name: the fields' columns of error_plog.csv.
+function M.field_names(rules)
+  local out, seen = {}, {}
+  for _, name in ipairs(rules.field_order or {}) do
+    if rules.fields[name] and not seen[name] then out[#out + 1], seen[name] = name, true end
+  end
+  local rest = {}
+  for name in pairs(rules.fields) do
+    if not seen[name] then rest[#rest + 1] = name end
+  end
+  table.sort(rest)
+  for _, name in ipairs(rest) do out[#out + 1] = name end
+  return out
+end
+
+--- The rules' classifier, compiled once in C (core.logclass), and the number of each field (the
+-- rules' order is the classifiers' order; fields are numbered in the order of field_names).
+-- Returns classifier, nil, number; or nil, message.
+function M.classifier(rules)
+  local names = M.field_names(rules)
+  local number = {}
+  for i, n in ipairs(names) do number[n] = i end
+  local spec = { literals = rules.prefilter, header = HEADER, level = 1, module = 2, time = 5, rest = 6,
+                 strips = { SOURCE, THREAD }, -- the message is each strip's last capture
+                 error_level = "ERROR", error_prefix = "[ERROR]", rules = {}, fields = {} }
+  for i, c in ipairs(rules.classifiers) do
+    spec.rules[i] = { mode = c.sequence and "sequence" or c.code and "word" or "any", any_level = c.any_level,
+                      patterns = model.alternatives(c.pattern), modules = c.modules }
+  end
+  for i, n in ipairs(names) do spec.fields[i] = { patterns = model.alternatives(rules.fields[n]) } end
+  local cl, err = core.logclass.new(spec)
+  return cl, err, number
+end
+
+--- The card a log file belongs to, from its path (device-3, card_3, /dev3/); nil when none says.
+function M.card_of_path(path)
+  local n = path:match("[Dd]evice[-_]?(%d+)") or path:match("[Cc]ard[-_]?(%d+)") or path:match("/dev(%d+)/")
+  return n and math.tointeger(tonumber(n))
+end
+
+--- Log files under path (a file is taken as it is), or nil, message.
+function M.files(path, rules)
+  local st = fs.stat(path)
+  if not st then return nil, i18n.t("plog.no_path", path) end
+  if st.type == "file" then return { path } end
+  local out = {}
+  for _, p in ipairs(fs.walk(path)) do
+    if model.matches(discover.basename(p), rules.files) then out[#out + 1] = p end
+  end
+  return out
+end
+
+return M

@@ -1,0 +1,60 @@
+--- Writers of `ascope graph`: graph_summary.json and the console summary.
+-- @module ascope.report.graph
+local core = require "ascope_core"
+local writer = require "ascope.report.writer"
+local i18n = require "ascope.i18n"
+local t = i18n.t
+
+local M = {}
+
+local function array(list) return setmetatable(list or {}, { __jsontype = "array" }) end
+
+--- graph_summary.json as plain data.
+function M.data(res)
+  local cards = {}
+  for _, c in ipairs(res.cards) do cards[tostring(c)] = array(res.graphs[c].nodes) end
+  local pairs_ = array()
+  for i, p in ipairs(res.pairs) do
+    pairs_[i] = { a = p.a, b = p.b, verdict = p.verdict, first_divergence = p.first_divergence,
+                  at = p.at and array(p.at), counts = p.counts }
+  end
+  local failed = array()
+  for i, f in ipairs(res.failed) do failed[i] = { path = f.path, card = f.card, reason = f.reason } end
+  return { input = res.input, cards = cards, pairs = pairs_, failed = failed }
+end
+
+--- Write graph_summary.json into out (formats: a set with "json"). Returns true or nil, message.
+function M.write(res, out, formats)
+  if not formats.json then return true end
+  local w, werr = writer.open(out .. "/graph_summary.json")
+  if not w then return nil, werr end
+  w:write(core.json.encode(M.data(res), { indent = 2 }), "\n")
+  return w:close()
+end
+
+--- The console summary, as lines: the cards, their nodes and files, each pair's verdict. Also
+-- returns the number of pairs that differ.
+function M.lines(res)
+  local out = { "[INFO] " .. t("graph.files", #res.cards, table.concat(res.cards, ", ")) }
+  for _, c in ipairs(res.cards) do
+    out[#out + 1] = "[INFO] " .. t("graph.card_nodes", c, #res.graphs[c].nodes, table.concat(res.graphs[c].files, ", "))
+  end
+  local bad = 0
+  for _, p in ipairs(res.pairs) do
+    if p.verdict == "identical" then
+      out[#out + 1] = "[INFO] " .. t("graph.identical", p.a, p.b)
+    elseif p.verdict == "order" then
+      bad = bad + 1
+      out[#out + 1] = "[ERROR] " .. t("graph.order_at", p.a, p.b, p.first_divergence, tostring(p.at[1]), tostring(p.at[2]))
+    else
+      bad = bad + 1
+      local list = {}
+      for n, c in pairs(p.counts) do list[#list + 1] = ("%s %d vs %d"):format(n, c[1], c[2]) end
+      table.sort(list)
+      out[#out + 1] = "[ERROR] " .. t("graph.counts_differ", p.a, p.b, table.concat(list, "; "))
+    end
+  end
+  return out, bad
+end
+
+return M
