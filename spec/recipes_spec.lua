@@ -363,7 +363,7 @@ describe("the field jobs' recipe face from a stock lua5.4", function()
                   "win_analysis_error.csv", "win_data.csv", "win_data_list.csv", "win_status_list.csv" }, v.all)
     assert.same({ "moe_summary.json" }, v.json_only)
     assert.is_false(v.bad_ok)
-    assert.truthy(v.bad_err:find("unknown output format \"pdf\"", 1, true), v.bad_err)
+    assert.equal('--format: unknown output "pdf" (csv, json, html)', v.bad_err)
     -- the root ERROR on the faulting card, each waiting card's missing slots an ERROR and its wait a
     -- WARNING, the unreadable card an ERROR of its own
     local want = { "ERROR 2 8", "ERROR 4 input" }
@@ -422,7 +422,7 @@ describe("the field jobs' recipe face from a stock lua5.4", function()
     assert.is_false(v.none)
     assert.equal(dir .. "/empty: no log files found", v.none_err)
     assert.is_false(v.badf)
-    assert.equal('plog: unknown output format "pdf" (csv, json)', v.badf_err)
+    assert.equal('--format: unknown output "pdf" (csv, json)', v.badf_err)
     assert.same({ "ERROR 0 plog", "WARNING nil plog aicore_kernel_failed", "WARNING nil plog ei0002",
                   "WARNING nil plog ez9999", "WARNING nil plog unclassified" }, severities(v.anomalies))
   end)

@@ -10,7 +10,7 @@ local reader = require "ascope.ascend.graph"
 local analysis = require "ascope.analysis.graph"
 local report = require "ascope.report.graph"
 local rules_mod = require "ascope.rules"
-local job_options = require "ascope.job_options"
+local recipe = require "ascope.recipe"
 local i18n = require "ascope.i18n"
 
 local M = {}
@@ -66,7 +66,7 @@ M.nodes, M.compare = reader.nodes, analysis.compare
 -- @treturn[2] nil when the input cannot be used at all (no such path, no graph file, bad rules)
 -- @treturn[2] string why
 function M.run(opts, more)
-  opts = job_options.resolve(M.spec, opts, more)
+  opts = recipe.options(M.spec, opts, more)
   local path = opts.input
   if not path then return nil, i18n.t("graph.no_input") end
   local rules, rerr = M.rules(opts.rules)
@@ -108,7 +108,7 @@ end
 -- @tparam[opt] table wopts `formats` (a list: "json", the default)
 -- @return true, or nil and a message
 function M.write(res, outdir, wopts)
-  local formats, ferr = job_options.formats(M.spec, wopts)
+  local formats, ferr = recipe.format_set(M.spec, wopts and wopts.formats)
   if not formats then return nil, ferr end
   return report.write(res, outdir, formats)
 end

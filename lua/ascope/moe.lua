@@ -17,7 +17,7 @@ local report = require "ascope.report.moe"
 local rules_mod = require "ascope.rules"
 local shard = require "ascope.shard"
 local workers = require "ascope.workers"
-local job_options = require "ascope.job_options"
+local recipe = require "ascope.recipe"
 local ascope_log = require "ascope.log"
 local fs = core.fs
 local i18n = require "ascope.i18n"
@@ -247,7 +247,7 @@ M.step_log = step_log
 -- @treturn[2] nil when the input cannot be used at all (no card folder, unknown SOC, bad rules)
 -- @treturn[2] string why
 function M.run(opts, more)
-  opts = job_options.resolve(M.spec, opts, more)
+  opts = recipe.options(M.spec, opts, more)
   opts.target_dir = opts.target_dir or opts.input
   if not opts.target_dir then return nil, T("no_target") end
   opts.log = opts.log or step_log
@@ -283,7 +283,7 @@ end
 -- ("utf8" or "gbk", for the CSV files)
 -- @return true, or nil and a message
 function M.write(res, outdir, wopts)
-  local formats, ferr = job_options.formats(M.spec, wopts)
+  local formats, ferr = recipe.format_set(M.spec, wopts and wopts.formats)
   if not formats then return nil, ferr end
   return report.write(res, outdir, formats, wopts and wopts.encoding or "utf8")
 end

@@ -16,7 +16,7 @@ local analysis = require "ascope.analysis.opjitter"
 local rules_mod = require "ascope.rules"
 local shard = require "ascope.shard"
 local report = require "ascope.report.opjitter"
-local job_options = require "ascope.job_options"
+local recipe = require "ascope.recipe"
 local MAX_JOBS = require("ascope.workers").MAX_JOBS
 local fs = core.fs
 local t = require("ascope.i18n").t
@@ -204,7 +204,7 @@ end
 -- @treturn[2] nil when the input cannot be used at all (no such path, no kernel file, bad rules)
 -- @treturn[2] string why
 function M.run(opts, more)
-  opts = job_options.resolve(M.spec, opts, more)
+  opts = recipe.options(M.spec, opts, more)
   if not opts.input then return nil, t("opjitter.no_input") end
   local plan, err = M.plan(opts.input, { rules = opts.rules, cards = opts.cards, jobs = opts.jobs })
   if not plan then return nil, err end
@@ -220,7 +220,7 @@ end
 -- @tparam[opt] table wopts `formats` (a list of "csv", "json", "html"; default all)
 -- @return true, or nil and the messages
 function M.write(res, outdir, wopts)
-  local formats, ferr = job_options.formats(M.spec, wopts)
+  local formats, ferr = recipe.format_set(M.spec, wopts and wopts.formats)
   if not formats then return nil, ferr end
   return report.write(res, outdir, formats)
 end

@@ -10,7 +10,7 @@ local reader = require "ascope.ascend.plog"
 local analysis = require "ascope.analysis.plog"
 local report = require "ascope.report.plog"
 local rules_mod = require "ascope.rules"
-local job_options = require "ascope.job_options"
+local recipe = require "ascope.recipe"
 local i18n = require "ascope.i18n"
 
 local M = {}
@@ -75,7 +75,7 @@ M.parse_line, M.field_names, M.classifier, M.files = reader.parse_line, reader.f
 -- @treturn[2] nil when the input cannot be used at all (no such path, no log file, bad rules)
 -- @treturn[2] string why
 function M.run(opts, more)
-  opts = job_options.resolve(M.spec, opts, more)
+  opts = recipe.options(M.spec, opts, more)
   local path = opts.input
   if not path then return nil, i18n.t("plog.no_input") end
   local rules, rerr = M.rules(opts.rules)
@@ -85,7 +85,7 @@ function M.run(opts, more)
   if #files == 0 then return nil, i18n.t("plog.no_files", path) end
   local classifier, cerr, number = reader.classifier(rules)
   if not classifier then return nil, "rules: " .. cerr end
-  local formats, ferr2 = job_options.formats(M.spec, { formats = opts.format })
+  local formats, ferr2 = recipe.format_set(M.spec, opts.format)
   if not formats then return nil, ferr2 end
   local csv = formats.csv and report.records_layout(rules, files) or nil
   local res, err = analysis.classify(files, rules, classifier, number, csv, M.MAX_FAILURES)
@@ -102,7 +102,7 @@ end
 -- @tparam[opt] table wopts `formats` (a list of "csv", "json"; default both)
 -- @return true, or nil and a message
 function M.write(res, outdir, wopts)
-  local formats, ferr = job_options.formats(M.spec, wopts)
+  local formats, ferr = recipe.format_set(M.spec, wopts and wopts.formats)
   if not formats then return nil, ferr end
   return report.write(res, outdir, formats)
 end

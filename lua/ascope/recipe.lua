@@ -79,6 +79,15 @@ function M.formats(spec, asked)
   return list
 end
 
+--- The formats asked for as a set (format -> true), or nil and the message of formats().
+function M.format_set(spec, asked)
+  local list, err = M.formats(spec, asked)
+  if not list then return nil, err end
+  local set = {}
+  for _, f in ipairs(list) do set[f] = true end
+  return set
+end
+
 --- Write a job's outputs: writers maps a format to {file, write = function(result, path, wopts),
 -- weight = relative cost}; writers.order (a list of formats), when given, is the order the
 -- files are listed in, else the order asked. wopts: formats (see formats()), jobs (worker
