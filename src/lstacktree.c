@@ -3,8 +3,11 @@
  * members created so far. Called once per distinct stack (through col:map), it keeps the cost
  * of memory_trace.json's stackFrames per distinct frame, not per row. */
 #include "ascope/checked.h"
+#include "ascope/stacktop.h"
 #include "ascope/stacktree.h"
 #include "lbind.h"
+
+#include <string.h>
 
 #define STACKTREE_MT "ascope.stacktree"
 
@@ -83,6 +86,49 @@ static int tree_json(lua_State *L) {
   return 1;
 }
 
+/* stacktree.top(col) -> string column: per row of a string column of call stacks, its top
+ * frame (see ascope/stacktop.h; "" for a stack whose top frame is blank, missing where the
+ * stack is). Each distinct stack is read once, in C; a stack that is its own top frame keeps
+ * its id, so a huge frame without separators is never copied. The result shares the column's
+ * string table. */
+static int stack_top(lua_State *L) {
+  asc_col *c = lasc_checkcolumn(L, 1);
+  luaL_argcheck(L, c->kind == ASC_STR, 1, "a string column expected");
+  lua_settop(L, 1);
+  lua_getiuservalue(L, 1, 1); /* 2: the string table */
+  asc_strtab *st = lasc_checkstrings(L, 2);
+  size_t nstr = (size_t)asc_strtab_count(st) + 1, bytes;
+  if (asc_size_mul(nstr, sizeof(uint32_t), &bytes)) return luaL_error(L, "stacktree: too many strings");
+  uint32_t *top_of = lua_newuserdatauv(L, bytes, 0); /* 3: 0 = not seen yet */
+  memset(top_of, 0, bytes);
+  lasc_buf *copy = lasc_newbuf(L); /* 4: a frame's text while it is interned (the arena may move) */
+  asc_col out;
+  asc_col_init(&out, ASC_STR);
+  asc_col *o = lasc_pushcolumn(L, &out, 2); /* 5 */
+  if (asc_col_reserve(o, c->n ? c->n : 1)) return luaL_error(L, "stacktree: out of memory");
+  for (size_t i = 0; i < c->n; i++) {
+    uint32_t id = c->v.s[i], top = 0;
+    if (id && id < nstr) {
+      if (!top_of[id]) {
+        size_t len, at, tlen;
+        const char *s = asc_strtab_get(st, id, &len);
+        asc_stack_top(s, len, &at, &tlen);
+        if (tlen == len) {
+          top_of[id] = id;
+        } else {
+          copy->n = 0;
+          lasc_addl(L, copy, s + at, tlen);
+          if (asc_strtab_intern(st, tlen ? copy->p : "", tlen, &top_of[id]))
+            return luaL_error(L, "stacktree: out of memory");
+        }
+      }
+      top = top_of[id];
+    }
+    if (asc_col_push_str(o, top)) return luaL_error(L, "stacktree: out of memory");
+  }
+  return 1;
+}
+
 static int tree_gc(lua_State *L) {
   tree_ud *u = luaL_checkudata(L, 1, STACKTREE_MT);
   asc_stacktree_free(u->t);
@@ -108,7 +154,7 @@ int lasc_open_stacktree(lua_State *L) {
     lua_setfield(L, -2, "__index");
   }
   lua_pop(L, 1);
-  static const luaL_Reg fns[] = {{"new", tree_new}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"new", tree_new}, {"top", stack_top}, {NULL, NULL}};
   luaL_newlib(L, fns);
   return 1;
 }

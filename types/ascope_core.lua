@@ -338,6 +338,11 @@ function StackTree:json(from, max) end
 local stacktree = {}
 ---@return ascope.StackTree
 function stacktree.new() end
+---Per row of a string column of call stacks, its top frame (the text before the first ";\r\n",
+---else before the first ";\n", trimmed); missing where the stack is.
+---@param stacks ascope.Column
+---@return ascope.Column
+function stacktree.top(stacks) end
 
 ---@class ascope_core
 ---@field stacktree ascope.StackTreeModule

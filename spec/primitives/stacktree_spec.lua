@@ -85,6 +85,23 @@ describe("stacktree", function()
     assert.has_error(function() t:json(-1) end)
   end)
 
+  it("gives the top frame of each row as the plain-Lua reader does", function()
+    local top_frame = require("ascope.ascend.trace").top_frame
+    local stacks = { "a.py(1): f;\r\nmain", "  b.py(2): g \t;\nmain", "x;\ny;\r\nz", "only one frame", "", "  ",
+                     " ;\r\nroot", "a;\rb", "semi; colon;\r\nroot", "nul\0in;\r\nroot", ";", ";\r", "\r\n;\n",
+                     "中文(1): 函数;\r\n根", ("x"):rep(5000) }
+    local col = core.column.new("string", stacks)
+    col = core.column.concat({ col, core.column.fill("string", nil, 2), col })
+    local top = core.stacktree.top(col)
+    assert.equal(#col, #top)
+    for i = 1, #col do assert.equal(col[i] and top_frame(col[i]), top[i], ("row %d"):format(i)) end
+    assert.equal("x;\ny", top[3]) -- ";\r\n" first wherever it is, as the reader's find does
+    assert.equal("", top[6])
+    -- a stack that is its own top frame keeps its string: nothing copied
+    assert.equal(col:id(4), top:id(4))
+    assert.has_error(function() core.stacktree.top(core.column.new("integer", { 1 })) end)
+  end)
+
   it("refuses a value that is not a string", function()
     assert.has_error(function() core.stacktree.new():add({}) end)
   end)

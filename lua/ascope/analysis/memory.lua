@@ -10,8 +10,7 @@
 -- CANN / graph-engine workspace pool (GE: cann::). A peak, a counter or a live-at-peak set only
 -- means something inside one pool, so every such figure is computed per component.
 local core = require "ascope_core"
-local trace_fmt = require "ascope.ascend.trace"
-local match, column = core.match, core.column
+local match, column, stacktree = core.match, core.column, core.stacktree
 
 local M = {}
 
@@ -41,7 +40,7 @@ function M.attribute(mem, trace, mode)
     if mode == "within-or-latest" then rows, matched = w_rows, w_matched end
   end
   local call_stack = trace.stack:take(rows)
-  return { rows = rows, call_stack = call_stack, top = call_stack:map(trace_fmt.top_frame),
+  return { rows = rows, call_stack = call_stack, top = stacktree.top(call_stack),
            matched = matched, suspects = suspects, latest_matched = latest_matched,
            changed_by_fallback = changed or 0 }
 end
