@@ -1,10 +1,10 @@
 /* Call stacks as a tree of interned frames (see ascope/stacktree.h). */
 #include "ascope/stacktree.h"
 #include "ascope/checked.h"
+#include "ascope/decimal.h"
 #include "ascope/json_escape.h"
 #include "ascope/label.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,13 +175,18 @@ static int add_piece(asc_stacktree *t, const char *s, size_t at, size_t end) {
 static int add_frames(asc_stacktree *t, const char *s, size_t n, uint32_t str, uint32_t *leaf) {
   t->npieces = 0;
   size_t start = 0, i = 0;
+  const char *nul = memchr(s, '\0', n); /* NUL separates too; a stack rarely has one */
+  size_t next_nul = nul ? (size_t)(nul - s) : n;
   while (i < n) {
+    const char *semi = memchr(s + i, ';', next_nul - i);
+    i = semi ? (size_t)(semi - s) : next_nul;
+    if (i == n) break;
     size_t sep = 0;
     if (s[i] == '\0')
       sep = 1;
-    else if (s[i] == ';' && i + 1 < n && s[i + 1] == '\n')
+    else if (i + 1 < n && s[i + 1] == '\n')
       sep = 2;
-    else if (s[i] == ';' && i + 2 < n && s[i + 1] == '\r' && s[i + 2] == '\n')
+    else if (i + 2 < n && s[i + 1] == '\r' && s[i + 2] == '\n')
       sep = 3;
     if (sep) {
       if (add_piece(t, s, start, i)) return -1;
@@ -189,6 +194,10 @@ static int add_frames(asc_stacktree *t, const char *s, size_t n, uint32_t str, u
       start = i;
     } else {
       i++;
+    }
+    if (i > next_nul) {
+      nul = memchr(s + i, '\0', n - i);
+      next_nul = nul ? (size_t)(nul - s) : n;
     }
   }
   if (add_piece(t, s, start, n)) return -1;
@@ -219,17 +228,23 @@ int asc_stacktree_add_interned(asc_stacktree *t, const asc_strtab *st, uint32_t 
 
 void asc_stacktree_write(const asc_stacktree *t, size_t label_max,
                          void (*put)(void *ud, const char *p, size_t n), void *ud) {
-  char num[48];
+#define PUT_LIT(lit) put(ud, lit, sizeof lit - 1)
+  char num[32];
   for (uint32_t id = 1; id <= t->nodes; id++) {
     const node *nd = &t->nodes_[id - 1];
-    int k = snprintf(num, sizeof num, "%s\"%u\":{\"name\":\"", id > 1 ? ",\n" : "", (unsigned)id);
-    put(ud, num, (size_t)k);
+    if (id > 1) PUT_LIT(",\n");
+    PUT_LIT("\"");
+    put(ud, num, asc_format_int(id, num));
+    PUT_LIT("\":{\"name\":\"");
     const char *s = text_of(t, nd);
     size_t keep = asc_label_cut(s, nd->len, label_max);
     asc_json_escape(s, keep, put, ud);
     if (keep < nd->len) put(ud, ASC_LABEL_MORE, sizeof ASC_LABEL_MORE - 1);
-    k = nd->parent ? snprintf(num, sizeof num, "\",\"parent\":\"%u\"}", (unsigned)nd->parent)
-                   : snprintf(num, sizeof num, "\"}");
-    put(ud, num, (size_t)k);
+    if (nd->parent) {
+      PUT_LIT("\",\"parent\":\"");
+      put(ud, num, asc_format_int(nd->parent, num));
+    }
+    PUT_LIT("\"}");
   }
+#undef PUT_LIT
 }
