@@ -21,6 +21,7 @@ typedef struct { /* 16 bytes: a million distinct stacks make millions of frames 
 
 typedef struct {
   size_t at, len;
+  uint32_t hash; /* of the path from the root to this frame */
 } piece;
 
 struct asc_stacktree {
@@ -57,9 +58,12 @@ void asc_stacktree_free(asc_stacktree *t) {
   free(t);
 }
 
-/* eight bytes a step: frames are long and every one of a million distinct stacks is hashed */
-static uint32_t hash_of(uint32_t parent, const char *s, size_t n) {
-  uint64_t h = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)parent << 32) ^ n;
+/* eight bytes a step: frames are long and every one of a million distinct stacks is hashed.
+ * A frame's hash covers its path from the root (the hash of its parent's path and its text),
+ * not its parent's id: the hashes of a whole stack are known before any lookup, so the slots
+ * of its frames are fetched from memory together rather than one miss after another. */
+static uint32_t hash_of(uint32_t parent_hash, const char *s, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)parent_hash << 32) ^ n;
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     uint64_t w;
@@ -118,9 +122,8 @@ static int keep_text(asc_stacktree *t, const char *s, size_t n, size_t *at) {
 
 /* the node of (parent, frame s[0, len)), created when new: the frame is at `at` of string
  * `str` of the table, or (str 0) copied into the tree's own text */
-static int node_of(asc_stacktree *t, uint32_t parent, const char *s, size_t len, uint32_t str, size_t at,
-                   uint32_t *id_out) {
-  uint32_t h = hash_of(parent, s, len);
+static int node_of(asc_stacktree *t, uint32_t parent, uint32_t h, const char *s, size_t len, uint32_t str,
+                   size_t at, uint32_t *id_out) {
   size_t j = (size_t)h & (t->cap - 1);
   while (t->slots[j].node) {
     if (t->slots[j].hash == h) {
@@ -167,7 +170,7 @@ static int add_piece(asc_stacktree *t, const char *s, size_t at, size_t end) {
     t->pieces = p;
     t->piececap = cap;
   }
-  t->pieces[t->npieces++] = (piece){at, end - at};
+  t->pieces[t->npieces++] = (piece){at, end - at, 0};
   return 0;
 }
 
@@ -201,10 +204,16 @@ static int add_frames(asc_stacktree *t, const char *s, size_t n, uint32_t str, u
     }
   }
   if (add_piece(t, s, start, n)) return -1;
+  uint32_t h = 0;
+  for (size_t k = t->npieces; k-- > 0;) {
+    piece *p = &t->pieces[k];
+    p->hash = h = hash_of(h, s + p->at, p->len);
+    __builtin_prefetch(&t->slots[(size_t)h & (t->cap - 1)]);
+  }
   uint32_t parent = 0;
   for (size_t k = t->npieces; k-- > 0;) {
     const piece *p = &t->pieces[k];
-    if (node_of(t, parent, s + p->at, p->len, str, p->at, &parent)) return -1;
+    if (node_of(t, parent, p->hash, s + p->at, p->len, str, p->at, &parent)) return -1;
   }
   *leaf = parent;
   return 0;
