@@ -87,15 +87,7 @@ static int tree_ids(lua_State *L) {
   return 1;
 }
 
-typedef struct {
-  lua_State *L;
-  lasc_buf *b;
-} buf_sink;
-
-static void put_buf(void *ud, const char *p, size_t n) {
-  buf_sink *k = ud;
-  lasc_addl(k->L, k->b, p, n);
-}
+static void put_lua(void *ud, const char *p, size_t n) { luaL_addlstring(ud, p, n); }
 
 /* tree:json([label_max]): the members text as one string (names cut as labels of at most
  * label_max bytes when given) */
@@ -103,9 +95,10 @@ static int tree_json(lua_State *L) {
   asc_stacktree *t = check_tree(L);
   lua_Integer max = luaL_optinteger(L, 2, -1);
   luaL_argcheck(L, max >= 0 || lua_isnoneornil(L, 2), 2, "not negative");
-  buf_sink k = {L, lasc_newbuf(L)};
-  asc_stacktree_write(t, max < 0 ? SIZE_MAX : (size_t)max, put_buf, &k);
-  lua_pushlstring(L, k.b->p ? k.b->p : "", k.b->n);
+  luaL_Buffer b; /* the tree's writer leaves the Lua stack alone, as the buffer needs */
+  luaL_buffinit(L, &b);
+  asc_stacktree_write(t, max < 0 ? SIZE_MAX : (size_t)max, put_lua, &b);
+  luaL_pushresult(&b);
   return 1;
 }
 

@@ -2,6 +2,7 @@
 #include "ascope/stacktree.h"
 #include "ascope/checked.h"
 #include "ascope/decimal.h"
+#include "ascope/hash.h"
 #include "ascope/json_escape.h"
 #include "ascope/label.h"
 
@@ -58,23 +59,11 @@ void asc_stacktree_free(asc_stacktree *t) {
   free(t);
 }
 
-/* eight bytes a step: frames are long and every one of a million distinct stacks is hashed.
- * A frame's hash covers its path from the root (the hash of its parent's path and its text),
+/* A frame's hash covers its path from the root (the hash of its parent's path and its text),
  * not its parent's id: the hashes of a whole stack are known before any lookup, so the slots
  * of its frames are fetched from memory together rather than one miss after another. */
 static uint32_t hash_of(uint32_t parent_hash, const char *s, size_t n) {
-  uint64_t h = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)parent_hash << 32) ^ n;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    memcpy(&w, s + i, 8);
-    h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
-    h ^= h >> 32;
-  }
-  uint64_t w = 0;
-  if (n > i) memcpy(&w, s + i, n - i);
-  h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
-  h ^= h >> 29;
+  uint64_t h = asc_hash_bytes(0x9E3779B97F4A7C15ULL ^ ((uint64_t)parent_hash << 32) ^ n, s, n);
   return (uint32_t)(h ^ (h >> 32));
 }
 
