@@ -803,8 +803,10 @@ static int column_group_sum(lua_State *L) {
   names.st = keys ? lasc_column_strings(L, 1) : NULL;
   size_t *picked = NULL, npicked = nk;
   if (top >= 0) {
-    size_t room = (size_t)top < nk ? (size_t)top : nk;
-    picked = lua_newuserdatauv(L, (room ? room : 1) * sizeof *picked, 0);
+    size_t room = (uint64_t)top < nk ? (size_t)top : nk, bytes;
+    if (asc_size_mul(room ? room : 1, sizeof *picked, &bytes))
+      return luaL_error(L, "group_sum: top too large");
+    picked = lua_newuserdatauv(L, bytes, 0);
     npicked = asc_top_groups(sum, cnt, nk, room, group_name, &names, picked);
   }
   lua_newtable(L);
