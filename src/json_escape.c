@@ -1,7 +1,9 @@
 /* Escaping of JSON string content, with invalid UTF-8 replaced (see json_escape.h). */
 #include "ascope/json_escape.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 size_t asc_utf8_len(const unsigned char *s, size_t n) {
   unsigned char c = s[0];
@@ -44,10 +46,33 @@ int asc_json_plain(const char *s, size_t n) {
   return 1;
 }
 
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* non-zero when some byte of w is < 0x20, >= 0x80, '"' or '\\' (a word of plain bytes gives 0:
+ * the tests for a zero byte only err towards looking, never the other way) */
+static uint64_t needs_look(uint64_t w) {
+  uint64_t ctl = (w - ONES * 0x20) & ~w;
+  uint64_t quote = w ^ (ONES * '"'), slash = w ^ (ONES * '\\');
+  return (ctl | ((quote - ONES) & ~quote) | ((slash - ONES) & ~slash) | w) & HIGHS;
+}
+
 void asc_json_escape(const char *s, size_t n, void (*put)(void *ud, const char *p, size_t len), void *ud) {
   const unsigned char *u = (const unsigned char *)s;
   size_t run = 0; /* bytes before i that go out as they are */
   for (size_t i = 0; i < n;) {
+    /* the common case first: a run of printable ASCII that needs no escape, eight bytes a step
+     * while no byte of the word is a control, a quote, a backslash or >= 0x80 */
+    size_t at = i;
+    while (i + 8 <= n) {
+      uint64_t w;
+      memcpy(&w, u + i, 8);
+      if (needs_look(w)) break;
+      i += 8;
+    }
+    while (i < n && u[i] >= 0x20 && u[i] < 0x80 && u[i] != '"' && u[i] != '\\') i++;
+    run += i - at;
+    if (i == n) break;
     unsigned char c = u[i];
     size_t k = c >= 0x80 ? asc_utf8_len(u + i, n - i) : 1;
     if (k && c >= 0x20 && c != '"' && c != '\\') {

@@ -54,6 +54,9 @@ void lasc_addl(lua_State *L, lasc_buf *b, const char *s, size_t n);
 void lasc_adds(lua_State *L, lasc_buf *b, const char *s);
 void lasc_addc(lua_State *L, lasc_buf *b, char c);
 
+/* The call-stack tree at idx (see ascope/stacktree.h); raises when it is not one. */
+struct asc_stacktree *lasc_checkstacktree(lua_State *L, int idx);
+
 int luaopen_ascope_core(lua_State *L);
 int lasc_open_json(lua_State *L);
 int lasc_open_csv(lua_State *L);

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "ascope/checked.h"
+#include "ascope/label.h"
+#include "ascope/topgroups.h"
 #include "lbind.h"
 
 typedef struct {
@@ -703,12 +705,32 @@ static int num_at(const asc_col *c, size_t i, double *out) {
   return 1;
 }
 
+/* the text a group ranks by: its key, or `none` for the group without one */
+typedef struct {
+  asc_strtab *st;
+  const char *none;
+  size_t none_len;
+} group_names;
+
+static const char *group_name(void *ud, size_t k, size_t *len) {
+  const group_names *g = ud;
+  const char *s = k && g->st ? asc_strtab_get(g->st, (uint32_t)k, len) : NULL;
+  if (s) return s;
+  *len = g->none_len;
+  return g->none;
+}
+
 /* column.group_sum(keys, values, opts) sums values by key over the rows that pass the filters:
  *   positive = col  (col > 0)      negative = col  (col < 0)      missing = col  (col has no value)
  *   alive_at = {starts, durations, t}  (start <= t < start + duration; no duration = still alive)
  *   rows = col  (an integer column of 1-based rows: only these, e.g. the rows of one pool)
  * keys is a string column or nil (one group). Returns a list of {key, sum, count} (key nil for
- * rows without a key) and the totals sum, count. Rows whose value is missing are left out. */
+ * rows without a key) and the totals sum, count. Rows whose value is missing are left out.
+ * With top = N the list holds only the N first groups in rank order (larger sum, then smaller
+ * key, then first seen; the group without a key ranks by the text none = "..."), and after the
+ * totals come the number of groups and the sum and count of the group without a key: no Lua
+ * table or string is made for the other groups. key_max = B cuts the keys of the list to
+ * labels of at most B bytes (see ascope/label.h). */
 static int column_group_sum(lua_State *L) {
   asc_col *keys = lua_isnil(L, 1) ? NULL : lasc_checkcolumn(L, 1);
   asc_col *vals = lasc_checkcolumn(L, 2);
@@ -716,7 +738,18 @@ static int column_group_sum(lua_State *L) {
   luaL_argcheck(L, !keys || keys->n == vals->n, 1, "keys and values differ in length");
   asc_col *pos = NULL, *neg = NULL, *miss = NULL, *st = NULL, *du = NULL, *only = NULL;
   int64_t t = 0;
+  lua_Integer top = -1, key_max = -1;
+  group_names names = {NULL, "", 0};
   if (lua_istable(L, 3)) {
+    if (lua_getfield(L, 3, "top") != LUA_TNIL) {
+      top = luaL_checkinteger(L, -1);
+      luaL_argcheck(L, top >= 0, 3, "top must not be negative");
+    }
+    if (lua_getfield(L, 3, "key_max") != LUA_TNIL) {
+      key_max = luaL_checkinteger(L, -1);
+      luaL_argcheck(L, key_max >= 0, 3, "key_max must not be negative");
+    }
+    if (lua_getfield(L, 3, "none") != LUA_TNIL) names.none = luaL_checklstring(L, -1, &names.none_len);
     if (lua_getfield(L, 3, "rows") != LUA_TNIL) only = lasc_checkcolumn(L, -1);
     luaL_argcheck(L, !only || only->kind == ASC_I64, 3, "rows must be an integer column");
     if (lua_getfield(L, 3, "positive") != LUA_TNIL) pos = lasc_checkcolumn(L, -1);
@@ -739,7 +772,7 @@ static int column_group_sum(lua_State *L) {
   uint32_t nk = 1;
   if (keys) nk = asc_strtab_count(lasc_column_strings(L, 1)) + 1;
   double *sum = lua_newuserdatauv(L, (size_t)nk * sizeof *sum, 0);
-  lua_Integer *cnt = lua_newuserdatauv(L, (size_t)nk * sizeof *cnt, 0);
+  int64_t *cnt = lua_newuserdatauv(L, (size_t)nk * sizeof *cnt, 0);
   memset(sum, 0, (size_t)nk * sizeof *sum);
   memset(cnt, 0, (size_t)nk * sizeof *cnt);
   double total = 0;
@@ -767,27 +800,49 @@ static int column_group_sum(lua_State *L) {
     total += v;
     total_n++;
   }
-  asc_strtab *names = keys ? lasc_column_strings(L, 1) : NULL;
+  names.st = keys ? lasc_column_strings(L, 1) : NULL;
+  size_t *picked = NULL, npicked = nk;
+  if (top >= 0) {
+    size_t room = (uint64_t)top < nk ? (size_t)top : nk, bytes;
+    if (asc_size_mul(room ? room : 1, sizeof *picked, &bytes))
+      return luaL_error(L, "group_sum: top too large");
+    picked = lua_newuserdatauv(L, bytes, 0);
+    npicked = asc_top_groups(sum, cnt, nk, room, group_name, &names, picked);
+  }
   lua_newtable(L);
-  lua_Integer m = 0;
-  for (uint32_t k = 0; k < nk; k++) {
+  lua_Integer m = 0, groups = 0;
+  for (size_t j = 0; j < npicked; j++) {
+    size_t k = picked ? picked[j] : j;
     if (!cnt[k]) continue;
     lua_createtable(L, 0, 3);
     if (k) {
       size_t len;
-      const char *s = asc_strtab_get(names, k, &len);
-      lua_pushlstring(L, s, len);
+      const char *s = asc_strtab_get(names.st, (uint32_t)k, &len);
+      size_t keep = key_max >= 0 ? asc_label_cut(s, len, (size_t)key_max) : len;
+      lua_pushlstring(L, s, keep);
+      if (keep < len) {
+        lua_pushliteral(L, ASC_LABEL_MORE);
+        lua_concat(L, 2);
+      }
       lua_setfield(L, -2, "key");
     }
     lua_pushnumber(L, sum[k]);
     lua_setfield(L, -2, "sum");
-    lua_pushinteger(L, cnt[k]);
+    lua_pushinteger(L, (lua_Integer)cnt[k]);
     lua_setfield(L, -2, "count");
     lua_rawseti(L, -2, ++m);
   }
   lua_pushnumber(L, total);
   lua_pushinteger(L, total_n);
-  return 3;
+  if (top < 0) return 3;
+  for (uint32_t k = 0; k < nk; k++) groups += cnt[k] != 0;
+  lua_pushinteger(L, groups);
+  if (cnt[0])
+    lua_pushnumber(L, sum[0]);
+  else
+    lua_pushinteger(L, 0); /* no such group: the integer 0 a count of nothing is */
+  lua_pushinteger(L, (lua_Integer)cnt[0]);
+  return 6;
 }
 
 /* col:argmax([rows]) -> row of the largest value (the first of equals) and the value; nil if

@@ -8,10 +8,13 @@
  *   w:write("]}\n"); assert(w:close())
  *
  * A template part is literal text or {column, scale = N (integers / 10^N, exact),
- * missing = "text" (for a missing value), string = true (JSON-quote the value)}. Row options:
+ * missing = "text" (for a missing value), string = true (JSON-quote the value), max = B (a
+ * quoted value longer than B bytes is cut as a report label, see ascope/label.h)}. Row options:
  * order (column of 1-based rows, default all), sep (between rows, also before the first row
  * when first = false), need (columns that must have a value), positive (a column that must be
- * > 0), missing (a column that must have no value). Returns the number of rows written. */
+ * > 0), missing (a column that must have no value). Returns the number of rows written.
+ * w:frames(tree [, label_max]) writes a call-stack tree's "stackFrames" members (see
+ * ascope/stacktree.h) straight from the tree, never as one Lua string. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +23,8 @@
 #include "ascope/decimal.h"
 #include "ascope/fs.h"
 #include "ascope/json_escape.h"
+#include "ascope/label.h"
+#include "ascope/stacktree.h"
 #include "lbind.h"
 
 #define WRITER_MT "ascope.json.writer"
@@ -79,6 +84,7 @@ typedef struct {
   asc_col *col;
   asc_strtab *st;
   int scale, quote;
+  size_t max;           /* quoted strings longer than this are cut as labels */
   unsigned char *plain; /* quoted strings, by id: 0 not known yet, 1 no escaping, 2 escaping */
   asc_dcache *doubles;  /* shared by the parts of one call */
 } part;
@@ -113,6 +119,14 @@ static void put_cell(jw *w, const part *p, size_t row) {
     const char *s = asc_strtab_get(p->st, id, &n);
     if (!p->quote) {
       out(w, s, n);
+      break;
+    }
+    size_t keep = asc_label_cut(s, n, p->max);
+    if (keep < n) {
+      outc(w, '"');
+      asc_json_escape(s, keep, put_piece, w);
+      out(w, ASC_LABEL_MORE, sizeof ASC_LABEL_MORE - 1);
+      outc(w, '"');
       break;
     }
     /* names and call sites repeat: look at each distinct string once */
@@ -161,6 +175,13 @@ static int m_rows(lua_State *L) {
       if (lua_type(L, -1) == LUA_TSTRING) parts[j].text = lua_tolstring(L, -1, &parts[j].len);
       lua_getfield(L, -3, "string");
       parts[j].quote = lua_toboolean(L, -1);
+      parts[j].max = SIZE_MAX;
+      if (lua_getfield(L, -4, "max") != LUA_TNIL) {
+        lua_Integer max = luaL_checkinteger(L, -1);
+        luaL_argcheck(L, max >= 0, 2, "max must not be negative");
+        parts[j].max = (size_t)max;
+      }
+      lua_pop(L, 1);
       lua_rawgeti(L, -4, 1);
       parts[j].col = lasc_checkcolumn(L, -1);
       if (parts[j].col->kind == ASC_STR) {
@@ -250,6 +271,15 @@ static int m_write(lua_State *L) {
   return 0;
 }
 
+static int m_frames(lua_State *L) {
+  jw *w = check(L);
+  asc_stacktree *t = lasc_checkstacktree(L, 2);
+  lua_Integer max = luaL_optinteger(L, 3, -1);
+  luaL_argcheck(L, max >= 0 || lua_isnoneornil(L, 3), 3, "not negative");
+  asc_stacktree_write(t, max < 0 ? SIZE_MAX : (size_t)max, put_piece, w);
+  return 0;
+}
+
 static int m_close(lua_State *L) {
   jw *w = luaL_checkudata(L, 1, WRITER_MT);
   if (!w->open) return 0;
@@ -286,7 +316,8 @@ static int l_writer(lua_State *L) {
 
 /* Adds json.writer to the module table on top of the stack. */
 void lasc_json_writer_register(lua_State *L) {
-  static const luaL_Reg methods[] = {{"write", m_write}, {"rows", m_rows}, {"close", m_close}, {NULL, NULL}};
+  static const luaL_Reg methods[] = {
+      {"write", m_write}, {"rows", m_rows}, {"frames", m_frames}, {"close", m_close}, {NULL, NULL}};
   if (luaL_newmetatable(L, WRITER_MT)) {
     lua_pushcfunction(L, m_gc);
     lua_setfield(L, -2, "__gc");

@@ -1,10 +1,14 @@
 /* Lua binding of the call-stack tree: stacktree.new() -> tree; tree:add(stack) -> the id of the
- * stack's innermost frame, or nil for a stack without frames; tree:json([from [, max]]) -> the "stackFrames"
- * members created so far. Called once per distinct stack (through col:map), it keeps the cost
- * of memory_trace.json's stackFrames per distinct frame, not per row. */
+ * stack's innermost frame, or nil for a stack without frames; tree:ids(col) -> those ids for
+ * every row of a string column, each distinct stack added once; tree:json([label_max]) -> the
+ * "stackFrames" members as one string (a json writer writes them without it: w:frames(tree)).
+ * It keeps the cost of memory_trace.json's stackFrames per distinct frame, not per row. */
 #include "ascope/checked.h"
+#include "ascope/stacktop.h"
 #include "ascope/stacktree.h"
 #include "lbind.h"
+
+#include <string.h>
 
 #define STACKTREE_MT "ascope.stacktree"
 
@@ -12,11 +16,13 @@ typedef struct {
   asc_stacktree *t;
 } tree_ud;
 
-static asc_stacktree *check_tree(lua_State *L) {
-  tree_ud *u = luaL_checkudata(L, 1, STACKTREE_MT);
+asc_stacktree *lasc_checkstacktree(lua_State *L, int idx) {
+  tree_ud *u = luaL_checkudata(L, idx, STACKTREE_MT);
   if (!u->t) luaL_error(L, "stacktree: already freed");
   return u->t;
 }
+
+static asc_stacktree *check_tree(lua_State *L) { return lasc_checkstacktree(L, 1); }
 
 static int tree_add(lua_State *L) {
   asc_stacktree *t = check_tree(L);
@@ -33,12 +39,21 @@ static int tree_add(lua_State *L) {
 
 /* tree:ids(col) -> integer column: per row of a string column, the id of its stack's innermost
  * frame (missing for no stack or one without frames). Each distinct string is added once and
- * no Lua string is made of it. */
+ * no Lua string is made of it. The tree reads the frames' text from the column's string table,
+ * which it keeps alive; a column of another table (there is one a state) has its frames copied. */
 static int tree_ids(lua_State *L) {
   asc_stacktree *t = check_tree(L);
   asc_col *c = lasc_checkcolumn(L, 2);
   luaL_argcheck(L, c->kind == ASC_STR, 2, "a string column expected");
-  asc_strtab *st = lasc_column_strings(L, 2);
+  lua_settop(L, 2);
+  lua_getiuservalue(L, 2, 1); /* 3: the column's string table */
+  asc_strtab *st = lasc_checkstrings(L, 3);
+  int kept = lua_getiuservalue(L, 1, 1) != LUA_TNIL; /* 4: the tree's table, if any */
+  int by_ref = !kept || lua_rawequal(L, 3, 4);
+  if (!kept) {
+    lua_pushvalue(L, 3);
+    lua_setiuservalue(L, 1, 1);
+  }
   size_t nstr = (size_t)asc_strtab_count(st) + 1;
   size_t bytes;
   if (asc_size_mul(nstr, sizeof(int64_t), &bytes)) return luaL_error(L, "stacktree: too many strings");
@@ -53,10 +68,16 @@ static int tree_ids(lua_State *L) {
     int64_t v = 0;
     if (id && id < nstr) {
       if (leaf_of[id] < 0) {
-        size_t len;
-        const char *s = asc_strtab_get(st, id, &len);
         uint32_t leaf = 0;
-        if (s && asc_stacktree_add(t, s, len, &leaf)) return luaL_error(L, "stacktree: out of memory");
+        int r;
+        if (by_ref) {
+          r = asc_stacktree_add_interned(t, st, id, &leaf);
+        } else {
+          size_t len;
+          const char *s = asc_strtab_get(st, id, &len);
+          r = s ? asc_stacktree_add(t, s, len, &leaf) : 0;
+        }
+        if (r) return luaL_error(L, "stacktree: out of memory");
         leaf_of[id] = leaf;
       }
       v = leaf_of[id];
@@ -66,20 +87,61 @@ static int tree_ids(lua_State *L) {
   return 1;
 }
 
-/* tree:json([from [, max]]): the members text from byte `from` (0-based), at most `max` bytes:
- * a writer takes a large tree in pieces, never as one more copy of the whole text */
+static void put_lua(void *ud, const char *p, size_t n) { luaL_addlstring(ud, p, n); }
+
+/* tree:json([label_max]): the members text as one string (names cut as labels of at most
+ * label_max bytes when given) */
 static int tree_json(lua_State *L) {
-  size_t n;
-  const char *s = asc_stacktree_json(check_tree(L), &n);
-  lua_Integer from = luaL_optinteger(L, 2, 0), max = luaL_optinteger(L, 3, (lua_Integer)n);
-  luaL_argcheck(L, from >= 0, 2, "not negative");
-  luaL_argcheck(L, max >= 0, 3, "not negative");
-  if ((lua_Unsigned)from >= n) {
-    lua_pushliteral(L, "");
-    return 1;
+  asc_stacktree *t = check_tree(L);
+  lua_Integer max = luaL_optinteger(L, 2, -1);
+  luaL_argcheck(L, max >= 0 || lua_isnoneornil(L, 2), 2, "not negative");
+  luaL_Buffer b; /* the tree's writer leaves the Lua stack alone, as the buffer needs */
+  luaL_buffinit(L, &b);
+  asc_stacktree_write(t, max < 0 ? SIZE_MAX : (size_t)max, put_lua, &b);
+  luaL_pushresult(&b);
+  return 1;
+}
+
+/* stacktree.top(col) -> string column: per row of a string column of call stacks, its top
+ * frame (see ascope/stacktop.h; "" for a stack whose top frame is blank, missing where the
+ * stack is). Each distinct stack is read once, in C; a stack that is its own top frame keeps
+ * its id, so a huge frame without separators is never copied. The result shares the column's
+ * string table. */
+static int stack_top(lua_State *L) {
+  asc_col *c = lasc_checkcolumn(L, 1);
+  luaL_argcheck(L, c->kind == ASC_STR, 1, "a string column expected");
+  lua_settop(L, 1);
+  lua_getiuservalue(L, 1, 1); /* 2: the string table */
+  asc_strtab *st = lasc_checkstrings(L, 2);
+  size_t nstr = (size_t)asc_strtab_count(st) + 1, bytes;
+  if (asc_size_mul(nstr, sizeof(uint32_t), &bytes)) return luaL_error(L, "stacktree: too many strings");
+  uint32_t *top_of = lua_newuserdatauv(L, bytes, 0); /* 3: 0 = not seen yet */
+  memset(top_of, 0, bytes);
+  lasc_buf *copy = lasc_newbuf(L); /* 4: a frame's text while it is interned (the arena may move) */
+  asc_col out;
+  asc_col_init(&out, ASC_STR);
+  asc_col *o = lasc_pushcolumn(L, &out, 2); /* 5 */
+  if (asc_col_reserve(o, c->n ? c->n : 1)) return luaL_error(L, "stacktree: out of memory");
+  for (size_t i = 0; i < c->n; i++) {
+    uint32_t id = c->v.s[i], top = 0;
+    if (id && id < nstr) {
+      if (!top_of[id]) {
+        size_t len, at, tlen;
+        const char *s = asc_strtab_get(st, id, &len);
+        asc_stack_top(s, len, &at, &tlen);
+        if (tlen == len) {
+          top_of[id] = id;
+        } else {
+          copy->n = 0;
+          lasc_addl(L, copy, s + at, tlen);
+          if (asc_strtab_intern(st, tlen ? copy->p : "", tlen, &top_of[id]))
+            return luaL_error(L, "stacktree: out of memory");
+        }
+      }
+      top = top_of[id];
+    }
+    if (asc_col_push_str(o, top)) return luaL_error(L, "stacktree: out of memory");
   }
-  size_t left = n - (size_t)from;
-  lua_pushlstring(L, s + from, (lua_Unsigned)max < left ? (size_t)max : left);
   return 1;
 }
 
@@ -91,7 +153,7 @@ static int tree_gc(lua_State *L) {
 }
 
 static int tree_new(lua_State *L) {
-  tree_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
+  tree_ud *u = lua_newuserdatauv(L, sizeof *u, 1); /* the string table of its frames */
   u->t = NULL;
   luaL_setmetatable(L, STACKTREE_MT);
   u->t = asc_stacktree_new();
@@ -108,7 +170,7 @@ int lasc_open_stacktree(lua_State *L) {
     lua_setfield(L, -2, "__index");
   }
   lua_pop(L, 1);
-  static const luaL_Reg fns[] = {{"new", tree_new}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"new", tree_new}, {"top", stack_top}, {NULL, NULL}};
   luaL_newlib(L, fns);
   return 1;
 }

@@ -1,40 +1,41 @@
 /* Call stacks as a tree of interned frames (see ascope/stacktree.h). */
 #include "ascope/stacktree.h"
 #include "ascope/checked.h"
+#include "ascope/decimal.h"
+#include "ascope/hash.h"
 #include "ascope/json_escape.h"
+#include "ascope/label.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct {
-  uint64_t hash; /* of (parent, frame text) */
+  uint32_t hash; /* of (parent, frame text) */
   uint32_t node; /* 0: empty slot */
 } slot;
 
-typedef struct {
-  size_t at; /* the frame's text: in out when it needed no escape (plain), else in scratch */
+typedef struct { /* 16 bytes: a million distinct stacks make millions of frames */
+  uint32_t at;   /* where the frame's text starts: in string `str` of the table, or in the */
+  uint32_t str;  /* tree's own text when str is 0 (kept below 4 GiB) */
   uint32_t len, parent;
-  int plain;
 } node;
 
 typedef struct {
   size_t at, len;
+  uint32_t hash; /* of the path from the root to this frame */
 } piece;
 
 struct asc_stacktree {
-  node *nodes_; /* by id - 1: where each frame's text is (plain names are not copied twice) */
+  node *nodes_; /* by id - 1 */
   size_t nodecap;
-  char *scratch;                /* the text of frames that needed an escape: two that escape alike */
-  size_t scratch_n, scratchcap; /* (invalid UTF-8 -> U+FFFD) are still two frames */
+  uint32_t nodes;
+  const asc_strtab *st; /* the table interned stacks come from (NULL until the first) */
+  char *own;            /* the text of frames added as plain strings */
+  size_t own_n, owncap;
   slot *slots;
   size_t cap, used; /* cap: a power of two */
-  uint32_t nodes;
-  char *out; /* the JSON members */
-  size_t n, outcap;
-  piece *pieces; /* the frames of the stack being added */
+  piece *pieces;    /* the frames of the stack being added */
   size_t npieces, piececap;
-  int failed; /* an append ran out of memory */
 };
 
 asc_stacktree *asc_stacktree_new(void) {
@@ -52,20 +53,24 @@ asc_stacktree *asc_stacktree_new(void) {
 void asc_stacktree_free(asc_stacktree *t) {
   if (!t) return;
   free(t->nodes_);
-  free(t->scratch);
+  free(t->own);
   free(t->slots);
-  free(t->out);
   free(t->pieces);
   free(t);
 }
 
-static uint64_t hash_of(uint32_t parent, const char *s, size_t n) {
-  uint64_t h = 1469598103934665603ULL ^ parent;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  return h;
+/* A frame's hash covers its path from the root (the hash of its parent's path and its text),
+ * not its parent's id: the hashes of a whole stack are known before any lookup, so the slots
+ * of its frames are fetched from memory together rather than one miss after another. */
+static uint32_t hash_of(uint32_t parent_hash, const char *s, size_t n) {
+  uint64_t h = asc_hash_bytes(0x9E3779B97F4A7C15ULL ^ ((uint64_t)parent_hash << 32) ^ n, s, n);
+  return (uint32_t)(h ^ (h >> 32));
+}
+
+static const char *text_of(const asc_stacktree *t, const node *nd) {
+  if (!nd->str) return t->own + nd->at;
+  const char *s = asc_strtab_get(t->st, nd->str, NULL);
+  return s ? s + nd->at : "";
 }
 
 static int grow_slots(asc_stacktree *t) {
@@ -86,69 +91,33 @@ static int grow_slots(asc_stacktree *t) {
   return 0;
 }
 
-static void put(void *ud, const char *p, size_t len) {
-  asc_stacktree *t = ud;
-  if (t->failed) return;
+/* a copy of s[0, n) at the end of the tree's own text; its offset in *at */
+static int keep_text(asc_stacktree *t, const char *s, size_t n, size_t *at) {
   size_t need;
-  if (asc_size_add(t->n, len, &need)) {
-    t->failed = 1;
-    return;
-  }
-  if (need > t->outcap) {
-    size_t cap = t->outcap ? t->outcap : 4096;
-    while (cap < need) {
-      if (asc_size_mul(cap, 2, &cap)) {
-        t->failed = 1;
-        return;
-      }
-    }
-    char *o = realloc(t->out, cap);
-    if (!o) {
-      t->failed = 1;
-      return;
-    }
-    t->out = o;
-    t->outcap = cap;
-  }
-  memcpy(t->out + t->n, p, len);
-  t->n = need;
-}
-
-static void put_scratch(void *ud, const char *p, size_t len) {
-  asc_stacktree *t = ud;
-  if (t->failed) return;
-  size_t need;
-  if (asc_size_add(t->scratch_n, len, &need)) {
-    t->failed = 1;
-    return;
-  }
-  if (need > t->scratchcap) {
+  if (asc_size_add(t->own_n, n, &need)) return -1;
+  if (need > t->owncap) {
     size_t cap;
-    if (asc_size_mul(need, 2, &cap)) {
-      t->failed = 1;
-      return;
-    }
-    char *o = realloc(t->scratch, cap);
-    if (!o) {
-      t->failed = 1;
-      return;
-    }
-    t->scratch = o;
-    t->scratchcap = cap;
+    if (asc_size_mul(need, 2, &cap)) return -1;
+    char *o = realloc(t->own, cap);
+    if (!o) return -1;
+    t->own = o;
+    t->owncap = cap;
   }
-  memcpy(t->scratch + t->scratch_n, p, len);
-  t->scratch_n = need;
+  memcpy(t->own + t->own_n, s, n);
+  *at = t->own_n;
+  t->own_n = need;
+  return 0;
 }
 
-/* the node of (parent, frame), created (and its member written) when new */
-static int node_of(asc_stacktree *t, uint32_t parent, const char *s, size_t len, uint32_t *id_out) {
-  uint64_t h = hash_of(parent, s, len);
+/* the node of (parent, frame s[0, len)), created when new: the frame is at `at` of string
+ * `str` of the table, or (str 0) copied into the tree's own text */
+static int node_of(asc_stacktree *t, uint32_t parent, uint32_t h, const char *s, size_t len, uint32_t str,
+                   size_t at, uint32_t *id_out) {
   size_t j = (size_t)h & (t->cap - 1);
   while (t->slots[j].node) {
     if (t->slots[j].hash == h) {
       const node *nd = &t->nodes_[t->slots[j].node - 1];
-      const char *text = nd->plain ? t->out + nd->at : t->scratch + nd->at;
-      if (nd->parent == parent && nd->len == len && memcmp(text, s, len) == 0) {
+      if (nd->parent == parent && nd->len == len && memcmp(text_of(t, nd), s, len) == 0) {
         *id_out = t->slots[j].node;
         return 0;
       }
@@ -164,24 +133,10 @@ static int node_of(asc_stacktree *t, uint32_t parent, const char *s, size_t len,
     t->nodes_ = nn;
     t->nodecap = cap;
   }
+  if (!str && (t->own_n > UINT32_MAX || keep_text(t, s, len, &at))) return -1;
   uint32_t id = t->nodes + 1;
-  char num[48];
-  int k = snprintf(num, sizeof num, "%s\"%u\":{\"name\":\"", id > 1 ? ",\n" : "", (unsigned)id);
-  put(t, num, (size_t)k);
-  node nd = {t->n, (uint32_t)len, parent, asc_json_plain(s, len)};
-  if (nd.plain) {
-    put(t, s, len);
-  } else {
-    nd.at = t->scratch_n;
-    put_scratch(t, s, len);
-    asc_json_escape(s, len, put, t);
-  }
-  k = parent ? snprintf(num, sizeof num, "\",\"parent\":\"%u\"}", (unsigned)parent)
-             : snprintf(num, sizeof num, "\"}");
-  put(t, num, (size_t)k);
-  if (t->failed) return -1;
+  t->nodes_[id - 1] = (node){(uint32_t)at, str, (uint32_t)len, parent};
   t->nodes = id;
-  t->nodes_[id - 1] = nd;
   t->slots[j].hash = h;
   t->slots[j].node = id;
   t->used++;
@@ -204,20 +159,26 @@ static int add_piece(asc_stacktree *t, const char *s, size_t at, size_t end) {
     t->pieces = p;
     t->piececap = cap;
   }
-  t->pieces[t->npieces++] = (piece){at, end - at};
+  t->pieces[t->npieces++] = (piece){at, end - at, 0};
   return 0;
 }
 
-int asc_stacktree_add(asc_stacktree *t, const char *s, size_t n, uint32_t *leaf) {
+/* the frames of s[0, n), root first into the tree; str: s is string `str` of the table */
+static int add_frames(asc_stacktree *t, const char *s, size_t n, uint32_t str, uint32_t *leaf) {
   t->npieces = 0;
   size_t start = 0, i = 0;
+  const char *nul = memchr(s, '\0', n); /* NUL separates too; a stack rarely has one */
+  size_t next_nul = nul ? (size_t)(nul - s) : n;
   while (i < n) {
+    const char *semi = memchr(s + i, ';', next_nul - i);
+    i = semi ? (size_t)(semi - s) : next_nul;
+    if (i == n) break;
     size_t sep = 0;
     if (s[i] == '\0')
       sep = 1;
-    else if (s[i] == ';' && i + 1 < n && s[i + 1] == '\n')
+    else if (i + 1 < n && s[i + 1] == '\n')
       sep = 2;
-    else if (s[i] == ';' && i + 2 < n && s[i + 1] == '\r' && s[i + 2] == '\n')
+    else if (i + 2 < n && s[i + 1] == '\r' && s[i + 2] == '\n')
       sep = 3;
     if (sep) {
       if (add_piece(t, s, start, i)) return -1;
@@ -226,17 +187,62 @@ int asc_stacktree_add(asc_stacktree *t, const char *s, size_t n, uint32_t *leaf)
     } else {
       i++;
     }
+    if (i > next_nul) {
+      nul = memchr(s + i, '\0', n - i);
+      next_nul = nul ? (size_t)(nul - s) : n;
+    }
   }
   if (add_piece(t, s, start, n)) return -1;
+  uint32_t h = 0;
+  for (size_t k = t->npieces; k-- > 0;) {
+    piece *p = &t->pieces[k];
+    p->hash = h = hash_of(h, s + p->at, p->len);
+    __builtin_prefetch(&t->slots[(size_t)h & (t->cap - 1)]);
+  }
   uint32_t parent = 0;
   for (size_t k = t->npieces; k-- > 0;) {
-    if (node_of(t, parent, s + t->pieces[k].at, t->pieces[k].len, &parent)) return -1;
+    const piece *p = &t->pieces[k];
+    if (node_of(t, parent, p->hash, s + p->at, p->len, str, p->at, &parent)) return -1;
   }
   *leaf = parent;
   return 0;
 }
 
-const char *asc_stacktree_json(const asc_stacktree *t, size_t *n) {
-  *n = t->n;
-  return t->out ? t->out : "";
+int asc_stacktree_add(asc_stacktree *t, const char *s, size_t n, uint32_t *leaf) {
+  return add_frames(t, s, n, 0, leaf);
+}
+
+int asc_stacktree_add_interned(asc_stacktree *t, const asc_strtab *st, uint32_t id, uint32_t *leaf) {
+  if (t->st && t->st != st) return -1;
+  t->st = st;
+  size_t n;
+  const char *s = asc_strtab_get(st, id, &n);
+  if (!s) {
+    *leaf = 0;
+    return 0;
+  }
+  return add_frames(t, s, n, id, leaf);
+}
+
+void asc_stacktree_write(const asc_stacktree *t, size_t label_max,
+                         void (*put)(void *ud, const char *p, size_t n), void *ud) {
+#define PUT_LIT(lit) put(ud, lit, sizeof lit - 1)
+  char num[32];
+  for (uint32_t id = 1; id <= t->nodes; id++) {
+    const node *nd = &t->nodes_[id - 1];
+    if (id > 1) PUT_LIT(",\n");
+    PUT_LIT("\"");
+    put(ud, num, asc_format_int(id, num));
+    PUT_LIT("\":{\"name\":\"");
+    const char *s = text_of(t, nd);
+    size_t keep = asc_label_cut(s, nd->len, label_max);
+    asc_json_escape(s, keep, put, ud);
+    if (keep < nd->len) put(ud, ASC_LABEL_MORE, sizeof ASC_LABEL_MORE - 1);
+    if (nd->parent) {
+      PUT_LIT("\",\"parent\":\"");
+      put(ud, num, asc_format_int(nd->parent, num));
+    }
+    PUT_LIT("\"}");
+  }
+#undef PUT_LIT
 }

@@ -2,6 +2,7 @@
  * so columns can hold 4-byte ids instead of pointers. */
 #include "ascope/strtab.h"
 #include "ascope/checked.h"
+#include "ascope/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,20 +22,8 @@ struct asc_strtab {
   size_t nslots;   /* power of two */
 };
 
-/* Eight bytes per step: call stacks are kilobytes long and interned once per event. */
 static uint32_t hash_bytes(const char *s, size_t n) {
-  uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    memcpy(&w, s + i, 8);
-    h = (h ^ w) * 0xFF51AFD7ED558CCDull;
-    h ^= h >> 32;
-  }
-  uint64_t w = 0;
-  if (n > i) memcpy(&w, s + i, n - i);
-  h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
-  h ^= h >> 29;
+  uint64_t h = asc_hash_bytes(0x9E3779B97F4A7C15ull ^ n, s, n);
   uint32_t r = (uint32_t)(h ^ (h >> 32));
   return r ? r : 1;
 }

@@ -328,16 +328,27 @@ local StackTree = {}
 ---@param stack string frames separated by ";\r\n", ";\n" or NUL, the root last
 ---@return integer|nil
 function StackTree:add(stack) end
----The "stackFrames" members created so far, separated by ",\n": all, or `max` bytes from byte `from`.
----@param from? integer 0-based
----@param max? integer
+---Per row of a string column of call stacks, the id of its innermost frame (nil: no frames);
+---each distinct stack is added once, its frames read from the column's string table.
+---@param stacks ascope.Column
+---@return ascope.Column
+function StackTree:ids(stacks) end
+---The "stackFrames" members created so far, separated by ",\n" (a json writer writes them with
+---`w:frames(tree, label_max)` without making this string); names longer than `label_max` bytes
+---are cut as report labels.
+---@param label_max? integer
 ---@return string
-function StackTree:json(from, max) end
+function StackTree:json(label_max) end
 
 ---@class ascope.StackTreeModule
 local stacktree = {}
 ---@return ascope.StackTree
 function stacktree.new() end
+---Per row of a string column of call stacks, its top frame (the text before the first ";\r\n",
+---else before the first ";\n", trimmed); missing where the stack is.
+---@param stacks ascope.Column
+---@return ascope.Column
+function stacktree.top(stacks) end
 
 ---@class ascope_core
 ---@field stacktree ascope.StackTreeModule

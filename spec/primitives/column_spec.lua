@@ -66,3 +66,68 @@ describe("column.group_sum and argmax over some rows", function()
     assert.has_error(function() vals:argmax(column.new("number", { 1 })) end)
   end)
 end)
+
+describe("column.group_sum with top", function()
+  -- the model: every group from the plain group_sum, sorted by (sum desc, key asc, first seen),
+  -- the keyless group ranked by the `none` text
+  local function model(keys, vals, n, none)
+    local groups = column.group_sum(keys, vals)
+    for i, g in ipairs(groups) do g.seen = i end
+    table.sort(groups, function(a, b)
+      if a.sum ~= b.sum then return a.sum > b.sum end
+      local ka, kb = a.key or none, b.key or none
+      if ka ~= kb then return ka < kb end
+      return a.seen < b.seen
+    end)
+    local out = {}
+    for i = 1, math.min(n, #groups) do out[i] = { key = groups[i].key, sum = groups[i].sum, count = groups[i].count } end
+    return out, #groups
+  end
+
+  it("keeps the n first groups in rank order, ties by key, the keyless group by its label", function()
+    math.randomseed(7)
+    local words = {}
+    for i = 1, 300 do words[i] = ("k%03d"):format(math.random(1, 120)) end
+    for i = 1, 300, 17 do words[i] = nil end -- rows without a key
+    local keys = column.new("string")
+    for i = 1, 300 do keys:push(words[i]) end
+    local vals = column.new("number")
+    for _ = 1, 300 do vals:push(math.random(1, 6)) end -- few distinct sums: many ties
+    for _, n in ipairs({ 0, 1, 5, 20, 1000 }) do
+      for _, none in ipairs({ "(no call stack)", "k050", "" }) do
+        local want, ngroups = model(keys, vals, n, none)
+        local got, total, count, groups = column.group_sum(keys, vals, { top = n, none = none })
+        assert.same(want, got, ("top %d, none %q"):format(n, none))
+        assert.equal(ngroups, groups)
+        local _, all_total, all_count = column.group_sum(keys, vals)
+        assert.same({ all_total, all_count }, { total, count })
+      end
+    end
+  end)
+
+  it("gives the keyless group's sum and count, 0 when there is none", function()
+    local keys = column.new("string")
+    for _, k in ipairs({ "a", false, "b", false, false }) do keys:push(k or nil) end
+    local vals = column.new("number", { 1, 2, 3, 4, 5 })
+    local _, _, _, groups, none_sum, none_count = column.group_sum(keys, vals, { top = 1 })
+    assert.same({ 3, 11, 3 }, { groups, none_sum, none_count })
+    local _, _, _, _, s, c = column.group_sum(column.new("string", { "a" }), column.new("number", { 1 }), { top = 1 })
+    assert.same({ 0, 0 }, { s, c })
+    assert.equal(math.type(s), "integer")
+  end)
+
+  it("cuts long keys to labels on a character boundary, after ranking by the whole key", function()
+    local long_a, long_b = ("中"):rep(400) .. "a", ("中"):rep(400) .. "b" -- 1201 bytes, equal for 1200
+    local keys = column.new("string", { long_b, long_a, "short" })
+    local vals = column.new("number", { 5, 5, 1 })
+    local got = column.group_sum(keys, vals, { top = 3, key_max = 1000 })
+    local cut = ("中"):rep(333) .. "…" -- 999 bytes: the 334th character would end at byte 1002
+    assert.same({ cut, cut, "short" }, { got[1].key, got[2].key, got[3].key })
+    assert.equal(1, got[2].count)
+    -- long_a ranks first by its whole text: the first of the two is the one of the second row
+    local whole = column.group_sum(keys, vals, { top = 1 })
+    assert.equal(long_a, whole[1].key)
+    assert.has_error(function() column.group_sum(keys, vals, { top = -1 }) end)
+    assert.has_error(function() column.group_sum(keys, vals, { top = 1, key_max = -1 }) end)
+  end)
+end)

@@ -182,3 +182,42 @@ describe("json.decode / load / encode", function()
     assert.equal("0", doc.rank_id)
   end)
 end)
+
+describe("json string escaping", function()
+  -- the model of every JSON writer's escaper: valid UTF-8 as it is, a byte that does not start
+  -- a valid character as U+FFFD, controls, quote and backslash escaped
+  local SHORT = { [34] = '\\"', [92] = "\\\\", [10] = "\\n", [13] = "\\r", [9] = "\\t" }
+  local function model(s)
+    local out, i = {}, 1
+    while i <= #s do
+      local c = s:byte(i)
+      if c < 0x80 then
+        out[#out + 1] = SHORT[c] or (c < 0x20 and ("\\u%04x"):format(c)) or string.char(c)
+        i = i + 1
+      elseif c >= 0xC0 and utf8.len(s, i, i) == 1 then -- utf8.len takes a lone continuation byte
+        local len = c >= 0xF0 and 4 or c >= 0xE0 and 3 or 2 -- (utf8.offset would skip one after)
+        out[#out + 1] = s:sub(i, i + len - 1)
+        i = i + len
+      else
+        out[#out + 1] = "\\ufffd"
+        i = i + 1
+      end
+    end
+    return '"' .. table.concat(out) .. '"'
+  end
+
+  it("matches the model on long plain runs broken by every kind of byte at every place", function()
+    math.randomseed(11)
+    local specials = { "\"", "\\", "\n", "\r", "\t", "\1", "\31", "\127", "é", "中", "\240\159\152\128", "\255",
+                       "\228\184", "\237\160\128", "\192\128", "\128" }
+    for _ = 1, 400 do
+      local parts = {}
+      for k = 1, math.random(1, 6) do
+        parts[#parts + 1] = ("abcdefgh/ij.py(12): fn "):rep(math.random(0, 3)):sub(1, math.random(0, 40))
+        if k > 1 or math.random() < 0.5 then parts[#parts + 1] = specials[math.random(#specials)] end
+      end
+      local s = table.concat(parts)
+      assert.equal(model(s), json.encode(s), ("%q"):format(s))
+    end
+  end)
+end)

@@ -68,21 +68,57 @@ describe("stacktree", function()
     assert.has_error(function() t:ids(core.column.new("integer", { 1 })) end)
   end)
 
-  it("gives its text in pieces", function()
+  it("reads the frames of a column from its string table, also after the table has grown", function()
+    local col = core.column.new("string", { "b;\r\nroot", "a;\r\nroot" })
     local t = core.stacktree.new()
-    t:add("a;\r\nb;\r\nc")
-    local whole = t:json()
-    local parts, at = {}, 0
-    repeat
-      local p = t:json(at, 7)
-      assert.truthy(#p <= 7)
-      parts[#parts + 1] = p
-      at = at + #p
-    until p == ""
-    assert.equal(whole, table.concat(parts))
-    assert.equal(whole:sub(11), t:json(10))
-    assert.equal("", t:json(#whole))
+    local ids = t:ids(col)
+    -- a few MB more strings move the table's text elsewhere; the tree only kept where its frames are
+    local more = core.column.new("string")
+    for i = 1, 3000 do more:push(("%d"):format(i):rep(400)) end
+    assert.same({ 2, 3 }, { ids[1], ids[2] })
+    assert.equal('"1":{"name":"root"},\n"2":{"name":"b","parent":"1"},\n"3":{"name":"a","parent":"1"}', t:json())
+    assert.equal(3000, #more)
+  end)
+
+  it("is written by a json writer as its json() text, names cut as labels when asked", function()
+    local t = core.stacktree.new()
+    local long = ("中"):rep(400) .. "\"q\"" -- 1203 bytes
+    t:ids(core.column.new("string", { long .. ";\r\nroot", "x\1y;\r\nroot" }))
+    local path = os.tmpname()
+    local function written(max)
+      local w = assert(json.writer(path))
+      w:frames(t, max)
+      assert(w:close())
+      local f = assert(io.open(path, "rb"))
+      local text = f:read("a")
+      f:close()
+      return text
+    end
+    assert.equal(t:json(), written())
+    local cut = ("中"):rep(333) .. "…"
+    assert.equal('"1":{"name":"root"},\n"2":{"name":"' .. cut .. '","parent":"1"},\n'
+      .. '"3":{"name":"x\\u0001y","parent":"1"}', written(1000))
+    assert.equal(t:json(1000), written(1000))
+    assert.equal(json.encode(long), ('"%s"'):format(t:json():match('"2":{"name":"(.-)","parent"')))
+    os.remove(path)
     assert.has_error(function() t:json(-1) end)
+  end)
+
+  it("gives the top frame of each row as the plain-Lua reader does", function()
+    local top_frame = require("ascope.ascend.trace").top_frame
+    local stacks = { "a.py(1): f;\r\nmain", "  b.py(2): g \t;\nmain", "x;\ny;\r\nz", "only one frame", "", "  ",
+                     " ;\r\nroot", "a;\rb", "semi; colon;\r\nroot", "nul\0in;\r\nroot", ";", ";\r", "\r\n;\n",
+                     "中文(1): 函数;\r\n根", ("x"):rep(5000) }
+    local col = core.column.new("string", stacks)
+    col = core.column.concat({ col, core.column.fill("string", nil, 2), col })
+    local top = core.stacktree.top(col)
+    assert.equal(#col, #top)
+    for i = 1, #col do assert.equal(col[i] and top_frame(col[i]), top[i], ("row %d"):format(i)) end
+    assert.equal("x;\ny", top[3]) -- ";\r\n" first wherever it is, as the reader's find does
+    assert.equal("", top[6])
+    -- a stack that is its own top frame keeps its string: nothing copied
+    assert.equal(col:id(4), top:id(4))
+    assert.has_error(function() core.stacktree.top(core.column.new("integer", { 1 })) end)
   end)
 
   it("refuses a value that is not a string", function()

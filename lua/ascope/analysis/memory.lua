@@ -10,8 +10,8 @@
 -- CANN / graph-engine workspace pool (GE: cann::). A peak, a counter or a live-at-peak set only
 -- means something inside one pool, so every such figure is computed per component.
 local core = require "ascope_core"
-local trace_fmt = require "ascope.ascend.trace"
-local match, column = core.match, core.column
+local match, column, stacktree = core.match, core.column, core.stacktree
+local LABEL_MAX = require("ascope.fmt").LABEL_MAX
 
 local M = {}
 
@@ -41,7 +41,7 @@ function M.attribute(mem, trace, mode)
     if mode == "within-or-latest" then rows, matched = w_rows, w_matched end
   end
   local call_stack = trace.stack:take(rows)
-  return { rows = rows, call_stack = call_stack, top = call_stack:map(trace_fmt.top_frame),
+  return { rows = rows, call_stack = call_stack, top = stacktree.top(call_stack),
            matched = matched, suspects = suspects, latest_matched = latest_matched,
            changed_by_fallback = changed or 0 }
 end
@@ -76,39 +76,21 @@ function M.time_order(ts, rows) return rows:take(ts:take(rows):order()) end
 
 local NO_STACK = "(no call stack)"
 
--- group_sum results -> the top_n groups, largest first (ties by key), with their share of
--- `whole` KB, and the number of groups. The top_n are picked in one pass that keeps them in
--- order, not by sorting every group: with a distinct call stack per row there are as many
--- groups as rows.
-local function ranked(groups, whole_kb, top_n, label)
-  local key = label or "call_site"
-  local function before(a, b)
-    if a.size_kb ~= b.size_kb then return a.size_kb > b.size_kb end
-    return a[key] < b[key]
+-- The top_n groups of a group_sum, largest first (ties by key, the keyless group named
+-- NO_STACK), with their share of `whole` KB, ranked in C: with a distinct call stack per row
+-- there are as many groups as rows, and no Lua table or string is made for the others. Keys are
+-- report labels, capped at fmt.LABEL_MAX bytes (a 100 MB frame is shown by its start).
+-- Returns the list, the totals (KB, count), the number of groups and the keyless group's KB.
+local function top_groups(keys, size, opts, whole_kb, top_n, label)
+  opts.top, opts.none, opts.key_max = top_n, NO_STACK, LABEL_MAX
+  local groups, total_kb, count, ngroups, keyless_kb = column.group_sum(keys, size, opts)
+  whole_kb = whole_kb or total_kb
+  local out = {}
+  for i, g in ipairs(groups) do
+    out[i] = { [label or "call_site"] = g.key or NO_STACK, size_kb = g.sum, count = g.count,
+               share = whole_kb and whole_kb > 0 and g.sum / whole_kb or nil }
   end
-  local out, n = {}, 0
-  for _, g in ipairs(groups) do
-    local e = { [key] = g.key or NO_STACK, size_kb = g.sum, count = g.count,
-                share = whole_kb and whole_kb > 0 and g.sum / whole_kb or nil }
-    if n < top_n or before(e, out[n]) then
-      local at = n < top_n and n + 1 or n
-      while at > 1 and before(e, out[at - 1]) do
-        out[at] = out[at - 1]
-        at = at - 1
-      end
-      out[at] = e
-      if n < top_n then n = n + 1 end
-    end
-  end
-  return out, #groups
-end
-
--- the group without a key (rows without a call stack) of a group_sum result
-local function keyless(groups)
-  for _, g in ipairs(groups) do
-    if g.key == nil then return g.sum, g.count end
-  end
-  return 0, 0
+  return out, total_kb, count, ngroups, keyless_kb
 end
 
 --- Summary of one component's rows.
@@ -121,23 +103,19 @@ end
 -- KB whose row has no call stack, and the operators behind it.
 function M.summarize_component(ev, rows, top_n)
   local size, top = ev.size_kb, ev.top
-  local sites, allocated_kb, allocations = column.group_sum(top, size, { positive = size, rows = rows })
-  local leaks, leaked_kb = column.group_sum(top, size, { positive = size, missing = ev.dur_ns, rows = rows })
+  local site_list, allocated_kb, allocations, nsites = top_groups(top, size, { positive = size, rows = rows }, nil, top_n)
+  local leak_list, leaked_kb, _, nleaks = top_groups(top, size, { positive = size, missing = ev.dur_ns, rows = rows },
+    nil, top_n)
   local peak_row, peak_mb = ev.allocated_mb:argmax(rows)
   local peak_ns = peak_row and ev.start_ns[peak_row]
   local reserved_row, reserved_mb = ev.reserved_mb:argmax(rows)
-  local live, live_kb, live_count = {}, 0, 0
+  local live_list, live_kb, live_count, live_sites, live_no_stack_kb = {}, 0, 0, 0, 0
   if peak_ns then
-    live, live_kb, live_count = column.group_sum(top, size,
-      { positive = size, alive_at = { ev.start_ns, ev.dur_ns, peak_ns }, rows = rows })
+    live_list, live_kb, live_count, live_sites, live_no_stack_kb = top_groups(top, size,
+      { positive = size, alive_at = { ev.start_ns, ev.dur_ns, peak_ns }, rows = rows }, peak_mb and peak_mb * 1024, top_n)
   end
-  local live_no_stack_kb = keyless(live)
-  local live_list, live_sites = ranked(live, peak_mb and peak_mb * 1024, top_n)
-  local site_list, nsites = ranked(sites, allocated_kb, top_n)
-  local leak_list, nleaks = ranked(leaks, leaked_kb, top_n)
-  local ops, no_stack_kb, no_stack_count = column.group_sum(ev.name, size,
-    { positive = size, missing = ev.call_stack, rows = rows })
-  local op_list = ranked(ops, no_stack_kb, 5, "name")
+  local op_list, no_stack_kb, no_stack_count = top_groups(ev.name, size,
+    { positive = size, missing = ev.call_stack, rows = rows }, nil, 5, "name")
   return {
     events = #rows,
     rows = rows,
@@ -163,11 +141,9 @@ end
 function M.summarize(ev, top_n)
   top_n = top_n or 20
   local size, top = ev.size_kb, ev.top
-  local sites, allocated_kb, allocations = column.group_sum(top, size, { positive = size })
+  local site_list, allocated_kb, allocations, nsites = top_groups(top, size, { positive = size }, nil, top_n)
   local _, _, releases = column.group_sum(nil, size, { negative = size })
-  local leaks, leaked_kb = column.group_sum(top, size, { positive = size, missing = ev.dur_ns })
-  local site_list, nsites = ranked(sites, allocated_kb, top_n)
-  local leak_list, nleaks = ranked(leaks, leaked_kb, top_n)
+  local leak_list, leaked_kb, _, nleaks = top_groups(top, size, { positive = size, missing = ev.dur_ns }, nil, top_n)
   local components, peak = {}, nil
   for _, part in ipairs(M.rows_by(ev.component)) do
     local s = M.summarize_component(ev, part.rows, top_n)

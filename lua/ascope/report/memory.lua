@@ -263,14 +263,15 @@ end
 --     file): it begins at Allocation Time and ends at Release Time; a never-released allocation
 --     ends at the last instant of the trace with args.never_released = true.
 -- Async slices need not nest, so allocations that overlap partially are drawn as they are. Call
--- stacks go to "stackFrames" once and slices point at them with "sf" ("0": no call stack).
+-- stacks go to "stackFrames" once and slices point at them with "sf" ("0": no call stack). Frame
+-- names and call_stack_top are labels for a viewer, capped at fmt.LABEL_MAX bytes.
 -- Rows are written by the C template writer.
 function M.trace_json(result, path)
   local w, err = json.writer(path)
   if not w then return nil, err end
   w:write('{"displayTimeUnit":"ms","traceEvents":[\n')
   -- the frames in C, once per distinct stack, the rows pointing at them by id
-  local tree = core.stacktree.new()
+  local tree, has_frames = core.stacktree.new(), false
   local ranks = result.ranks
   local first = true
   for pid, r in ipairs(ranks) do
@@ -287,7 +288,10 @@ function M.trace_json(result, path)
     local pids = {}
     for pid, r in ipairs(ranks) do pids[pid] = core.column.fill("integer", pid, r.n) end
     local sfs = {}
-    for i, r in ipairs(ranks) do sfs[i] = tree:ids(r.call_stack) end
+    for i, r in ipairs(ranks) do
+      sfs[i] = tree:ids(r.call_stack)
+      has_frames = has_frames or sfs[i]:stats() > 0
+    end
     local start, release, size = all_ranks(ranks, "start_ns"), all_ranks(ranks, "release_ns"), all_ranks(ranks, "size_kb")
     local pid = #ranks == 1 and pids[1] or core.column.concat(pids)
     local sf = #ranks == 1 and sfs[1] or core.column.concat(sfs)
@@ -303,7 +307,8 @@ function M.trace_json(result, path)
       return parts
     end
     local args = { ',"sf":"', { sf, missing = "0" }, '","args":{"size_kb":', { size },
-                   ',"call_stack_top":', { all_ranks(ranks, "top"), string = true, missing = '""' } }
+                   ',"call_stack_top":',
+                   { all_ranks(ranks, "top"), string = true, missing = '""', max = fmt.LABEL_MAX } }
     local begin_released, begin_open = { table.unpack(args) }, { table.unpack(args) }
     begin_released[#begin_released + 1] = "}}"
     begin_open[#begin_open + 1] = ',"never_released":true}}'
@@ -317,15 +322,10 @@ function M.trace_json(result, path)
              { first = false, need = { start }, positive = size, missing = release })
     end
   end
-  -- the members in pieces of 1 MiB: a million distinct stacks make hundreds of MB of them
+  -- the members straight from the tree: a million distinct stacks make hundreds of MB of them
   w:write('\n],"stackFrames":{"0":{"name":"(no call stack)"}')
-  local at, piece = 0, tree:json(0, 1 << 20)
-  if piece ~= "" then w:write(",\n") end
-  while piece ~= "" do
-    w:write(piece)
-    at = at + #piece
-    piece = tree:json(at, 1 << 20)
-  end
+  if has_frames then w:write(",\n") end
+  w:frames(tree, fmt.LABEL_MAX)
   w:write("}}\n")
   return w:close()
 end
