@@ -64,7 +64,7 @@ function M.run(list, subject)
   for _, rule in ipairs(list) do
     local detail = M.kinds[rule.check](rule, subject)
     if detail then
-      local text = i18n.pick(rule.text) or (rule.id .. ": %s")
+      local text = i18n.t(rule.text) or (rule.id .. ": %s")
       out[#out + 1] = { id = rule.id, severity = rule.severity, message = text:format(detail) }
     end
   end

@@ -90,7 +90,7 @@ function M.run(path, opts)
   local rules, rerr = M.rules(opts.rules)
   if not rules then return nil, rerr end
   local st = fs.stat(path)
-  if not st then return nil, path .. ": no such file or folder" end
+  if not st then return nil, i18n.t("input.no_such", path) end
   local files = st.type == "file" and { path } or fs.walk(path)
   -- an earlier run's output folder inside the input (its graph_summary.json is no card's graph),
   -- found by real path whatever way either is spelled

@@ -18,7 +18,7 @@ local function option_items(out, options)
   for _, o in ipairs(options) do
     local flag = (o[2] and ("\\fB\\-" .. o[2] .. "\\fR, ") or "") .. "\\fB" .. esc("--" .. o[1]) .. "\\fR"
     if o.arg then flag = flag .. " \\fI" .. esc(o.arg) .. "\\fR" end
-    local help = i18n.pick(o.help) or (o.alias_of and ("same as --" .. o.alias_of)) or ""
+    local help = i18n.t(o.help) or (o.alias_of and i18n.t("cli.same_as", o.alias_of)) or ""
     if o.default ~= nil and o.default ~= false then help = help .. (" (default: %s)"):format(tostring(o.default)) end
     out[#out + 1] = ".TP"
     out[#out + 1] = flag
@@ -51,10 +51,10 @@ Global options may be given before the command or after it.]]),
   for _, name in ipairs(main.command_names()) do
     local spec = main.spec(name)
     out[#out + 1] = ".SS " .. esc(("ascope %s %s"):format(name, spec.args or ""):gsub("%s+$", ""))
-    out[#out + 1] = esc(i18n.pick(spec.summary))
+    out[#out + 1] = esc(i18n.t(spec.summary))
     if spec.details then
       out[#out + 1] = ".PP"
-      out[#out + 1] = esc(i18n.pick(spec.details))
+      out[#out + 1] = esc(i18n.t(spec.details))
     end
     if #spec.options > 0 then
       out[#out + 1] = ".PP"
@@ -77,7 +77,7 @@ Global options may be given before the command or after it.]]),
       for _, f in ipairs(spec.outputs) do
         out[#out + 1] = ".TP"
         out[#out + 1] = "\\fI" .. esc(f[1]) .. "\\fR" .. (f.format and (" (\\fB\\-\\-format " .. esc(f.format) .. "\\fR)") or "")
-        out[#out + 1] = esc(i18n.pick(f.help))
+        out[#out + 1] = esc(i18n.t(f.help))
       end
       out[#out + 1] = ".RE"
     end
@@ -95,7 +95,7 @@ Global options may be given before the command or after it.]]),
   for _, e in ipairs(main.environment) do
     out[#out + 1] = ".TP"
     out[#out + 1] = "\\fB" .. esc(e[1]) .. "\\fR"
-    out[#out + 1] = esc(i18n.pick(e[2]))
+    out[#out + 1] = esc(i18n.t(e[2]))
   end
   out[#out + 1] = ".SH EXIT STATUS"
   out[#out + 1] = esc("0: the run finished (findings in the data are not failures). 1: an input could not be read; "

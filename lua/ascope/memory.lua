@@ -52,7 +52,7 @@ local function read_inputs(d, split, required)
     record = d.dir .. OUT .. memory_record.FILE,
   }
   local function read(what)
-    log.stage("rank %s (%s): %s", tostring(d.rank), d.role, paths[what])
+    log.stage("%s", t("memory.reading", tostring(d.rank), d.role, paths[what]))
     if what == "csv" then
       local v, err = memory_csv.read(paths.csv, log.progress(memory_csv.FILE), required)
       if not v then error(err, 0) end -- level 0: the message already names file and place

@@ -564,7 +564,7 @@ function M.merge(opts)
   for _, p in ipairs(fs.walk(opts.target_dir)) do
     if p:match("/moe_summary%.json$") then found[#found + 1] = p end
   end
-  if #found == 0 then return nil, opts.target_dir .. ": no moe_summary.json of the machines to merge" end
+  if #found == 0 then return nil, i18n.t("moe.no_summaries", opts.target_dir) end
   local res = { cards = {}, failed = {}, damaged = {}, anomalies = {}, soc = opts.soc_version, target_dir = opts.target_dir,
                 merged = found }
   local soc = rules.socs[opts.soc_version]
@@ -621,7 +621,7 @@ function M.plan(opts)
     local list = {}
     for k in pairs(rules.socs) do list[#list + 1] = k end
     table.sort(list)
-    return nil, ("SOC_VERSION %q is not one of %s"):format(tostring(opts.soc_version), table.concat(list, ", "))
+    return nil, i18n.t("moe.bad_soc", tostring(opts.soc_version), table.concat(list, ", "))
   end
   local entries, err = M.card_dirs(opts.target_dir)
   if not entries then return nil, err end

@@ -46,7 +46,7 @@ end
 --- Kernel files under path: {{card, path}} sorted by card, plus problems.
 function M.find(path)
   local st = fs.stat(path)
-  if not st then return nil, path .. ": no such file or folder" end
+  if not st then return nil, t("input.no_such", path) end
   local files, unreadable = { path }, nil
   if st.type ~= "file" then files, unreadable = fs.walk(path) end
   local found, problems = {}, unreadable or {}

@@ -88,7 +88,7 @@ end
 --- Log files under path (a file is taken as it is).
 function M.files(path, rules)
   local st = fs.stat(path)
-  if not st then return nil, path .. ": no such file or folder" end
+  if not st then return nil, i18n.t("input.no_such", path) end
   if st.type == "file" then return { path } end
   local out = {}
   for _, p in ipairs(fs.walk(path)) do
@@ -99,7 +99,7 @@ end
 
 -- The error_plog.csv type of an [ERROR] line no classifier knows.
 local UNCLASSIFIED = { id = "unclassified", category = "unclassified",
-                       title = { en = "unclassified [ERROR] line", zh = "未分类的 ERROR 日志" } }
+                       title = "plog.unclassified_title" }
 
 -- At most this many failures (distinct failing card and task, and cards with kernel or op lines
 -- waiting for a task) are followed; the lines naming one more are counted (failures_dropped) and
@@ -182,7 +182,7 @@ local function failure_tracker(max)
   return t
 end
 
-local function title_of(c) return i18n.pick(c.title) end
+local function title_of(c) return i18n.t(c.title) end
 
 -- The header of error_plog.csv: the type, the line, where it is, and the fields.
 local function records_header(names)
@@ -210,7 +210,7 @@ function M.run(path, opts)
   local files, ferr = M.files(path, rules)
   if not files then return nil, ferr end
   local classifier, cerr, number = M.classifier(rules)
-  if not classifier then return nil, "rules: " .. cerr end
+  if not classifier then return nil, i18n.t("plog.rules_error", cerr) end
   local names = M.field_names(rules)
   local record_fields = {}
   for i, n in ipairs(names) do record_fields[i] = number[n] end
@@ -283,7 +283,7 @@ function M.anomalies(res)
   for _, id in ipairs(ids) do
     local c = res.categories[id]
     out[#out + 1] = { severity = "WARNING", analysis = "plog " .. id,
-                      message = i18n.t("plog.category", i18n.pick(c.classifier.title), c.count) }
+                      message = i18n.t("plog.category", i18n.t(c.classifier.title), c.count) }
   end
   if res.unclassified.count > 0 then
     out[#out + 1] = { severity = "WARNING", analysis = "plog unclassified",

@@ -18,6 +18,7 @@ local rules_mod = require "ascope.rules"
 local shard = require "ascope.shard"
 local cli = require "ascope.cli"
 local log = require "ascope.log"
+local i18n = require "ascope.i18n"
 local fs = core.fs
 
 local M = {}
@@ -66,7 +67,7 @@ local function split_in(dir) return split_at(dir .. "/ASCEND_PROFILER_OUTPUT") o
 function M.inputs(input, opts)
   opts = opts or {}
   local st = fs.stat(input)
-  if not st then return nil, input .. ": no such file or folder" end
+  if not st then return nil, i18n.t("input.no_such", input) end
   if st.type == "file" then
     if input:match("%.csv$") or discover.basename(input) == "analysis.db" then
       return { { role = "", rank = 0, dir = discover.dirname(input), step_trace = input } }, {}
@@ -111,7 +112,7 @@ end
 function M.analyse(entry, rules, re, opts)
   local tl, err
   if entry.trace then
-    log.stage("rank %s: %s", tostring(entry.rank), entry.trace)
+    log.stage("%s", i18n.t("timeline.reading", tostring(entry.rank), entry.trace))
     tl, err = reader.read(entry.trace, log.progress(discover.basename(entry.trace)))
     if not tl then return nil, err end
   end

@@ -7,6 +7,7 @@
 --       name of the folder above the rank folder.
 local core = require "ascope_core"
 local fs, json = core.fs, core.json
+local i18n = require "ascope.i18n"
 
 local M = {}
 
@@ -109,7 +110,7 @@ function M.rank_dirs(input)
   input = input:gsub("(.)/+$", "%1")
   local st, err = fs.stat(input)
   if not st then return nil, err end
-  if st.type ~= "dir" then return nil, input .. ": not a folder" end
+  if st.type ~= "dir" then return nil, i18n.t("input.not_folder", input) end
   local found, unreadable = {}, nil
   if basename(input) == "ASCEND_PROFILER_OUTPUT" then
     found[1] = describe(dirname(input))

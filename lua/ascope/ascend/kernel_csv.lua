@@ -3,6 +3,7 @@
 -- for a missing or non-numeric cell), device, aiv = {column -> number column}}.
 local core = require "ascope_core"
 local csv, column = core.csv, core.column
+local i18n = require "ascope.i18n"
 
 local M = {}
 
@@ -17,7 +18,7 @@ local function header(path)
   local h, _, rerr = r:next()
   r:close()
   if rerr then return nil, rerr end -- a stray quote is not an empty file
-  if not h then return nil, path .. ": the file is empty (no header line)" end
+  if not h then return nil, i18n.t("input.no_header", path) end
   local set = {}
   for _, c in ipairs(h) do set[(c:gsub("^\239\187\191", ""))] = true end
   return set
@@ -35,8 +36,7 @@ function M.read(path, aiv_columns)
     end
   end
   if not v then
-    return nil, ('%s: missing columns: neither "Type" and "Duration(us)" nor "OP Type" and "Task Duration(us)"')
-      :format(path)
+    return nil, i18n.t("kernel_csv.missing_columns", path)
   end
   local cols = { [v.type] = "string", [v.duration] = "number", [v.name] = "?string", ["Device_id"] = "?string" }
   for _, c in ipairs(aiv_columns or {}) do cols[c] = "?number" end

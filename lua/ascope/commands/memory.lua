@@ -17,59 +17,30 @@ local M = { recipe = memory }
 M.spec = {
   name = "memory",
   args = "INPUT [-o OUT] [options]",
-  summary = {
-    en = "attribute every NPU allocation (operator_memory.csv) to its Python call stack (trace_view.json)",
-    zh = "将每次 NPU 内存申请（operator_memory.csv）关联到 Python 调用栈（trace_view.json）",
-  },
-  details = {
-    en = [[INPUT is a profiling tree <in>/<role>/<..>_ascend_pt/ (any depth), one *_ascend_pt folder,
-or an ASCEND_PROFILER_OUTPUT folder (memory_record.csv is read when present). Writes
-OUT/memory_events.csv (one row per allocation or release, all ranks, in time order),
-memory_summary.json, memory_report.md (per pool PTA / GE: peak, live at peak by call site, bytes
-without a call stack; process memory per component; top call sites, never-released allocations),
-memory_report.html (the same with charts) and memory_trace.json (open it in Perfetto UI or
-chrome://tracing). Exit code 1 when a rank could not be read or was read in part, e.g. a trace
-cut short (the rows are still written), 2 on a usage error.
-
---match latest: the latest same-name cpu_op with ts <= Allocation Time (the reference rule);
-within: also Allocation Time <= ts + dur; within-or-latest: within, else latest.]],
-    zh = [[INPUT 可为 profiling 目录树 <in>/<role>/<..>_ascend_pt/（任意深度）、单个 *_ascend_pt 目录或
-ASCEND_PROFILER_OUTPUT 目录（如有 memory_record.csv 也会读取）。输出 OUT/memory_events.csv（所有 rank、
-按时间排序）、memory_summary.json、memory_report.md（按内存池 PTA / GE：峰值、峰值时存活的调用点、无调用栈的
-内存；各组件的进程内存；申请最多的调用点、未释放的申请）、memory_report.html（含图表）和 memory_trace.json（可在 Perfetto UI 或
-chrome://tracing 打开）。有 rank 无法读取或只读到一部分（如 trace 被截断）时退出码为 1（记录照常写出），
-参数错误为 2。]],
-  },
+  summary = "cmd.memory.summary",
+  details = "cmd.memory.details",
   options = {
-    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
+    { "output", "o", arg = "DIR", default = "ascope_out", help = "opt.memory.output" },
     { "output-path", arg = "DIR", alias_of = "output" },
     { "input-path", arg = "PATH", alias_of = "input" },
-    { "input-type", arg = "TYPE", choices = { "ascend_memory" }, help = "accepted for the reference tool's command line" },
-    { "profiler-type", arg = "TYPE", choices = { "memory" }, help = "accepted for the reference tool's command line" },
-    { "rank-list", arg = "LIST", default = "all", help = "ranks to read: all, or 0,2,4-7" },
-    { "role", arg = "NAME", many = true, help = "only this role (repeatable)" },
-    { "jobs", "j", arg = "N", type = "int", min = 1, max = cli.MAX_JOBS, help = "ranks read in parallel (default: CPUs)" },
+    { "input-type", arg = "TYPE", choices = { "ascend_memory" }, help = "opt.memory.input_type" },
+    { "profiler-type", arg = "TYPE", choices = { "memory" }, help = "opt.memory.profiler_type" },
+    { "rank-list", arg = "LIST", default = "all", help = "opt.rank_list" },
+    { "role", arg = "NAME", many = true, help = "opt.memory.role" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = cli.MAX_JOBS, help = "opt.memory.jobs" },
     { "match", arg = "MODE", choices = { "latest", "within", "within-or-latest" },
-      help = "how an allocation is matched to an operator (default from rules: latest)" },
-    { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/memory.lua" },
-    { "format", arg = "LIST", default = "csv,json,md,html,trace", help = "outputs to write: csv,json,md,html,trace" },
-    { "layout", arg = "FILE", help = "a layout file for the HTML report (see rules/layout_memory.lua)" },
+      help = "opt.memory.match" },
+    { "rules", arg = "FILE", help = "opt.memory.rules" },
+    { "format", arg = "LIST", default = "csv,json,md,html,trace", help = "opt.memory.format" },
+    { "layout", arg = "FILE", help = "opt.memory.layout" },
     shard.OPTION,
   },
   outputs = {
-    { "memory_events.csv", format = "csv", help = {
-      en = "one row per allocation or release, all ranks, in time order",
-      zh = "每次申请或释放一行，所有 rank，按时间排序" } },
-    { "memory_summary.json", format = "json", help = {
-      en = "per rank: peak, live at peak, top call sites, never released; failed ranks",
-      zh = "每个 rank 的峰值、峰值时存活、主要调用点、未释放；读取失败的 rank" } },
-    { "memory_report.md", format = "md", help = { en = "the summary for people", zh = "供人阅读的摘要" } },
-    { "memory_report.html", format = "html", help = {
-      en = "charts: memory over time per rank, live at peak, top call sites",
-      zh = "图表：各 rank 内存曲线、峰值时存活、主要调用点" } },
-    { "memory_trace.json", format = "trace", help = {
-      en = "Chrome trace for Perfetto UI or chrome://tracing",
-      zh = "Chrome trace，可在 Perfetto UI 或 chrome://tracing 打开" } },
+    { "memory_events.csv", format = "csv", help = "out.memory_events.csv" },
+    { "memory_summary.json", format = "json", help = "out.memory_summary.json" },
+    { "memory_report.md", format = "md", help = "out.memory_report.md" },
+    { "memory_report.html", format = "html", help = "out.memory_report.html" },
+    { "memory_trace.json", format = "trace", help = "out.memory_trace.json" },
   },
   examples = {
     "ascope memory prof_data -o out",
@@ -92,7 +63,7 @@ local ORDER = { "csv", "trace", "json", "md", "html" }
 local function check_formats(text)
   local formats = {}
   for f in text:gmatch("[^,%s]+") do
-    if not WRITERS[f] then errors.usage("--format: unknown output %q (csv, json, md, html, trace)", f) end
+    if not WRITERS[f] then errors.usage(t("cli.unknown_format", f, "csv, json, md, html, trace")) end
     formats[f] = true
   end
   return formats
@@ -100,13 +71,13 @@ end
 
 function M.main(opts, words, ctx)
   local input = opts.input or words[1]
-  if not input then errors.usage("ascope memory needs INPUT (a profiling folder); see 'ascope help memory'") end
-  if #words > (opts.input and 0 or 1) then errors.usage("unexpected argument %q", words[opts.input and 1 or 2]) end
+  if not input then errors.usage(t("cli.needs", "memory", "INPUT", "memory")) end
+  if #words > (opts.input and 0 or 1) then errors.usage(t("cli.unexpected_argument", words[opts.input and 1 or 2])) end
   check_formats(opts.format)
   require("ascope.report.layout").check("memory", opts.layout)
   if opts.shard then shard.parse(opts.shard) end -- a usage error before any reading
   local st = fs.stat(input)
-  if not st then error(input .. ": no such file or folder", 0) end
+  if not st then error(t("input.no_such", input), 0) end
 
   local plan, err = memory.plan(input, {
     match = opts.match, rank_list = opts.rank_list, roles = opts.role, jobs = opts.jobs, rules = opts.rules,

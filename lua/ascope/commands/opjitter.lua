@@ -15,44 +15,23 @@ local M = { recipe = opjitter }
 M.spec = {
   name = "opjitter",
   args = "PROFILING_PATH [-o OUT] [options]",
-  summary = {
-    en = "operators whose duration jitters across cards (kernel_details.csv / op_summary_*.csv), and aiv outliers",
-    zh = "按卡对比算子耗时抖动（kernel_details.csv / op_summary_*.csv），并检查 aiv 指标异常",
-  },
-  details = {
-    en = [[Finds every card's kernel_details.csv or op_summary_*.csv under PROFILING_PATH (the card from
-Device_id, the rank of its *_ascend_pt folder, or a folder name), lines up the n-th call of each
-operator type across cards with card 0 as the reference, and writes OUT/profiling_all_data.csv
-(max, min, jitter = max - min, one column per card, NA for missing values or cards),
-OUT/profiling_avg_data.csv (calls, valid calls - call 0 and calls with fewer than two values
-left out - and the average jitter in us) OUT/opjitter_summary.json and OUT/opjitter_report.html. The aiv columns of the
-dispatch/combine families are checked against the mean of the card's calls (rules/opjitter.lua).
-A missing card is reported and shown as NA; exit code 1 when a file could not be read.]],
-    zh = [[在 PROFILING_PATH 下查找每张卡的 kernel_details.csv 或 op_summary_*.csv，以 0 卡为基准按调用次数对齐各卡
-同类算子耗时，输出 profiling_all_data.csv、profiling_avg_data.csv、opjitter_summary.json 与 opjitter_report.html，并对 dispatch/combine
-算子的 aiv 指标做均值 ±50% 检查。缺失的卡输出 NA 并报告。]],
-  },
+  summary = "cmd.opjitter.summary",
+  details = "cmd.opjitter.details",
   options = {
-    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
+    { "output", "o", arg = "DIR", default = "ascope_out", help = "opt.opjitter.output" },
     { "profiling-path", arg = "PATH", alias_of = "input" },
-    { "cards", arg = "N", type = "int", min = 1, max = 1 << 20, help = "cards expected (default: up to the highest found)" },
-    { "jobs", "j", arg = "N", type = "int", min = 1, max = cli.MAX_JOBS, help = "files read in parallel (default: CPUs)" },
-    { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/opjitter.lua" },
-    { "format", arg = "LIST", default = "csv,json,html", help = "outputs to write: csv,json,html" },
+    { "cards", arg = "N", type = "int", min = 1, max = 1 << 20, help = "opt.opjitter.cards" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = cli.MAX_JOBS, help = "opt.opjitter.jobs" },
+    { "rules", arg = "FILE", help = "opt.opjitter.rules" },
+    { "format", arg = "LIST", default = "csv,json,html", help = "opt.opjitter.format" },
     shard.OPTION,
   },
   keys = { PROFILING_PATH = "profiling-path" },
   outputs = {
-    { "profiling_all_data.csv", format = "csv", help = {
-      en = "per operator and call: max, min, jitter, one column per card",
-      zh = "每个算子每次调用：最大、最小、抖动，每卡一列" } },
-    { "profiling_avg_data.csv", format = "csv", help = {
-      en = "per operator: calls, valid calls, average jitter (us)",
-      zh = "每个算子：调用次数、有效次数、平均抖动（us）" } },
-    { "opjitter_summary.json", format = "json", help = { en = "the above, missing cards and aiv outliers", zh = "以上内容、缺失的卡与 aiv 异常" } },
-    { "opjitter_report.html", format = "html", help = {
-      en = "a heat map of jitter (operator x call) and the worst operators per card",
-      zh = "抖动热力图（算子 x 调用）与最不稳定算子的各卡耗时" } },
+    { "profiling_all_data.csv", format = "csv", help = "out.profiling_all_data.csv" },
+    { "profiling_avg_data.csv", format = "csv", help = "out.profiling_avg_data.csv" },
+    { "opjitter_summary.json", format = "json", help = "out.opjitter_summary.json" },
+    { "opjitter_report.html", format = "html", help = "out.opjitter_report.html" },
   },
   examples = { "ascope opjitter prof_dir -o out", "ascope opjitter PROFILING_PATH=prof_dir --cards 16" },
 }
@@ -66,12 +45,12 @@ local function check_formats(text) return outputs.formats(text, { "csv", "json",
 
 function M.main(opts, words, ctx)
   local input = opts.input or words[1]
-  if not input then errors.usage("ascope opjitter needs PROFILING_PATH; see 'ascope help opjitter'") end
+  if not input then errors.usage(i18n.t("cli.needs", "opjitter", "PROFILING_PATH", "opjitter")) end
   check_formats(opts.format)
   if opts.shard then shard.parse(opts.shard) end -- a usage error before any reading
   local plan, err = opjitter.plan(input, { rules = opts.rules, cards = opts.cards, jobs = opts.jobs })
   if not plan then error(err, 0) end
-  if #plan.units == 0 then error(input .. ": no kernel_details.csv or op_summary_*.csv found", 0) end
+  if #plan.units == 0 then error(i18n.t("opjitter.no_files", input), 0) end
   return merge_command.run(M, plan, opts, ctx)
 end
 

@@ -11,32 +11,18 @@ local M = {}
 M.spec = {
   name = "plog",
   args = "PLOG_PATH [-o OUT] [options]",
-  summary = {
-    en = "classify the errors in Ascend plog/device logs and find each card's failing kernel",
-    zh = "对 plog/device 日志中的错误分类，并找出每张卡失败的 kernel 与算子",
-  },
-  details = {
-    en = [[Reads every log file under PLOG_PATH (streamed, any size). [ERROR] lines (and the classifiers
-marked any_level, such as the UB link ras_code) are matched against rules/plog.lua: counts per
-category with the first lines of each (file:line), fields (device_id, stream_id, task_id, kernel_name,
-origin_op_name, error code), each card's failing kernel and op, and whether every card failed on
-a dispatch/combine kernel. Writes OUT/error_plog.csv and OUT/plog_summary.json.]],
-    zh = [[读取 PLOG_PATH 下全部日志（流式，任意大小），按 rules/plog.lua 对 ERROR 行（及 any_level 分类器，如 UB 链路
-ras_code）分类：各类数量与前几条原始日志、提取字段、每张卡失败的 kernel 与算子、是否所有卡都失败在 dispatch/combine 上。
-输出 error_plog.csv 与 plog_summary.json。]],
-  },
+  summary = "cmd.plog.summary",
+  details = "cmd.plog.details",
   options = {
-    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
+    { "output", "o", arg = "DIR", default = "ascope_out", help = "opt.plog.output" },
     { "plog-path", arg = "PATH", alias_of = "input" },
-    { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/plog.lua" },
-    { "format", arg = "LIST", default = "csv,json", help = "outputs to write: csv,json" },
+    { "rules", arg = "FILE", help = "opt.plog.rules" },
+    { "format", arg = "LIST", default = "csv,json", help = "opt.plog.format" },
   },
   keys = { PLOG_PATH = "plog-path" },
   outputs = {
-    { "error_plog.csv", format = "csv", help = {
-      en = "every classified line: category, message, card, file, line, time, fields",
-      zh = "每条已分类日志：类别、信息、卡、文件、行、时间、字段" } },
-    { "plog_summary.json", format = "json", help = { en = "counts and examples per category, each card's failure", zh = "各类别数量与示例、每张卡的失败点" } },
+    { "error_plog.csv", format = "csv", help = "out.error_plog.csv" },
+    { "plog_summary.json", format = "json", help = "out.plog_summary.json" },
   },
   examples = { "ascope plog /root/ascend/log -o out", "ascope plog PLOG_PATH=logs --rules my_classifiers.lua" },
 }
@@ -48,8 +34,8 @@ function M.data(res)
   for id, c in pairs(res.categories) do
     local ex = array()
     for i, e in ipairs(c.examples) do ex[i] = { file = e.file, line = e.line, text = e.text } end
-    cats[id] = { count = c.count, title = i18n.pick(c.classifier.title), category = c.classifier.category,
-                 advice = i18n.pick(c.classifier.advice), doc = c.classifier.doc, examples = ex }
+    cats[id] = { count = c.count, title = i18n.t(c.classifier.title), category = c.classifier.category,
+                 advice = i18n.t(c.classifier.advice), doc = c.classifier.doc, examples = ex }
   end
   local failures = array()
   for i, f in ipairs(res.failures) do
@@ -72,16 +58,16 @@ end
 
 function M.main(opts, words)
   local input = opts.input or words[1]
-  if not input then errors.usage("ascope plog needs PLOG_PATH; see 'ascope help plog'") end
+  if not input then errors.usage(i18n.t("cli.needs", "plog", "PLOG_PATH", "plog")) end
   local out = opts.output
   local formats = {}
   for f in (opts.format or "csv,json"):gmatch("[^,%s]+") do
-    if f ~= "csv" and f ~= "json" then errors.usage("--format: unknown output %q (csv, json)", f) end
+    if f ~= "csv" and f ~= "json" then errors.usage(i18n.t("cli.unknown_format", f, "csv, json")) end
     formats[f] = true
   end
   local res, err = plog.run(input, { rules = opts.rules, records = formats.csv and (out .. "/error_plog.csv") or nil })
   if not res then error(err, 0) end
-  if #res.files == 0 then error(input .. ": no log files found", 0) end
+  if #res.files == 0 then error(i18n.t("plog.no_files", input), 0) end
   if formats.csv then
     local ok, werr = plog.write_records(res)
     if not ok then error(werr, 0) end
@@ -106,9 +92,9 @@ function M.main(opts, words)
   for _, id in ipairs(ids) do
     local c = res.categories[id]
     local cl = c.classifier
-    local text = t("plog.category", i18n.pick(cl.title), c.count)
+    local text = t("plog.category", i18n.t(cl.title), c.count)
     if cl.doc then text = t("plog.doc_hint", text, cl.doc) end
-    print(("[INFO] %s%s"):format(text, cl.advice and (" - " .. i18n.pick(cl.advice)) or ""))
+    print(("[INFO] %s%s"):format(text, cl.advice and (" - " .. i18n.t(cl.advice)) or ""))
     for _, e in ipairs(c.examples) do print(("    %s:%d: %s"):format(e.file, e.line, e.text)) end
   end
   if res.unclassified.count > 0 then

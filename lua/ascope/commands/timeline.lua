@@ -4,6 +4,7 @@ local report = require "ascope.report.timeline"
 local timeline_html = require "ascope.report.timeline_html"
 local outputs = require "ascope.report.outputs"
 local errors = require "ascope.errors"
+local i18n = require "ascope.i18n"
 local cli = require "ascope.cli"
 local log = require "ascope.log"
 local shard = require "ascope.shard"
@@ -14,51 +15,31 @@ local M = { recipe = timeline }
 M.spec = {
   name = "timeline",
   args = "INPUT [-o OUT] [options]",
-  summary = {
-    en = "swimlane geometry of Ascend timelines: critical path, overlap, idle lanes, host-bound gaps, bubbles, jitter",
-    zh = "Ascend timeline 泳道几何分析：关键路径、重叠率、泳道空挡、Host 下发、bubble、抖动",
-  },
-  details = {
-    en = [[INPUT is a trace_view.json, an msprof_*.json, an ascend_pytorch_profiler_*.db, a
-step_trace_time.csv or analysis.db (jitter only), or a profiling tree (every rank found).
-step_trace_time.csv (else analysis.db) beside the trace is the profiler's own step split. Writes
-OUT/timeline_metrics.json, timeline_report.md and timeline_report.html and prints a summary: the eight dimensions
-of the typical (median) step, the expert rules that fire (rules/timeline.lua), and the metrics
-dashboard (a key that could not be measured is left out); every finding names its evidence
-(step, lane, operator and the view to open). Exit code 1 when a rank could not be read, 2 on a
-usage error (an invalid regular expression included).]],
-    zh = [[INPUT 可为 trace_view.json、msprof_*.json、ascend_pytorch_profiler_*.db 或 profiling 目录树（所有 rank）。
-同目录的 step_trace_time.csv 用于 step 抖动分析。输出 OUT/timeline_metrics.json、timeline_report.md 与 timeline_report.html：
-典型（中位）step 的八个维度、命中的专家规则（rules/timeline.lua，每条附举证视图）和指标看板（未测得的键不输出）。
-退出码：有 rank 读取失败为 1，用法错误（含无效的正则表达式）为 2。]],
-  },
+  summary = "cmd.timeline.summary",
+  details = "cmd.timeline.details",
   options = {
-    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
+    { "output", "o", arg = "DIR", default = "ascope_out", help = "opt.timeline.output" },
     { "step-trace", arg = "FILE",
-      help = "the profiler's step split: step_trace_time.csv or analysis.db (default: the one beside the trace)" },
-    { "rank-list", arg = "LIST", default = "all", help = "ranks to read: all, or 0,2,4-7" },
-    { "jobs", "j", arg = "N", type = "int", min = 1, max = cli.MAX_JOBS, help = "ranks analysed in parallel (default: CPUs)" },
-    { "step", arg = "K", type = "int", help = "analyse step K (default: the step with the median wall time)" },
+      help = "opt.timeline.step_trace" },
+    { "rank-list", arg = "LIST", default = "all", help = "opt.rank_list" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = cli.MAX_JOBS, help = "opt.timeline.jobs" },
+    { "step", arg = "K", type = "int", help = "opt.timeline.step" },
     { "compare-step", arg = "K", type = "int",
-      help = "compare step K with the typical one (default: the worst long-tail step)" },
-    { "pp", arg = "P", type = "int", min = 1, help = "pipeline stages, for the theoretical bubble" },
-    { "microbatches", arg = "M", type = "int", min = 1, help = "micro-batches, for the theoretical bubble" },
-    { "top", arg = "N", type = "int", min = 1, help = "rows in the ranked tables (default from rules: 10)" },
-    { "device-regex", arg = "RE", help = "device lanes: a POSIX extended regular expression, case-insensitive (default from rules)" },
-    { "comm-regex", arg = "RE", help = "communication lanes: a POSIX extended regular expression (default from rules)" },
-    { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/timeline.lua" },
-    { "format", arg = "LIST", default = "json,md,html", help = "outputs to write: json,md,html" },
-    { "layout", arg = "FILE", help = "a layout file for the HTML report (see rules/layout_timeline.lua)" },
+      help = "opt.timeline.compare_step" },
+    { "pp", arg = "P", type = "int", min = 1, help = "opt.timeline.pp" },
+    { "microbatches", arg = "M", type = "int", min = 1, help = "opt.timeline.microbatches" },
+    { "top", arg = "N", type = "int", min = 1, help = "opt.timeline.top" },
+    { "device-regex", arg = "RE", help = "opt.timeline.device_regex" },
+    { "comm-regex", arg = "RE", help = "opt.timeline.comm_regex" },
+    { "rules", arg = "FILE", help = "opt.timeline.rules" },
+    { "format", arg = "LIST", default = "json,md,html", help = "opt.timeline.format" },
+    { "layout", arg = "FILE", help = "opt.timeline.layout" },
     shard.OPTION,
   },
   outputs = {
-    { "timeline_metrics.json", format = "json", help = {
-      en = "every dimension per rank, the dashboard and the findings",
-      zh = "各 rank 的全部维度、指标看板与发现" } },
-    { "timeline_report.md", format = "md", help = { en = "findings with evidence and the dashboard", zh = "带证据的发现与指标看板" } },
-    { "timeline_report.html", format = "html", help = {
-      en = "swimlanes, idle ratios, step times and the findings as charts",
-      zh = "泳道、空闲率、step 耗时与发现的图表" } },
+    { "timeline_metrics.json", format = "json", help = "out.timeline_metrics.json" },
+    { "timeline_report.md", format = "md", help = "out.timeline_report.md" },
+    { "timeline_report.html", format = "html", help = "out.timeline_report.html" },
   },
   examples = {
     "ascope timeline rank0/ASCEND_PROFILER_OUTPUT/trace_view.json",
@@ -69,8 +50,8 @@ usage error (an invalid regular expression included).]],
 
 function M.main(opts, words, ctx)
   local input = words[1]
-  if not input then errors.usage("ascope timeline needs INPUT (a trace, a .db or a profiling folder)") end
-  if #words > 1 then errors.usage("unexpected argument %q", words[2]) end
+  if not input then errors.usage(i18n.t("cli.needs", "timeline", "INPUT", "timeline")) end
+  if #words > 1 then errors.usage(i18n.t("cli.unexpected_argument", words[2])) end
   require("ascope.report.layout").check("timeline", opts.layout)
   if opts.shard then shard.parse(opts.shard) end -- a usage error before any reading
   local plan, err, kind = timeline.plan(input, {
@@ -81,7 +62,7 @@ function M.main(opts, words, ctx)
   if not plan and kind == "usage" then errors.usage("%s", err) end
   if not plan then error(err, 0) end
   if #plan.units == 0 and #plan.context.missing == 0 then
-    error(input .. ": no timeline found (trace_view.json, msprof_*.json or ascend_pytorch_profiler_*.db)", 0)
+    error(i18n.t("timeline.no_timeline", input), 0)
   end
   return merge_command.run(M, plan, opts, ctx)
 end
@@ -97,7 +78,7 @@ function M.finish(res, opts)
   local todo, names = {}, {}
   for f in opts.format:gmatch("[^,%s]+") do
     local w = writers[f]
-    if not w then errors.usage("--format: unknown output %q (json, md, html)", f) end
+    if not w then errors.usage(i18n.t("cli.unknown_format", f, "json, md, html")) end
     todo[#todo + 1] = { path = out .. "/" .. w[1], write = w[2], weight = w[3] }
     names[#names + 1] = f
   end
@@ -106,10 +87,10 @@ function M.finish(res, opts)
   print(report.text(res))
   print(require("ascope.i18n").t("timeline.results", #res.ranks, out, table.concat(names, ", ")))
   for _, r in ipairs(res.ranks) do
-    if r.warning then log.warn("rank %s: %s: %s (left empty)", tostring(r.rank), r.trace, r.warning) end
-    for _, w in ipairs(r.warnings or {}) do log.warn("rank %s: %s: %s", tostring(r.rank), r.trace, w) end
+    if r.warning then log.warn("%s", i18n.t("timeline.trace_warning", tostring(r.rank), r.trace, r.warning)) end
+    for _, w in ipairs(r.warnings or {}) do log.warn("%s", i18n.t("timeline.rank_warning", tostring(r.rank), r.trace, w)) end
   end
-  for _, f in ipairs(res.failed) do log.error("rank %s (%s): %s", tostring(f.rank or "?"), f.role or "", f.reason) end
+  for _, f in ipairs(res.failed) do log.error("%s", i18n.t("timeline.rank_failed", tostring(f.rank or "?"), f.role or "", f.reason)) end
   return #res.failed > 0 and 1 or 0, timeline.anomalies(res), res, report.data(res)
 end
 

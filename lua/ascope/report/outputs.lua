@@ -9,6 +9,7 @@
 --   }, jobs)   --> true, or nil and the messages of the outputs that could not be written
 local core = require "ascope_core"
 local log = require "ascope.log"
+local i18n = require "ascope.i18n"
 
 local M = {}
 
@@ -19,7 +20,7 @@ function M.formats(text, names)
   for _, n in ipairs(names) do known[n] = true end
   for f in text:gmatch("[^,%s]+") do
     if not known[f] then
-      require("ascope.errors").usage("--format: unknown output %q (%s)", f, table.concat(names, ", "))
+      require("ascope.errors").usage(i18n.t("cli.unknown_format", f, table.concat(names, ", ")))
     end
     formats[f] = true
   end
@@ -68,7 +69,7 @@ function M.write(outputs, jobs)
   local _, errs = core.par.map(M.groups(outputs, jobs), function(group)
     local failed = {}
     for _, o in ipairs(group) do
-      log.stage("writing %s", o.path)
+      log.stage("%s", i18n.t("report.writing", o.path))
       local ok, err = o.write(o.path)
       if not ok then failed[#failed + 1] = tostring(err) end
     end

@@ -100,7 +100,7 @@ function KINDS.swimlanes(_, sec, r)
   local prep = r.step.preparing_ms or 0
   local note = ("<p>%s</p>"):format(esc(t("report.timeline.lanes_note", r.step.id or t("report.timeline.whole_trace"), prep,
     r.step.stage_ms)))
-  return note .. svg.swimlanes({ title = i18n.pick(sec.title), lanes = lanes, x0 = 0, x1 = r.step.picture_ms,
+  return note .. svg.swimlanes({ title = i18n.t(sec.title), lanes = lanes, x0 = 0, x1 = r.step.picture_ms,
                                  kinds = kinds, x_label = t("report.timeline.lanes_x") })
 end
 
@@ -138,7 +138,7 @@ function KINDS.lane_idle(res, sec, r)
     hot[i] = l.kind == "device" and idle_limit ~= nil and l.idle_ratio > idle_limit
   end
   if #labels == 0 then return nil end
-  return svg.bars({ title = i18n.pick(sec.title), labels = labels, values = values, unit = "%",
+  return svg.bars({ title = i18n.t(sec.title), labels = labels, values = values, unit = "%",
                     value_label = t("report.timeline.idle_ratio"), highlight = hot })
 end
 
@@ -154,7 +154,7 @@ function KINDS.overlap(_, sec, r)
     end
   end
   return ("<p>%s</p>"):format(esc(t("report.timeline.overlap_note", pct(ov.overlap_ratio), pct(ov.exposed_ratio),
-    tostring(ov.source)))) .. svg.bars({ title = i18n.pick(sec.title), labels = labels, values = values,
+    tostring(ov.source)))) .. svg.bars({ title = i18n.t(sec.title), labels = labels, values = values,
     unit = "ms", value_label = t("report.timeline.time_in_step") })
 end
 
@@ -177,7 +177,7 @@ function KINDS.critical_path(_, sec, r)
   l2[#l2 + 1], v2[#v2 + 1] = t("report.timeline.free"), cp.free_ms
   return ("<p>%s</p>"):format(esc(t("report.timeline.path_note", pct(cp.critical_path_ratio), cp.longest_path_ms,
     cp.longest_path_tasks, cp.span_ms)))
-    .. svg.bars({ title = i18n.pick(sec.title), labels = l2, values = v2, unit = "ms",
+    .. svg.bars({ title = i18n.t(sec.title), labels = l2, values = v2, unit = "ms",
                   value_label = t("report.timeline.time_on_path") })
 end
 
@@ -206,7 +206,7 @@ function KINDS.steps(_, sec, r)
     if #long_ids > 20 then shown[#shown + 1] = "…" end
     local out = { ("<p>%s</p>"):format(esc(t("report.timeline.steps_note_many", pct(j.cv), j.mean, j.p95, #ids,
       #shown > 0 and table.concat(shown, ", ") or "-"))),
-      svg.lines({ title = i18n.pick(sec.title), x_label = axis, y_label = t("report.timeline.step_time"), y_unit = "ms",
+      svg.lines({ title = i18n.t(sec.title), x_label = axis, y_label = t("report.timeline.step_time"), y_unit = "ms",
                   x_integer = true, y_min = 0, series = { { name = t("report.timeline.step_time"), x = xs, y = j.series.times } } }) }
     if j.series.comm then
       out[#out + 1] = svg.lines({ title = t("report.timeline.comm_title"), x_label = axis, y_label = comm_label,
@@ -222,7 +222,7 @@ function KINDS.steps(_, sec, r)
     hot[i] = long[tostring(id)] or false
   end
   local out = { ("<p>%s</p>"):format(esc(t("report.timeline.steps_note", pct(j.cv), j.mean, j.p95))),
-                svg.bars({ title = i18n.pick(sec.title), labels = labels, values = values, unit = "ms",
+                svg.bars({ title = i18n.t(sec.title), labels = labels, values = values, unit = "ms",
                            value_label = t("report.timeline.step_time"), highlight = hot }) }
   if j.series.comm then
     out[#out + 1] = svg.bars({ title = t("report.timeline.comm_title"), labels = labels, values = j.series.comm, unit = "ms",

@@ -27,7 +27,7 @@ local function compile_set(value, where)
   local set = {}
   for i, p in ipairs(list_of(value)) do
     local at = type(value) == "table" and ("%s[%d]"):format(where, i) or where
-    if type(p) ~= "string" then return nil, ("%s must be a string, not %s"):format(at, type(p)) end
+    if type(p) ~= "string" then return nil, i18n.t("timeline.pattern_not_string", at, type(p)) end
     local re, err = regex.compile(p, "i")
     if not re then return nil, i18n.t("timeline.bad_regex", at, p, err) end
     set[#set + 1] = re
