@@ -81,11 +81,14 @@ describe("messages in the code", function()
       'errors.usage("--format: unknown output %q (%s)", f, "csv, json")',
       'log.stage("%s", i18n.t("report.writing", p))',
       'error(t("graph.no_files", input), 0)',
+      'failed[1] = { path = p, reason = p .. ": cannot tell the card" }',
+      'why.jitter = t("timeline.why.no_comm")',
+      'local why = "no trace for this rank"',
     }, "\n")
     local hits = scan.source(src)
     local lines = {}
     for _, hit in ipairs(hits) do lines[#lines + 1] = hit.line end
-    assert.same({ 1, 3, 4, 6 }, lines)
+    assert.same({ 1, 3, 4, 6, 9, 11 }, lines)
   end)
 
   it("are none: errors.usage, log.*, error() and returned errors take catalogue keys", function()

@@ -105,7 +105,7 @@ function M.run(path, opts)
     if kind then
       local card = card_of(p, rules)
       if not card then
-        failed[#failed + 1] = { path = p, reason = p .. ": cannot tell the card (no device<N>, global_rank<N> or rank<N>)" }
+        failed[#failed + 1] = { path = p, reason = i18n.t("graph.unknown_card", p) }
       else
         local nodes, err = M.nodes(p, kind, opts.filter or rules.filter)
         if not nodes then

@@ -46,10 +46,10 @@ end
 -- (record_error). With split, the files are read in worker processes at once (used when there
 -- are more CPUs than ranks).
 local function read_inputs(d, split, required)
-  local paths = {
-    csv = d.dir .. OUT .. "operator_memory.csv",
-    trace = d.dir .. OUT .. "trace_view.json",
-    record = d.dir .. OUT .. memory_record.FILE,
+  local paths = { -- found as the input checks find them; a missing one reads as its usual place
+    csv = discover.find("operator_memory", d.dir) or d.dir .. OUT .. memory_csv.FILE,
+    trace = discover.find("call_stacks", d.dir) or d.dir .. OUT .. "trace_view.json",
+    record = discover.find("memory_record", d.dir) or d.dir .. OUT .. memory_record.FILE,
   }
   local function read(what)
     log.stage("%s", t("memory.reading", tostring(d.rank), d.role, paths[what]))
@@ -267,8 +267,8 @@ function M.plan(input, opts)
   for i, g in ipairs(groups) do
     local files = {}
     for _, d in ipairs(g.dirs) do
-      for _, name in ipairs({ "operator_memory.csv", "trace_view.json", memory_record.FILE }) do
-        files[#files + 1] = d.dir .. OUT .. name
+      for _, kind in ipairs({ "operator_memory", "call_stacks", "memory_record" }) do
+        files[#files + 1] = discover.find(kind, d.dir)
       end
     end
     units[i] = { key = g.role .. "/" .. tostring(g.rank), files = files }
@@ -297,7 +297,7 @@ function M.assemble(context, outcomes, rules)
   for _, d in ipairs(context.unknown) do
     result.failed[#result.failed + 1] = {
       role = d.role, rank = nil, dirs = { d.dir },
-      reason = d.dir .. ": cannot tell the rank (no profiler_info_<N>.json, no rank_id, no rank number in the folder name)",
+      reason = t("memory.unknown_rank", d.dir),
     }
   end
   for i, g in ipairs(context.groups) do

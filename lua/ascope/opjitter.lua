@@ -100,10 +100,10 @@ function M.assemble(context, outcomes, rules)
     else
       if card == nil and #files == 1 then card = 0 end -- a single file is card 0
       if card == nil then
-        failed[#failed + 1] = { path = p, reason = p .. ": cannot tell the card (no Device_id, rank or card number)" }
+        failed[#failed + 1] = { path = p, reason = t("opjitter.unknown_card", p) }
       elseif by_card[card] then
         failed[#failed + 1] = { path = p, card = card,
-                                reason = ("%s: card %d already has %s"):format(p, card, by_card[card].path) }
+                                reason = t("opjitter.card_taken", p, card, by_card[card].path) }
       else
         by_card[card] = data
       end

@@ -33,11 +33,26 @@ local function check_kinds()
   return S.enum({ values = kinds })
 end
 
+-- the kinds of input file a check may name (ascope.ascend.discover.inputs)
+local function input_kinds()
+  local kinds = {}
+  for k in pairs(require("ascope.ascend.discover").inputs) do kinds[#kinds + 1] = k end
+  table.sort(kinds)
+  return S.enum({ values = kinds })
+end
+
 local function data_checks()
   return S.rules({
-    check = check_kinds(), severity = SEVERITY, text = text(), file = S.string(), columns = S.list(S.string()),
+    check = check_kinds(), severity = SEVERITY, text = text(), input = input_kinds(), columns = S.list(S.string()),
     min = S.integer({ min = 0 }), column = S.string(),
-  }, { required = { "check", "severity" } })
+  }, { required = { "check", "severity" }, test = function(c)
+    -- what each kind reads (see ascope.checks)
+    local needs = { file_present = { "input" }, columns_present = { "input", "columns" }, rows_at_least = { "min" },
+                    numeric = { "columns" }, any_positive = { "column" } }
+    for _, k in ipairs(needs[c.check] or {}) do
+      if c[k] == nil then return t("rules.missing_key", k) end
+    end
+  end })
 end
 
 M.memory = S.record({

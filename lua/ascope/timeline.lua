@@ -27,29 +27,8 @@ function M.rules(user_file)
   return rules_mod.load("timeline", user_file) -- checked against its schema (ascope.rule_schemas)
 end
 
-local function find_trace(dir)
-  local out = dir .. "/ASCEND_PROFILER_OUTPUT"
-  local candidates = {}
-  for _, base in ipairs({ out, dir }) do
-    for _, name in ipairs(fs.list(base) or {}) do
-      if name == "trace_view.json" or name:match("^ascend_pytorch_profiler.*%.db$") then
-        candidates[#candidates + 1] = base .. "/" .. name
-      end
-    end
-  end
-  if #candidates == 0 then
-    for _, p in ipairs(fs.walk(dir)) do
-      if p:match("/msprof_[^/]*%.json$") then candidates[#candidates + 1] = p end
-    end
-  end
-  table.sort(candidates, function(a, b)
-    -- a JSON trace first: it carries the Overlap Analysis lanes
-    local ja, jb = a:match("%.json$") ~= nil, b:match("%.json$") ~= nil
-    if ja ~= jb then return ja end
-    return a < b
-  end)
-  return candidates[1]
-end
+-- the timeline of a rank folder, where the input checks would find it (ascope.ascend.discover)
+local function find_trace(dir) return (discover.find("timeline", dir)) end
 
 -- the profiler's step split in a folder: step_trace_time.csv, else analysis.db with StepTraceTime
 local function split_at(dir)
@@ -93,7 +72,7 @@ function M.inputs(input, opts)
         out[#out + 1] = { role = d.role, rank = d.rank or 0, dir = d.dir, step_trace = split }
       else
         missing[#missing + 1] = { role = d.role, rank = d.rank, dirs = { d.dir },
-                                  reason = d.dir .. ": no trace_view.json, msprof_*.json or ascend_pytorch_profiler_*.db" }
+                                  reason = i18n.t("timeline.no_trace_in", d.dir) }
       end
     end
   end

@@ -103,6 +103,79 @@ function M.identity(dir)
   return real, nil
 end
 
+--- The input files of a rank folder, by kind: where each is looked for and which reader reads
+-- it. The readers and the input checks of rules/*.lua (check = "file_present", input = KIND) find
+-- files through M.find, so they cannot disagree on where a file is; a new input format is a
+-- reader plus an entry here.
+--   names   file names, Lua patterns (anchored), in order of preference
+--   places  folders of the rank folder tried, in order ("" is the rank folder itself)
+--   deep    a name pattern looked for anywhere below the rank folder when nothing else matched
+--   reader  the module that reads the file
+M.inputs = {
+  operator_memory = { names = { "operator_memory%.csv" }, reader = "ascope.ascend.memory_csv" },
+  memory_record = { names = { "memory_record%.csv" }, reader = "ascope.ascend.memory_record" },
+  call_stacks = { names = { "trace_view%.json" }, reader = "ascope.ascend.trace" },
+  -- a JSON trace first: it carries the Overlap Analysis lanes the .db lacks
+  timeline = { names = { "trace_view%.json", "ascend_pytorch_profiler.*%.db" }, deep = "msprof_.*%.json",
+               reader = "ascope.ascend.timeline" },
+}
+local PLACES = { "ASCEND_PROFILER_OUTPUT", "" }
+
+local function input_kind(kind)
+  local k = M.inputs[kind]
+  if not k then error(i18n.t("discover.no_kind", tostring(kind)), 3) end
+  return k
+end
+
+--- The file of an input kind in a rank folder: its path, or nil and what was looked for (the
+-- paths tried, or the one that is there but not a regular file, which is never read).
+function M.find(kind, dir)
+  local k = input_kind(kind)
+  local best, best_rank, odd = nil, nil, nil
+  for pi, place in ipairs(k.places or PLACES) do
+    local base = place == "" and dir or dir .. "/" .. place
+    for _, name in ipairs(fs.list(base) or {}) do
+      for ni, pat in ipairs(k.names) do
+        if name:match("^" .. pat .. "$") then
+          local path = base .. "/" .. name
+          local rank = { ni, pi, path }
+          if not is_file(path) then
+            odd = odd or path
+          elseif not best_rank or rank[1] < best_rank[1] or (rank[1] == best_rank[1] and (rank[2] < best_rank[2]
+              or (rank[2] == best_rank[2] and rank[3] < best_rank[3]))) then
+            best, best_rank = path, rank
+          end
+          break
+        end
+      end
+    end
+  end
+  if not best and k.deep then
+    local all = fs.walk(dir)
+    table.sort(all)
+    for _, p in ipairs(all) do
+      if basename(p):match("^" .. k.deep .. "$") and is_file(p) then return p end
+    end
+  end
+  if best then return best end
+  if odd then return nil, i18n.t("input.not_regular", odd) end
+  return nil, M.looked_for(kind, dir)
+end
+
+--- Where an input kind is looked for in a rank folder, as text for a message.
+function M.looked_for(kind, dir)
+  local k = input_kind(kind)
+  local tried = {}
+  for _, place in ipairs(k.places or PLACES) do
+    for _, pat in ipairs(k.names) do
+      local shown = pat:gsub("%%%.", "."):gsub("%.%*", "*")
+      tried[#tried + 1] = (place == "" and dir or dir .. "/" .. place) .. "/" .. shown
+    end
+  end
+  if k.deep then tried[#tried + 1] = dir .. "/**/" .. k.deep:gsub("%%%.", "."):gsub("%.%*", "*") end
+  return table.concat(tried, i18n.t("input.or"))
+end
+
 --- Rank folders under input (a tree, one *_ascend_pt folder, or an ASCEND_PROFILER_OUTPUT
 -- folder), ordered by role, rank, then collection time. Returns the list or nil, message; the
 -- list's field unreadable names the folders that could not be read (the caller reports them).

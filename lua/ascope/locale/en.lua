@@ -671,4 +671,21 @@ usage error (an invalid regular expression included).]],
   ["help.synopsis"] = "ascope [global options] <command> [options]",
   -- plog
   ["plog.unclassified_title"] = "unclassified [ERROR] line",
+  -- input discovery (ascope.ascend.discover)
+  ["input.or"] = " or ",
+  ["discover.no_kind"] = "no input kind %q",
+  -- reasons: why a rank, card or dimension was left out
+  ["timeline.why.no_steps"] = "no step_trace_time.csv, no analysis.db StepTraceTime and no ProfilerStep markers",
+  ["timeline.why.few_steps"] = "only %d step(s): step CV needs at least %d",
+  ["timeline.why.no_comm_per_step"] = "no per-step communication (no Communication column, no communication in the trace)",
+  ["timeline.why.few_comm_steps"] = "only %d step(s): communication jitter needs at least %d",
+  ["timeline.why.no_comm"] = "no communication in any step",
+  ["timeline.why.no_trace"] = "no trace (trace_view.json, msprof_*.json or .db) for this rank: only its step split (step_trace_time.csv or analysis.db)",
+  ["timeline.why.no_tasks"] = "no compute or communication tasks in the step (no device lane matches the rules' lanes.device, or no task in it)",
+  ["timeline.why.no_phases"] = "no event name matches the prefill/decode patterns (rules: patterns.prefill, patterns.decode)",
+  ["memory.unknown_rank"] = "%s: cannot tell the rank (no profiler_info_<N>.json, no rank_id, no rank number in the folder name)",
+  ["timeline.no_trace_in"] = "%s: no trace_view.json, msprof_*.json or ascend_pytorch_profiler_*.db",
+  ["opjitter.unknown_card"] = "%s: cannot tell the card (no Device_id, rank or card number)",
+  ["opjitter.card_taken"] = "%s: card %d already has %s",
+  ["graph.unknown_card"] = "%s: cannot tell the card (no device<N>, global_rank<N> or rank<N>)",
 }

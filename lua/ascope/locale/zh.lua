@@ -634,4 +634,21 @@ SCRIPT.lua，arg[1..] 为其参数（与 lua5.4 相同）；SCRIPT.lua 之后的
   ["help.synopsis"] = "ascope [全局选项] <命令> [选项]",
   -- plog
   ["plog.unclassified_title"] = "未分类的 ERROR 日志",
+  -- input discovery (ascope.ascend.discover)
+  ["input.or"] = "、",
+  ["discover.no_kind"] = "没有输入类型 %q",
+  -- reasons: why a rank, card or dimension was left out
+  ["timeline.why.no_steps"] = "没有 step_trace_time.csv、analysis.db 的 StepTraceTime，也没有 ProfilerStep 标记",
+  ["timeline.why.few_steps"] = "只有 %d 个 step：step CV 至少需要 %d 个",
+  ["timeline.why.no_comm_per_step"] = "没有逐 step 的通信数据（没有 Communication 列，trace 中也没有通信）",
+  ["timeline.why.few_comm_steps"] = "只有 %d 个 step：通信抖动至少需要 %d 个",
+  ["timeline.why.no_comm"] = "所有 step 中都没有通信",
+  ["timeline.why.no_trace"] = "该 rank 没有 trace（trace_view.json、msprof_*.json 或 .db）：只有其 step 划分（step_trace_time.csv 或 analysis.db）",
+  ["timeline.why.no_tasks"] = "step 中没有计算或通信任务（没有设备泳道匹配规则的 lanes.device，或泳道中没有任务）",
+  ["timeline.why.no_phases"] = "没有事件名匹配 prefill/decode 模式（规则：patterns.prefill、patterns.decode）",
+  ["memory.unknown_rank"] = "%s：无法确定 rank（没有 profiler_info_<N>.json、rank_id，目录名中也没有 rank 编号）",
+  ["timeline.no_trace_in"] = "%s：没有 trace_view.json、msprof_*.json 或 ascend_pytorch_profiler_*.db",
+  ["opjitter.unknown_card"] = "%s：无法确定卡号（没有 Device_id、rank 或卡编号）",
+  ["opjitter.card_taken"] = "%s：卡 %d 已有 %s",
+  ["graph.unknown_card"] = "%s：无法确定卡号（没有 device<N>、global_rank<N> 或 rank<N>）",
 }

@@ -195,7 +195,7 @@ function M.analyse(tl, rules, re, step_trace, opts)
   if not tl then
     r.steps_found = 0
     r.jitter, r.comm_jitter, r.not_computed = jitter.measure(step_trace, nil, nil, rules)
-    local why = "no trace (trace_view.json, msprof_*.json or .db) for this rank: only its step split (step_trace_time.csv or analysis.db)"
+    local why = require("ascope.i18n").t("timeline.why.no_trace")
     for _, d in ipairs({ "critical_path", "op_util", "overlap", "host", "pp_bubble", "hotspots" }) do
       r.not_computed[d] = why
     end
@@ -227,7 +227,7 @@ function M.analyse(tl, rules, re, step_trace, opts)
     r.not_computed.op_util = "no lane name matches the device lanes pattern (rules: lanes.device, --device-regex)"
   end
   if not lo then
-    local why = "no compute or communication tasks in the step (no device lane matches the rules' lanes.device, or no task in it)"
+    local why = require("ascope.i18n").t("timeline.why.no_tasks")
     for _, d in ipairs({ "critical_path", "op_util", "overlap", "host", "pp_bubble", "hotspots" }) do
       if not r[d] then r.not_computed[d] = why end
     end
