@@ -17,12 +17,7 @@ local function directives(msg)
   return table.concat(out, " ")
 end
 
-local function keys(cat)
-  local out = {}
-  for k in pairs(cat) do out[#out + 1] = k end
-  table.sort(out)
-  return out
-end
+local keys = h.sorted_keys
 
 describe("the catalogues", function()
   it("hold the same keys in English and Chinese", function()

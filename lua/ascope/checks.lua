@@ -12,6 +12,10 @@ local M = {}
 
 M.kinds = {}
 
+-- the fields of its rule each kind reads (the rule schema requires them)
+M.needs = { file_present = { "input" }, columns_present = { "input", "columns" }, rows_at_least = { "min" },
+            numeric = { "columns" }, any_positive = { "column" } }
+
 function M.kinds.file_present(rule, subject)
   local path, looked = discover.find(rule.input, subject.dir)
   if path then return nil end
