@@ -79,11 +79,13 @@ describe("messages in the code", function()
       'failed[1] = { path = p, reason = p .. ": cannot tell the card" }',
       'why.jitter = t("timeline.why.no_comm")',
       'local why = "no trace for this rank"',
+      's.status_error = ("expected %d slots"):format(n)',
+      'if err == "timeout" then return end',
     }, "\n")
     local hits = scan.source(src)
     local lines = {}
     for _, hit in ipairs(hits) do lines[#lines + 1] = hit.line end
-    assert.same({ 1, 3, 4, 6, 9, 11 }, lines)
+    assert.same({ 1, 3, 4, 6, 9, 11, 12 }, lines)
   end)
 
   it("are none: errors.usage, log.*, error() and returned errors take catalogue keys", function()

@@ -137,8 +137,9 @@ function M.source(src)
     if s:match("^%s*%(") then stop = args_end(code, code:find("(", from, true) + 1) end
     messages_in(code, from, stop, out, line_of)
   end
-  -- a reason or why given to a person: `reason = "..."`, `why.jitter = "..."`
-  for _, pat in ipairs({ "[^%w_]reason%s*=%s*()", "[^%w_]why[%w_.]*%s*=%s*()" }) do
+  -- a reason, why, error or message given to a person: `reason = "..."`, `why.jitter = "..."`
+  for _, pat in ipairs({ "[^%w_]reason%s*=%s*()", "[^%w_]why[%w_.]*%s*=%s*()", "[^%w_][%w_]*error%s*=%s*()",
+                         "[^%w_]msg%s*=%s*()", "[^%w_]message%s*=%s*()" }) do
     for from in code:gmatch(pat) do
       local stop = code:find("\n", from, true) or #code
       if code:sub(from, stop):match("^%(") then stop = args_end(code, from + 1) end

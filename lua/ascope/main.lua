@@ -161,7 +161,7 @@ function M.main(argv)
   if ctx.json then io.write(require("ascope.report.stdout_json").encode_error(ctx.command, code, msg), "\n") end
   io.stdout:flush()
   io.stderr:write("ascope: ", msg, "\n")
-  if code == 1 and not ctx.debug then io.stderr:write("(run with --debug for a traceback)\n") end
+  if code == 1 and not ctx.debug then io.stderr:write(i18n.t("main.debug_hint"), "\n") end
   return code
 end
 

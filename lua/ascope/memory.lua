@@ -172,7 +172,7 @@ function M.groups(input, opts)
   local seen = {}
   for _, d in ipairs(dirs) do
     local real, ident = discover.identity(d.dir)
-    local same = seen[real] and { seen[real], "real path " .. real } or ident and seen[ident] and { seen[ident], ident }
+    local same = seen[real] and { seen[real], t("memory.real_path", real) } or ident and seen[ident] and { seen[ident], ident }
     if not same then
       seen[real] = d.dir
       if ident then seen[ident] = d.dir end

@@ -583,7 +583,7 @@ function M.merge(opts)
     else
       for _, c in ipairs(cards.list) do
         if seen[c.rank] then
-          local msg = ("%s: a card with a duplicate rank id (%d)"):format(p, c.rank)
+          local msg = i18n.t("moe.duplicate_rank", p, c.rank)
           res.anomalies[#res.anomalies + 1] = { severity = "ERROR", analysis = "merge", message = msg }
           log("ERROR", msg)
         else

@@ -79,7 +79,7 @@ end
 
 --- true, or false and why the pattern is refused.
 function M.check(p)
-  if type(p) ~= "string" then return false, "a pattern must be a string" end
+  if type(p) ~= "string" then return false, t("pattern.not_string") end
   local n, why = M.repeats(p)
   if not n then return false, why end
   local ok, err = pcall(string.find, "", p)

@@ -124,7 +124,7 @@ function M.compute(recipe, plan, picks, jobs)
     if results[j] ~= nil then
       outcomes[i] = { ok = results[j] }
     else
-      outcomes[i] = { error = tostring(errs[j] or "unknown failure") }
+      outcomes[i] = { error = tostring(errs[j] or t("shard.unknown_failure")) }
     end
   end
   return outcomes
@@ -243,12 +243,12 @@ end
 local function differing_unit(a, b)
   for i = 1, math.max(#a, #b) do
     local x, y = a[i], b[i]
-    if not x or not y then return ("unit %d: %s vs %s"):format(i, x and x.key or "none", y and y.key or "none") end
+    if not x or not y then return t("shard.unit_differs", i, x and x.key or "-", y and y.key or "-") end
     if canon(x) ~= canon(y) then
       for j = 1, math.max(#x.files, #y.files) do
         local fx, fy = x.files[j] or {}, y.files[j] or {}
         if canon(fx) ~= canon(fy) then
-          return ("%s: %s size %s mtime %s vs %s size %s mtime %s"):format(x.key, tostring(fx.path),
+          return t("shard.file_differs", x.key, tostring(fx.path),
             tostring(fx.size), tostring(fx.mtime), tostring(fy.path), tostring(fy.size), tostring(fy.mtime))
         end
       end

@@ -96,7 +96,7 @@ function M.identity(dir)
       local stop = type(doc) == "table" and type(doc.end_info) == "table" and doc.end_info or {}
       local cnt, t_end = start.start_cnt or start.start_monotonic, stop.collectionTimeEnd or stop.MonotonicTimeEnd
       if cnt and t_end then
-        return real, ("profiler %s (rank %s, start %s, end %s)"):format(n, tostring(doc.rank_id), tostring(cnt), tostring(t_end))
+        return real, i18n.t("discover.identity", n, tostring(doc.rank_id), tostring(cnt), tostring(t_end))
       end
     end
   end

@@ -68,7 +68,7 @@ function M.read_raw(path)
       -- a negative size would place later parts on top of earlier ones while the total still adds
       -- up; one larger than the file could wrap the sum (a cut file is the total check's)
       if not bad and (math.type(n) ~= "integer" or n < 0 or n > size) then
-        bad = ("%s: %s %d has size %s, impossible in a %d-byte file"):format(path, what, i - 1, tostring(n), size)
+        bad = i18n.t("dump.impossible_size", path, what, i - 1, tostring(n), size)
       end
       if bad then return end
       into[i - 1] = { offset = at, size = n, shape = item.shape and item.shape.dim or {}, data_type = item.data_type }

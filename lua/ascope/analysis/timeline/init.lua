@@ -224,7 +224,7 @@ function M.analyse(tl, rules, re, step_trace, opts)
   if m.device_lanes == 0 and r.op_util and r.op_util.source == "tasks" then
     -- no lane is a device lane: compute cannot be measured, which is not the same as none
     r.op_util = nil
-    r.not_computed.op_util = "no lane name matches the device lanes pattern (rules: lanes.device, --device-regex)"
+    r.not_computed.op_util = require("ascope.i18n").t("timeline.why.no_device_lane")
   end
   if not lo then
     local why = require("ascope.i18n").t("timeline.why.no_tasks")
@@ -255,11 +255,11 @@ function M.analyse(tl, rules, re, step_trace, opts)
       r.hotspots, r.raw_top, r.raw_top_off_path = path.hotspots(m, p, gain, comm_time, w.w0, w.w1, top_n)
     end
     if #edges > 0 then r.alignment = path.alignment(m, edges, top_n) end
-    if not r.overlap then r.not_computed.overlap = "no communication in the step (no Overlap Analysis lane, no communication tasks)" end
-    if not r.pp_bubble then r.not_computed.pp_bubble = "no P2P receive waits (rules: patterns.p2p_wait)" end
+    if not r.overlap then r.not_computed.overlap = require("ascope.i18n").t("timeline.why.no_comm_in_step") end
+    if not r.pp_bubble then r.not_computed.pp_bubble = require("ascope.i18n").t("timeline.why.no_p2p") end
     if r.host and #m.tagged_rows(m, "host_launch", HOST_KINDS) == 0 then
       r.host.host_launch_gap_ratio = nil
-      r.not_computed.host = "no host launch/sync events (rules: patterns.host_launch) on host lanes"
+      r.not_computed.host = require("ascope.i18n").t("timeline.why.no_host")
     end
     -- the picture starts at the step's start: the host-only time before the stage is shown as such
     local from = w.id and math.min(w.w0, lo) or lo

@@ -47,7 +47,7 @@ function M.compile(rules, opts)
     for _, k in ipairs(keys) do
       local v = rules[group] and rules[group][k]
       if v ~= nil then
-        local set, err = compile_set(v, ("rules: timeline.%s.%s"):format(group, k))
+        local set, err = compile_set(v, i18n.t("timeline.rules_key", group, k))
         if not set then return nil, err end
         out[group][k] = set
       end
