@@ -707,4 +707,12 @@ usage error (an invalid regular expression included).]],
   ["timeline.compare.empty"] = "one of the steps has no compute or communication",
   ["timeline.rules_key"] = "rules: timeline.%s.%s",
   ["moe.status_slots"] = "expected %d status slots but the %s status buffer %d holds %d",
+  -- the man page (written in English: make builds build/ascope.1 with --lang en)
+  ["man.description"] = "ascope reads Ascend profiler outputs, exception dumps, plog logs and graph files, and writes what it finds as CSV, JSON, Markdown and HTML. The analyses, the expert rules and the report layouts are Lua files that can be edited without recompiling; a C runtime does the byte-level work. Global options may be given before the command or after it.",
+  ["man.options"] = "Options:",
+  ["man.keys"] = "Parameters may also be given as KEY=VALUE words:",
+  ["man.files_written"] = "Files written to the output folder:",
+  ["man.examples"] = "Examples:",
+  ["man.exit_status"] = "0: the run finished (findings in the data are not failures). 1: an input could not be read; the results of the other ranks or cards are still written. 2: a usage error; nothing was read or written.",
+  ["man.files"] = "The bundled rules (thresholds, classifiers, window layouts, report layouts) are inside the executable; for a stock lua5.4 they are installed beside the Lua modules, in LUADIR/ascope/rules/. Copy them, edit them and pass --rules FILE or --rules-dir DIR.",
 }

@@ -670,4 +670,12 @@ SCRIPT.lua，arg[1..] 为其参数（与 lua5.4 相同）；SCRIPT.lua 之后的
   ["timeline.compare.empty"] = "其中一个 step 没有计算或通信",
   ["timeline.rules_key"] = "规则：timeline.%s.%s",
   ["moe.status_slots"] = "应有 %d 个状态位，但 %s 侧状态缓冲区 %d 只有 %d 个",
+  -- the man page (written in English: make builds build/ascope.1 with --lang en)
+  ["man.description"] = "ascope 读取 Ascend profiler 输出、异常 dump、plog 日志和图文件，并将发现写为 CSV、JSON、Markdown 和 HTML。分析、专家规则和报告布局都是无需重新编译即可修改的 Lua 文件；字节级工作由 C 运行时完成。全局选项可写在命令之前或之后。",
+  ["man.options"] = "选项：",
+  ["man.keys"] = "参数也可写成 KEY=VALUE：",
+  ["man.files_written"] = "写入输出目录的文件：",
+  ["man.examples"] = "示例：",
+  ["man.exit_status"] = "0：运行完成（数据中的发现不算失败）。1：有输入无法读取；其他 rank 或卡的结果照常写出。2：参数错误；未读取也未写出任何内容。",
+  ["man.files"] = "内置规则（阈值、分类器、win 区布局、报告布局）在可执行文件内；使用标准 lua5.4 时安装在 Lua 模块旁的 LUADIR/ascope/rules/。复制、修改后用 --rules FILE 或 --rules-dir DIR 传入。",
 }
