@@ -181,6 +181,27 @@ describe("a rule file's texts", function()
     assert.equal("operator_memory.csv 缺少必需列：Name", i18n.t(check.text, "Name"))
   end)
 
+  it("of every bundled rule file are there in both languages", function()
+    local n = 0
+    local function walk(v, where)
+      if type(v) == "string" and v:match("^rule%.") then
+        n = n + 1
+        for _, lang in ipairs({ "en", "zh" }) do
+          local text = i18n.text(lang, v)
+          assert(type(text) == "string" and text ~= "", where .. ": no " .. lang .. " text for " .. v)
+        end
+        assert.equal(directives(i18n.text("en", v)), directives(i18n.text("zh", v)), v)
+      elseif type(v) == "table" then
+        for k, x in pairs(v) do walk(x, where .. "." .. tostring(k)) end
+      end
+    end
+    for _, name in ipairs({ "memory", "timeline", "plog", "graph", "opjitter", "win_layout", "layout_memory",
+                            "layout_timeline" }) do
+      walk(assert(rules.load(name)), name)
+    end
+    assert.is_true(n >= 40, "rule texts found: " .. n)
+  end)
+
   it("fall back to English when a user's rule gives only en, as every message does", function()
     local dir = h.tmpdir()
     finally(function() h.cleanup(dir) end)

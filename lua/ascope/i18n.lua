@@ -65,8 +65,8 @@ function M.t(key, ...)
   return msg
 end
 
---- Whether key has a text (bundled or registered) in English.
-function M.has(key) return lookup("en", key) ~= nil end
+--- The text of key in one language, bundled or registered, without fallback (nil when missing).
+function M.text(lang, key) return lookup(lang, key) end
 
 --- Register the texts of a rule file under key: texts is {en = ..., zh = ...} (zh may be
 -- missing: English is then shown in Chinese too) or one string for every language. The bundled
