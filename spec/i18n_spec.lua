@@ -62,6 +62,49 @@ describe("the catalogues", function()
   end)
 end)
 
+describe("the commands' help", function()
+  it("names catalogue keys that exist in both languages, for every command, option, output and variable", function()
+    local main = require "ascope.main"
+    local cli = require "ascope.cli"
+    local keys_used = {}
+    local function use(key, where)
+      if key ~= nil then keys_used[#keys_used + 1] = { key, where } end
+    end
+    for _, o in ipairs(cli.globals) do use(o.help, "global --" .. o[1]) end
+    for _, e in ipairs(main.environment) do use(e[2], e[1]) end
+    for _, name in ipairs(main.command_names()) do
+      local spec = main.spec(name)
+      use(spec.summary, name .. " summary")
+      use(spec.details, name .. " details")
+      for _, o in ipairs(spec.options) do
+        if not o.alias_of then
+          assert(o.help, name .. " --" .. o[1] .. " has no help")
+          use(o.help, name .. " --" .. o[1])
+        end
+      end
+      for _, f in ipairs(spec.outputs or {}) do use(f.help, name .. " " .. f[1]) end
+    end
+    assert.is_true(#keys_used > 100)
+    for _, u in ipairs(keys_used) do
+      assert(en[u[1]] and zh[u[1]], u[2] .. ": " .. tostring(u[1]) .. " is not in both catalogues")
+    end
+  end)
+
+  it("reads in Chinese under LANG=zh_CN.UTF-8, with no key left showing", function()
+    for _, name in ipairs({ "memory", "timeline", "moe", "diagnose" }) do
+      local code, out = h.run({ LANG = "zh_CN.UTF-8", LC_ALL = false, LC_MESSAGES = false }, "help", name)
+      assert.equal(0, code)
+      for _, prefix in ipairs({ "opt", "cmd", "out", "env", "cli" }) do
+        assert.is_nil(out:match("%f[%w]" .. prefix .. "%.[%w_]+%.?[%w_]*"), name .. ": a key shows")
+      end
+      i18n.set("zh")
+      assert.truthy(out:find(i18n.t("cmd." .. name .. ".summary"), 1, true), name)
+      assert.truthy(out:find(i18n.t("cli.global_options"), 1, true), name)
+    end
+    i18n.set("en")
+  end)
+end)
+
 describe("messages in the code", function()
   -- Lua files whose literals may stay: none today. A file listed here needs a reason.
   local ALLOWED = {}

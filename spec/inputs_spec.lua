@@ -104,6 +104,17 @@ describe("input discovery", function()
     end
   end)
 
+  it("registers every kind of input with a reader that exists", function()
+    local n = 0
+    for kind, k in pairs(discover.inputs) do
+      local module, fn = k.reader:match("^(.+)%.([%w_]+)$")
+      assert.equal("function", type(require(module)[fn]), kind .. ": " .. k.reader)
+      assert.truthy(#k.names > 0, kind)
+      n = n + 1
+    end
+    assert.equal(4, n)
+  end)
+
   it("names every place it looked when the file is not there", function()
     local rank = dir .. "/rank0_ascend_pt"
     assert(core.fs.mkdirs(rank .. "/" .. OUT .. "/extra"))

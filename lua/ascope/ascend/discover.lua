@@ -110,14 +110,14 @@ end
 --   names   file names, Lua patterns (anchored), in order of preference
 --   places  folders of the rank folder tried, in order ("" is the rank folder itself)
 --   deep    a name pattern looked for anywhere below the rank folder when nothing else matched
---   reader  the module that reads the file
+--   reader  the function that reads the file, as "module.function"
 M.inputs = {
-  operator_memory = { names = { "operator_memory%.csv" }, reader = "ascope.ascend.memory_csv" },
-  memory_record = { names = { "memory_record%.csv" }, reader = "ascope.ascend.memory_record" },
-  call_stacks = { names = { "trace_view%.json" }, reader = "ascope.ascend.trace" },
+  operator_memory = { names = { "operator_memory%.csv" }, reader = "ascope.ascend.memory_csv.read" },
+  memory_record = { names = { "memory_record%.csv" }, reader = "ascope.ascend.memory_record.read" },
+  call_stacks = { names = { "trace_view%.json" }, reader = "ascope.ascend.trace.call_stacks" },
   -- a JSON trace first: it carries the Overlap Analysis lanes the .db lacks
   timeline = { names = { "trace_view%.json", "ascend_pytorch_profiler.*%.db" }, deep = "msprof_.*%.json",
-               reader = "ascope.ascend.timeline" },
+               reader = "ascope.ascend.timeline.read" },
 }
 local PLACES = { "ASCEND_PROFILER_OUTPUT", "" }
 
