@@ -7,6 +7,7 @@
 --       name of the folder above the rank folder.
 local core = require "ascope_core"
 local fs, json = core.fs, core.json
+local i18n = require "ascope.i18n"
 
 local M = {}
 
@@ -95,11 +96,84 @@ function M.identity(dir)
       local stop = type(doc) == "table" and type(doc.end_info) == "table" and doc.end_info or {}
       local cnt, t_end = start.start_cnt or start.start_monotonic, stop.collectionTimeEnd or stop.MonotonicTimeEnd
       if cnt and t_end then
-        return real, ("profiler %s (rank %s, start %s, end %s)"):format(n, tostring(doc.rank_id), tostring(cnt), tostring(t_end))
+        return real, i18n.t("discover.identity", n, tostring(doc.rank_id), tostring(cnt), tostring(t_end))
       end
     end
   end
   return real, nil
+end
+
+--- The input files of a rank folder, by kind: where each is looked for and which reader reads
+-- it. The readers and the input checks of rules/*.lua (check = "file_present", input = KIND) find
+-- files through M.find, so they cannot disagree on where a file is; a new input format is a
+-- reader plus an entry here.
+--   names   file names, Lua patterns (anchored), in order of preference
+--   places  folders of the rank folder tried, in order ("" is the rank folder itself)
+--   deep    a name pattern looked for anywhere below the rank folder when nothing else matched
+--   reader  the function that reads the file, as "module.function"
+M.inputs = {
+  operator_memory = { names = { "operator_memory%.csv" }, reader = "ascope.ascend.memory_csv.read" },
+  memory_record = { names = { "memory_record%.csv" }, reader = "ascope.ascend.memory_record.read" },
+  call_stacks = { names = { "trace_view%.json" }, reader = "ascope.ascend.trace.call_stacks" },
+  -- a JSON trace first: it carries the Overlap Analysis lanes the .db lacks
+  timeline = { names = { "trace_view%.json", "ascend_pytorch_profiler.*%.db" }, deep = "msprof_.*%.json",
+               reader = "ascope.ascend.timeline.read" },
+}
+local PLACES = { "ASCEND_PROFILER_OUTPUT", "" }
+
+local function input_kind(kind)
+  local k = M.inputs[kind]
+  if not k then error(i18n.t("discover.no_kind", tostring(kind)), 3) end
+  return k
+end
+
+--- The file of an input kind in a rank folder: its path, or nil and what was looked for (the
+-- paths tried, or the one that is there but not a regular file, which is never read).
+function M.find(kind, dir)
+  local k = input_kind(kind)
+  local best, best_rank, odd = nil, nil, nil
+  for pi, place in ipairs(k.places or PLACES) do
+    local base = place == "" and dir or dir .. "/" .. place
+    for _, name in ipairs(fs.list(base) or {}) do
+      for ni, pat in ipairs(k.names) do
+        if name:match("^" .. pat .. "$") then
+          local path = base .. "/" .. name
+          local rank = { ni, pi, path }
+          if not is_file(path) then
+            odd = odd or path
+          elseif not best_rank or rank[1] < best_rank[1] or (rank[1] == best_rank[1] and (rank[2] < best_rank[2]
+              or (rank[2] == best_rank[2] and rank[3] < best_rank[3]))) then
+            best, best_rank = path, rank
+          end
+          break
+        end
+      end
+    end
+  end
+  if not best and k.deep then
+    local all = fs.walk(dir)
+    table.sort(all)
+    for _, p in ipairs(all) do
+      if basename(p):match("^" .. k.deep .. "$") and is_file(p) then return p end
+    end
+  end
+  if best then return best end
+  if odd then return nil, i18n.t("input.not_regular", odd) end
+  return nil, M.looked_for(kind, dir)
+end
+
+--- Where an input kind is looked for in a rank folder, as text for a message.
+function M.looked_for(kind, dir)
+  local k = input_kind(kind)
+  local tried = {}
+  for _, place in ipairs(k.places or PLACES) do
+    for _, pat in ipairs(k.names) do
+      local shown = pat:gsub("%%%.", "."):gsub("%.%*", "*")
+      tried[#tried + 1] = (place == "" and dir or dir .. "/" .. place) .. "/" .. shown
+    end
+  end
+  if k.deep then tried[#tried + 1] = dir .. "/**/" .. k.deep:gsub("%%%.", "."):gsub("%.%*", "*") end
+  return table.concat(tried, i18n.t("input.or"))
 end
 
 --- Rank folders under input (a tree, one *_ascend_pt folder, or an ASCEND_PROFILER_OUTPUT
@@ -109,7 +183,7 @@ function M.rank_dirs(input)
   input = input:gsub("(.)/+$", "%1")
   local st, err = fs.stat(input)
   if not st then return nil, err end
-  if st.type ~= "dir" then return nil, input .. ": not a folder" end
+  if st.type ~= "dir" then return nil, i18n.t("input.not_folder", input) end
   local found, unreadable = {}, nil
   if basename(input) == "ASCEND_PROFILER_OUTPUT" then
     found[1] = describe(dirname(input))
