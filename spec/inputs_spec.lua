@@ -109,10 +109,77 @@ describe("input discovery", function()
     for kind, k in pairs(discover.inputs) do
       local module, fn = k.reader:match("^(.+)%.([%w_]+)$")
       assert.equal("function", type(require(module)[fn]), kind .. ": " .. k.reader)
-      assert.truthy(#k.names > 0, kind)
+      assert.truthy(k.match or #k.names > 0, kind)
+      assert.truthy((k.match == nil) ~= (k.names == nil), kind .. ": names or match, not both")
       n = n + 1
     end
-    assert.equal(4, n)
+    assert.equal(9, n)
+  end)
+
+  -- the field jobs' inputs: every file of a kind under a path; the files of each tree below say
+  -- by their value whether the job reads them
+  local FIELD_TREES = {
+    { kind = "kernel_details", files = { ["c0/kernel_details.csv"] = true, ["c1/deep/op_summary_1_2.csv"] = true,
+      ["c1/kernel_details.csv.bak"] = false, ["c2/op_statistic_0.csv"] = false, ["c2/Kernel_Details.csv"] = false },
+      read = function(top) return require("ascope.opjitter").find(top) end },
+    { kind = "plog", files = { ["plog/plog-1_2.log"] = true, ["device-0/device-2_1.txt"] = true, ["plog/x.bin"] = false,
+      ["run/notes.md"] = false, ["run/core.1"] = false },
+      read = function(top) return require("ascope.ascend.plog").files(top, assert(rules_mod.load("plog"))) end },
+    { kind = "graph", files = { ["device0/graph_1_device0.json"] = true, ["rank_1/dynamo_x_graph_1.pbtxt"] = true,
+      ["rank_1/ge_onnx_a.pbtxt"] = true, ["rank_1/graph_summary.txt"] = false, ["x/dynamo_notes.py"] = false },
+      read = function(top)
+        local out = {}
+        for i, f in ipairs(assert(require("ascope.ascend.graph").files(top, assert(rules_mod.load("graph"))))) do
+          out[i] = f.path
+        end
+        return out
+      end },
+    { kind = "moe_summary", files = { ["m0/moe_summary.json"] = true, ["m1/out/moe_summary.json"] = true,
+      ["m1/moe_summary.json.old"] = false, ["m2/summary.json"] = false },
+      read = function(top)
+        return assert(require("ascope.ascend.moe_summary").read_machines(top, nil, function() end)).merged
+      end },
+  }
+
+  it("finds the field jobs' files where their readers read them, in path order", function()
+    for i, tree in ipairs(FIELD_TREES) do
+      local top = ("%s/f%d"):format(dir, i)
+      local want = {}
+      for rel, read in pairs(tree.files) do
+        assert(core.fs.mkdirs(discover.dirname(top .. "/" .. rel)))
+        h.write(top .. "/" .. rel, "x\n")
+        if read then want[#want + 1] = top .. "/" .. rel end
+      end
+      table.sort(want)
+      local rules = tree.kind == "plog" and rules_mod.load("plog") or tree.kind == "graph" and rules_mod.load("graph") or nil
+      local found = {}
+      for j, f in ipairs(assert(discover.files(tree.kind, top, rules))) do found[j] = f.path end
+      assert.same(want, found, tree.kind)
+      if tree.read then assert.same(want, (tree.read(top)), tree.kind) end
+    end
+  end)
+
+  it("takes a log file given by path as it is, and names a missing path", function()
+    h.write(dir .. "/odd.bin", "x\n")
+    assert.same({ dir .. "/odd.bin" }, require("ascope.ascend.plog").files(dir .. "/odd.bin", assert(rules_mod.load("plog"))))
+    local rules = assert(rules_mod.load("graph"))
+    assert.same({}, (discover.files("graph", dir .. "/odd.bin", rules)))
+    local list, err = discover.files("graph", dir .. "/none", rules)
+    assert.is_nil(list)
+    assert.equal(i18n.t("graph.no_path", dir .. "/none"), err)
+  end)
+
+  it("sorts a card folder's dump files into workspaces, inputs, windows, kernels and raw dumps", function()
+    local names = { "Op.1.2.3.workspace.1.5.npy", "Op.1.2.3.input.0.7.bin", "Op.1.2.3.input.3.npy",
+                    "mc2_exception_info_0.json", "kernel_host.o", "dump_raw_1234", "notes.txt", "other.npy", "a.o" }
+    for _, n in ipairs(names) do h.write(dir .. "/card/" .. n, "x") end
+    local files = require("ascope.ascend.dump").card_files(dir .. "/card")
+    local d = dir .. "/card/"
+    assert.same({ [1] = d .. names[1] }, files.workspace)
+    assert.same({ [0] = d .. names[2], [3] = d .. names[3] }, files.input)
+    assert.same({ d .. names[4] }, files.window)
+    assert.same({ d .. names[5] }, files.kernels)
+    assert.same({ d .. names[6] }, files.raw)
   end)
 
   it("names every place it looked when the file is not there", function()

@@ -78,15 +78,10 @@ end
 
 --- Kernel files under path: {{card, path}} sorted by card, plus problems.
 function M.find(path)
-  local st = fs.stat(path)
-  if not st then return nil, t("input.no_such", path) end
-  local files, unreadable = { path }, nil
-  if st.type ~= "file" then files, unreadable = fs.walk(path) end
-  local found, problems = {}, unreadable or {}
-  for _, p in ipairs(files) do
-    local base = discover.basename(p)
-    if base == "kernel_details.csv" or base:match("^op_summary.*%.csv$") then found[#found + 1] = p end
-  end
+  local list, problems = discover.files("kernel_details", path)
+  if not list then return nil, problems end
+  local found = {}
+  for i, f in ipairs(list) do found[i] = f.path end
   return found, problems
 end
 

@@ -8,6 +8,7 @@
 local core = require "ascope_core"
 local fs, json = core.fs, core.json
 local i18n = require "ascope.i18n"
+local model = require "ascope.analysis.timeline.model"
 
 local M = {}
 
@@ -103,13 +104,33 @@ function M.identity(dir)
   return real, nil
 end
 
---- The input files of a rank folder, by kind: where each is looked for and which reader reads
--- it. The readers and the input checks of rules/*.lua (check = "file_present", input = KIND) find
--- files through M.find, so they cannot disagree on where a file is; a new input format is a
--- reader plus an entry here.
+-- A dump file of one card folder: what part of the dump it is, and the index of a workspace or
+-- an input; nil for the files a dump folder also holds (npy, csv, .o, json, txt, log files).
+local function moe_dump_part(name)
+  local wi = name:match("%.workspace%.(%d+)%..*%.npy$") or name:match("%.workspace%.(%d+)%.npy$")
+  if wi then return { part = "workspace", index = tonumber(wi) } end
+  local ii = name:match("%.input%.(%d+)%..*%.[bn][ip][ny]$") or name:match("%.input%.(%d+)%.[bn][ip][ny]$")
+  if ii then return { part = "input", index = tonumber(ii) } end
+  if name:match("^mc2_exception_info") then return { part = "window" } end
+  if name:match("_host%.o$") then return { part = "kernels" } end
+  for _, ext in ipairs({ "npy", "csv", "o", "json", "txt", "log" }) do
+    if name:match("%." .. ext .. "$") then return nil end
+  end
+  return { part = "raw" }
+end
+
+--- The input files, by kind: where each is looked for and which reader reads it. The readers
+-- and the input checks of rules/*.lua (check = "file_present", input = KIND) find files through
+-- M.find (a rank folder's file) and M.files (every file of a kind under a path), so they cannot
+-- disagree on where a file is; a new input format is a reader plus an entry here.
 --   names   file names, Lua patterns (anchored), in order of preference
+--   match   instead of names, for the kinds M.files walks: function(name, rules) -> what the
+--           file is (true, or the entry of the rules it goes by), nil when it is not of the kind
 --   places  folders of the rank folder tried, in order ("" is the rank folder itself)
 --   deep    a name pattern looked for anywhere below the rank folder when nothing else matched
+--   walk    found by M.files: every file of the kind under a path, in path order
+--   as_is   with walk: a path that is a file is taken whatever its name
+--   missing the key of the message for a path that is not there (default input.no_such)
 --   reader  the function that reads the file, as "module.function"
 M.inputs = {
   operator_memory = { names = { "operator_memory%.csv" }, reader = "ascope.ascend.memory_csv.read" },
@@ -118,6 +139,21 @@ M.inputs = {
   -- a JSON trace first: it carries the Overlap Analysis lanes the .db lacks
   timeline = { names = { "trace_view%.json", "ascend_pytorch_profiler.*%.db" }, deep = "msprof_.*%.json",
                reader = "ascope.ascend.timeline.read" },
+  -- the field jobs' inputs, found anywhere under the path they are given
+  kernel_details = { names = { "kernel_details%.csv", "op_summary.*%.csv" }, walk = true,
+                     reader = "ascope.ascend.kernel_csv.read" },
+  -- plog and device logs: the names rules/plog.lua's files list (unanchored patterns)
+  plog = { walk = true, as_is = true, missing = "plog.no_path", reader = "ascope.ascend.plog.classifier",
+           match = function(name, rules) return model.matches(name, rules.files) or nil end },
+  -- compiled graphs: the kinds of rules/graph.lua's files list (the entry a name matches)
+  graph = { walk = true, missing = "graph.no_path", reader = "ascope.ascend.graph.nodes",
+            match = function(name, rules)
+              for _, f in ipairs(rules.files) do
+                if name:match(f.name) then return f end
+              end
+            end },
+  moe_summary = { names = { "moe_summary%.json" }, walk = true, reader = "ascope.ascend.moe_summary.summary_cards" },
+  moe_dump = { walk = true, match = moe_dump_part, reader = "ascope.ascend.dump.read_card" },
 }
 local PLACES = { "ASCEND_PROFILER_OUTPUT", "" }
 
@@ -160,6 +196,34 @@ function M.find(kind, dir)
   if best then return best end
   if odd then return nil, i18n.t("input.not_regular", odd) end
   return nil, M.looked_for(kind, dir)
+end
+
+--- What a file name is as an input of kind (see M.inputs: true, or what its match says), or nil.
+function M.of_kind(kind, name, rules)
+  local k = input_kind(kind)
+  if k.match then return k.match(name, rules) end
+  for _, pat in ipairs(k.names) do
+    if name:match("^" .. pat .. "$") then return true end
+  end
+  return nil
+end
+
+--- Every file of a walked input kind under path (a file is taken as it is when the kind is
+-- as_is, else when its name is of the kind), in path order: {{path, of = what M.of_kind says}},
+-- and the messages of the folders that could not be read ({} when none); nil, message when path
+-- is not there. rules: the job's rules, for the kinds whose names they give.
+function M.files(kind, path, rules)
+  local k = input_kind(kind)
+  local st = fs.stat(path)
+  if not st then return nil, i18n.t(k.missing or "input.no_such", path) end
+  local all, unreadable = { path }, nil
+  if st.type ~= "file" then all, unreadable = fs.walk(path) end
+  local out = {}
+  for _, p in ipairs(all or {}) do
+    local of = (st.type == "file" and k.as_is) or M.of_kind(kind, basename(p), rules)
+    if of then out[#out + 1] = { path = p, of = of } end
+  end
+  return out, unreadable or {}
 end
 
 --- Where an input kind is looked for in a rank folder, as text for a message.

@@ -90,21 +90,12 @@ end
 --- The files of one card folder, by kind.
 function M.card_files(dir)
   local files = { workspace = {}, input = {}, raw = {}, window = {}, kernels = {} }
-  for _, p in ipairs(fs.walk(dir)) do
-    local name = discover.basename(p)
-    local wi = name:match("%.workspace%.(%d+)%..*%.npy$") or name:match("%.workspace%.(%d+)%.npy$")
-    local ii = name:match("%.input%.(%d+)%..*%.[bn][ip][ny]$") or name:match("%.input%.(%d+)%.[bn][ip][ny]$")
-    if wi then
-      files.workspace[tonumber(wi)] = p
-    elseif ii then
-      files.input[tonumber(ii)] = p
-    elseif name:match("^mc2_exception_info") then
-      files.window[#files.window + 1] = p
-    elseif name:match("_host%.o$") then
-      files.kernels[#files.kernels + 1] = p
-    elseif not name:match("%.npy$") and not name:match("%.csv$") and not name:match("%.o$") and not name:match("%.json$")
-      and not name:match("%.txt$") and not name:match("%.log$") then
-      files.raw[#files.raw + 1] = p
+  for _, f in ipairs((discover.files("moe_dump", dir)) or {}) do
+    local part = files[f.of.part]
+    if f.of.index then
+      part[f.of.index] = f.path
+    else
+      part[#part + 1] = f.path
     end
   end
   return files
