@@ -4,24 +4,27 @@
 --
 -- A check: id, check (the kind, below), severity ("error" stops that rank / fails the run,
 -- "warning" is reported), and text {en, zh} with %s for the detail.
--- Kinds: input  - file_present {file}, columns_present {file, columns}
+-- Kinds: input  - file_present {input}, columns_present {input, columns}; input names a kind
+--                 of input file (operator_memory, call_stacks, memory_record: see
+--                 lua/ascope/ascend/discover.lua), found where the reader finds it
+--        The columns of columns_present on operator_memory are the ones the reader requires.
 --        output - rows_at_least {min}, numeric {columns}, any_positive {column}
 return {
   input = {
     {
       id = "operator_memory_present", check = "file_present", severity = "error",
-      file = "ASCEND_PROFILER_OUTPUT/operator_memory.csv",
+      input = "operator_memory",
       text = { en = "operator_memory.csv is missing: %s", zh = "缺少 operator_memory.csv：%s" },
     },
     {
       id = "trace_present", check = "file_present", severity = "warning",
-      file = "ASCEND_PROFILER_OUTPUT/trace_view.json",
+      input = "call_stacks",
       text = { en = "trace_view.json is missing, call stacks stay empty: %s",
                zh = "缺少 trace_view.json，调用栈将为空：%s" },
     },
     {
       id = "required_columns", check = "columns_present", severity = "error",
-      file = "ASCEND_PROFILER_OUTPUT/operator_memory.csv",
+      input = "operator_memory",
       columns = { "Name", "Size(KB)", "Allocation Time(us)", "Duration(us)",
                   "Allocation Total Allocated(MB)", "Device Type" },
       text = { en = "operator_memory.csv lacks required columns: %s",

@@ -6,12 +6,7 @@ local main = require "ascope.main"
 local cli = require "ascope.cli"
 local fs = require("ascope_core").fs
 
-local function sorted_keys(t)
-  local list = {}
-  for k in pairs(t) do list[#list + 1] = k end
-  table.sort(list)
-  return list
-end
+local sorted_keys = h.sorted_keys
 
 -- the files a run left in dir, sorted
 local function files_in(dir)

@@ -13,6 +13,14 @@ M.real = "spec/fixtures/real"
 -- absolute: some specs run the executable from inside a scratch folder
 M.bin = os.getenv("ASCOPE_BIN") or core.fs.realpath("build/ascope") or "build/ascope"
 
+--- The keys of a table, sorted.
+function M.sorted_keys(t)
+  local list = {}
+  for k in pairs(t) do list[#list + 1] = k end
+  table.sort(list)
+  return list
+end
+
 --- The header line of operator_memory.csv as the profiler writes it.
 M.MEMORY_CSV_HEADER = "Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),"
   .. "Active Duration(us),Allocation Total Allocated(MB),Allocation Total Reserved(MB),"

@@ -2,32 +2,35 @@
 -- Each kind is a function(rule, subject) -> nil when the check holds, or a detail string.
 --   local problems = checks.run(rules.input, { dir = "/data/rank0" }, "input")
 --   for _, p in ipairs(problems) do print(p.severity, p.id, p.message) end
+-- An input check names an input kind (`input = "operator_memory"`), never a path: the file is
+-- found by ascope.ascend.discover.find, as the reader finds it.
 local csv = require("ascope_core").csv
-local fs = require("ascope_core").fs
+local discover = require "ascope.ascend.discover"
 local i18n = require "ascope.i18n"
 
 local M = {}
 
 M.kinds = {}
 
+-- the fields of its rule each kind reads (the rule schema requires them)
+M.needs = { file_present = { "input" }, columns_present = { "input", "columns" }, rows_at_least = { "min" },
+            numeric = { "columns" }, any_positive = { "column" } }
+
 function M.kinds.file_present(rule, subject)
-  local path = subject.dir .. "/" .. rule.file
-  local st = fs.stat(path)
-  if st and st.type == "file" then return nil end
-  if st then return require("ascope.i18n").t("input.not_regular", path) end
-  return path
+  local path, looked = discover.find(rule.input, subject.dir)
+  if path then return nil end
+  return looked
 end
 
 function M.kinds.columns_present(rule, subject)
-  local path = subject.dir .. "/" .. rule.file
-  local st = fs.stat(path)
-  if not st then return nil end -- file_present reports that
+  local path = discover.find(rule.input, subject.dir)
+  if not path then return nil end -- file_present reports that
   local r, err = csv.open(path)
   if not r then return err end
   local header, _, rerr = r:next()
   r:close()
   if rerr then return rerr end -- a stray quote is not an empty file
-  if not header then return path .. ": empty file" end
+  if not header then return i18n.t("input.empty_file", path) end
   local have = {}
   for _, h in ipairs(header) do have[(h:gsub("^\239\187\191", ""))] = true end
   local missing = {}
@@ -35,12 +38,12 @@ function M.kinds.columns_present(rule, subject)
     if not have[c] then missing[#missing + 1] = c end
   end
   if #missing == 0 then return nil end
-  return ("%s (in %s)"):format(table.concat(missing, ", "), path)
+  return i18n.t("input.columns_in", table.concat(missing, ", "), path)
 end
 
 function M.kinds.rows_at_least(rule, subject)
   if subject.rows >= rule.min then return nil end
-  return ("%d row(s), at least %d expected"):format(subject.rows, rule.min)
+  return i18n.t("input.rows_at_least", subject.rows, rule.min)
 end
 
 function M.kinds.numeric(rule, subject)
@@ -64,7 +67,7 @@ function M.run(list, subject)
   for _, rule in ipairs(list) do
     local detail = M.kinds[rule.check](rule, subject)
     if detail then
-      local text = i18n.pick(rule.text) or (rule.id .. ": %s")
+      local text = i18n.t(rule.text) or (rule.id .. ": %s")
       out[#out + 1] = { id = rule.id, severity = rule.severity, message = text:format(detail) }
     end
   end

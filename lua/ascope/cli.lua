@@ -20,18 +20,15 @@ local M = {}
 --- The options every command takes, before or after its name (`ascope --lang en moe ...` and
 -- `ascope moe ... --lang en` are the same). Their values go to the command's ctx.
 M.globals = {
-  { "quiet", "q", help = { en = "no stage lines or progress bar (warnings and errors still shown)",
-                           zh = "不显示阶段信息和进度条（警告与错误照常显示）" } },
-  { "debug", help = { en = "a traceback instead of a one-line error", zh = "出错时显示完整调用栈" } },
+  { "quiet", "q", help = "opt.global.quiet" },
+  { "debug", help = "opt.global.debug" },
   { "lang", arg = "zh|en", choices = { "zh", "en" },
-    help = { en = "language of messages and reports (default from LANG)", zh = "消息与报告的语言（默认取自 LANG）" } },
-  { "rules-dir", arg = "DIR", help = { en = "use an edited copy of the rules/ folder", zh = "使用修改过的 rules/ 目录副本" } },
-  { "json", help = { en = "the run's summary and findings as one JSON document on stdout instead of the text summary",
-                     zh = "以一个 JSON 文档在标准输出给出本次运行的摘要与发现（代替文字摘要）" } },
+    help = "opt.global.lang" },
+  { "rules-dir", arg = "DIR", help = "opt.global.rules_dir" },
+  { "json", help = "opt.global.json" },
   { "fail-on", arg = "error|warning", choices = { "error", "warning" },
-    help = { en = "exit 3 when a finding at or above this severity exists (for CI health checks)",
-             zh = "存在该级别及以上的发现时退出码为 3（用于 CI 健康检查）" } },
-  { "help", "h", help = { en = "this help", zh = "显示本帮助" } },
+    help = "opt.global.fail_on" },
+  { "help", "h", help = "opt.global.help" },
 }
 
 local function key(name) return (name:gsub("%-", "_")) end
@@ -91,15 +88,15 @@ end
 local function convert(o, value, shown)
   if o.type == "int" then
     local n = math.tointeger(tonumber(value))
-    if not n then errors.usage("%s takes a whole number, not %q", shown, value) end
-    if o.min and n < o.min then errors.usage("%s must be at least %d", shown, o.min) end
-    if o.max and n > o.max then errors.usage("%s must be at most %d", shown, o.max) end
+    if not n then errors.usage(i18n.t("cli.not_whole", shown, value)) end
+    if o.min and n < o.min then errors.usage(i18n.t("cli.at_least", shown, o.min)) end
+    if o.max and n > o.max then errors.usage(i18n.t("cli.at_most", shown, o.max)) end
     return n
   elseif o.choices then
     for _, c in ipairs(o.choices) do
       if c == value then return value end
     end
-    errors.usage("%s takes one of %s, not %q%s", shown, table.concat(o.choices, ", "), value, M.did_you_mean(value, o.choices))
+    errors.usage(i18n.t("cli.not_choice", shown, table.concat(o.choices, ", "), value, M.did_you_mean(value, o.choices)))
   end
   return value
 end
@@ -136,7 +133,7 @@ local function option(argv, i, lists, command)
     errors.usage(i18n.t("cli.unknown_option", shown, command, hint, command))
   end
   if not o.arg then
-    if value then errors.usage("%s takes no value", shown) end
+    if value then errors.usage(i18n.t("cli.no_value", shown)) end
     set(into, o, true, shown)
     return i
   end
@@ -144,7 +141,7 @@ local function option(argv, i, lists, command)
   if not value then
     i = i + 1
     value = argv[i]
-    if value == nil then errors.usage("%s needs a value (%s)", shown, o.arg) end
+    if value == nil then errors.usage(i18n.t("cli.needs_value", shown, o.arg)) end
   end
   set(into, o, value, shown)
   return i
@@ -231,7 +228,7 @@ end
 
 local function option_lines(lines, options)
   for _, o in ipairs(options) do
-    local help = i18n.pick(o.help) or (o.alias_of and i18n.t("cli.same_as", o.alias_of)) or ""
+    local help = i18n.t(o.help) or (o.alias_of and i18n.t("cli.same_as", o.alias_of)) or ""
     if o.default ~= nil and o.default ~= false then help = help .. i18n.t("cli.default", tostring(o.default)) end
     lines[#lines + 1] = ("  %-30s %s"):format(M.flag_text(o), help)
   end
@@ -241,10 +238,10 @@ end
 function M.help(spec)
   local t = i18n.t
   local lines = { ("%s ascope %s %s"):format(t("cli.usage"), spec.name, spec.args or ""):gsub("%s+$", ""), "" }
-  lines[#lines + 1] = i18n.pick(spec.summary)
+  lines[#lines + 1] = i18n.t(spec.summary)
   if spec.details then
     lines[#lines + 1] = ""
-    lines[#lines + 1] = i18n.pick(spec.details)
+    lines[#lines + 1] = i18n.t(spec.details)
   end
   if #spec.options > 0 then
     lines[#lines + 1] = ""
@@ -258,7 +255,7 @@ function M.help(spec)
     lines[#lines + 1] = ""
     lines[#lines + 1] = t("cli.outputs")
     for _, f in ipairs(spec.outputs) do
-      lines[#lines + 1] = ("  %-30s %s"):format(f[1] .. (f.format and (" (" .. f.format .. ")") or ""), i18n.pick(f.help))
+      lines[#lines + 1] = ("  %-30s %s"):format(f[1] .. (f.format and (" (" .. f.format .. ")") or ""), i18n.t(f.help))
     end
   end
   if spec.keys then

@@ -19,32 +19,18 @@ local M = {}
 M.spec = {
   name = "graph",
   args = "GRAPH_PATH [-o OUT] [options]",
-  summary = {
-    en = "compare the operator order of every card's compiled graph with card 0",
-    zh = "对比各卡图文件中算子的执行顺序与次数（以 0 卡为基准）",
-  },
-  details = {
-    en = [[Reads the per-card graph files under GRAPH_PATH: graph_*_device<N>.json (atc --mode=1 --json),
-dynamo_*_graph_* (.txt, .pbtxt, .py) and ge_onnx*.pbtxt / ge_proto*.txt; the card from the file
-name or its folders (device<N>, global_rank<N>, rank<N>). Node names are taken in file order and
-filtered by rules/graph.lua (default: MoeDistribute). Each card is compared with the lowest:
-identical, the same nodes in another order (with the first index where they part), or
-different counts (per node). Writes OUT/graph_summary.json.]],
-    zh = [[读取 GRAPH_PATH 下各卡图文件，按文件顺序提取节点名（默认过滤 MoeDistribute），与 0 卡对比：
-完全一致、顺序不同（给出首个不同的下标）或次数不同（给出各节点次数）。输出 graph_summary.json。]],
-  },
+  summary = "cmd.graph.summary",
+  details = "cmd.graph.details",
   options = {
-    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
+    { "output", "o", arg = "DIR", default = "ascope_out", help = "opt.graph.output" },
     { "graph-path", arg = "PATH", alias_of = "input" },
-    { "filter", arg = "PATTERN", help = "nodes to compare (Lua patterns, | between alternatives)" },
-    { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/graph.lua" },
-    { "format", arg = "LIST", default = "json", help = "outputs to write: json" },
+    { "filter", arg = "PATTERN", help = "opt.graph.filter" },
+    { "rules", arg = "FILE", help = "opt.graph.rules" },
+    { "format", arg = "LIST", default = "json", help = "opt.graph.format" },
   },
   keys = { GRAPH_PATH = "graph-path" },
   outputs = {
-    { "graph_summary.json", format = "json", help = {
-      en = "node names per card and each card's verdict against the lowest",
-      zh = "各卡节点名及与最小卡号对比的结论" } },
+    { "graph_summary.json", format = "json", help = "out.graph_summary.json" },
   },
   examples = { "ascope graph graphs/ -o out", "ascope graph GRAPH_PATH=graphs --filter 'MoeDistribute|AllToAll'" },
 }

@@ -1,26 +1,48 @@
---- Messages a person reads, in English or Chinese. The catalogues are ascope/locale/{en,zh}.lua;
--- keys missing from zh fall back to en.
+--- Messages a person reads, in English or Chinese: one mechanism for all of them.
+--
+-- Every message, help text, report heading and finding is looked up by key with t(key, ...):
 --   local t = require("ascope.i18n").t
 --   print(t("memory.rank_failed", "actor", 3, "no operator_memory.csv"))
+-- The program's own texts live in the catalogues ascope/locale/en.lua and zh.lua, both complete
+-- (spec/i18n_spec.lua holds them to the same keys and the same % placeholders). The texts of a
+-- rule file ({en = ..., zh = ...} in rules/*.lua, which users edit without touching the code) are
+-- registered into the same catalogue when the file is loaded, under a key made of the file, the
+-- list and the rule's id ("rule.memory.input.required_columns.text", see ascope.rules), and the
+-- loaded rules carry the key in place of the table. So there is one lookup, one place that picks
+-- the language and one fallback: the current language, else English, else the key itself.
+--
+-- The language: set(lang) (the command line's --lang), else LC_ALL, LC_MESSAGES, LANG in that
+-- order (the first that is set and not empty decides, as POSIX does for messages): zh_* gives
+-- Chinese, anything else (C, POSIX, en_US.UTF-8) English.
 local M = {}
 
 local current = nil
 local catalogues = {}
+local registered = { en = {}, zh = {} } -- the rule files' texts, by language
 
-local function catalogue(lang)
+M.LANGS = { "en", "zh" }
+
+--- The bundled catalogue of a language (the table of ascope/locale/<lang>.lua).
+function M.catalogue(lang)
   if not catalogues[lang] then catalogues[lang] = require("ascope.locale." .. lang) end
   return catalogues[lang]
 end
 
---- Pick the language: "zh" or "en"; nil chooses from LC_ALL / LANG (zh_* -> zh, else en).
-function M.set(lang)
-  if not lang or lang == "" then
-    local env = os.getenv("LC_ALL") or os.getenv("LANG") or ""
-    if env == "" then env = os.getenv("LANG") or "" end
-    lang = env:match("^zh") and "zh" or "en"
+--- The language the environment asks for: "zh" or "en" (LC_ALL, then LC_MESSAGES, then LANG).
+function M.from_env(getenv)
+  getenv = getenv or os.getenv
+  for _, name in ipairs({ "LC_ALL", "LC_MESSAGES", "LANG" }) do
+    local v = getenv(name)
+    if v and v ~= "" then return v:match("^zh") and "zh" or "en" end
   end
+  return "en"
+end
+
+--- Pick the language: "zh" or "en"; nil or "" chooses from the environment (M.from_env).
+function M.set(lang)
+  if not lang or lang == "" then lang = M.from_env() end
   if lang ~= "zh" and lang ~= "en" then
-    require("ascope.errors").usage("--lang takes zh or en, not %q", lang)
+    require("ascope.errors").usage(M.t("cli.bad_lang", lang))
   end
   current = lang
 end
@@ -30,18 +52,30 @@ function M.lang()
   return current
 end
 
---- The message for key, formatted with string.format.
+local function lookup(lang, key)
+  return M.catalogue(lang)[key] or registered[lang][key]
+end
+
+--- The message for key in the current language (else English, else the key itself), formatted
+-- with string.format when arguments follow.
 function M.t(key, ...)
-  local msg = catalogue(M.lang())[key] or catalogue("en")[key]
+  local msg = lookup(M.lang(), key) or lookup("en", key)
   if not msg then return key end
   if select("#", ...) > 0 then return msg:format(...) end
   return msg
 end
 
---- Pick the text for the current language out of a {en = ..., zh = ...} table.
-function M.pick(texts)
-  if type(texts) ~= "table" then return texts end
-  return texts[M.lang()] or texts.en or texts.zh
+--- The text of key in one language, bundled or registered, without fallback (nil when missing).
+function M.text(lang, key) return lookup(lang, key) end
+
+--- Register the texts of a rule file under key: texts is {en = ..., zh = ...} (zh may be
+-- missing: English is then shown in Chinese too) or one string for every language. The bundled
+-- catalogues win over a registered text of the same key: rule keys start with "rule.", which no
+-- bundled key does. Returns key.
+function M.register(key, texts)
+  if type(texts) ~= "table" then texts = { en = tostring(texts) } end
+  for _, lang in ipairs(M.LANGS) do registered[lang][key] = texts[lang] end
+  return key
 end
 
 return M

@@ -28,13 +28,11 @@ local TOOLS = { "merge", "run", "help", "version" }
 
 --- The environment variables ascope reads, for help texts and the man page.
 M.environment = {
-  { "ASCOPE_PATH", { en = "a folder of edited Lua modules (a copy of lua/) loaded before the bundled ones",
-                     zh = "修改过的 Lua 模块目录（lua/ 的副本），优先于内置模块加载" } },
-  { "ASCOPE_RULES_DIR", { en = "an edited copy of the rules/ folder (as --rules-dir)", zh = "修改过的 rules/ 目录（同 --rules-dir）" } },
-  { "ASCOPE_DEBUG", { en = "set: tracebacks as with --debug", zh = "设置后如同 --debug 显示调用栈" } },
-  { "LANG, LC_ALL", { en = "zh_* gives Chinese messages, anything else English (--lang overrides)",
-                      zh = "zh_* 时使用中文，否则英文（--lang 优先）" } },
-  { "NO_COLOR", { en = "set and not empty: no colour on a terminal", zh = "设置且非空时，终端上不使用颜色" } },
+  { "ASCOPE_PATH", "env.ASCOPE_PATH" },
+  { "ASCOPE_RULES_DIR", "env.ASCOPE_RULES_DIR" },
+  { "ASCOPE_DEBUG", "env.ASCOPE_DEBUG" },
+  { "LC_ALL, LC_MESSAGES, LANG", "env.LANG" },
+  { "NO_COLOR", "env.NO_COLOR" },
 }
 
 --- Every command name in the order help lists them.
@@ -163,7 +161,7 @@ function M.main(argv)
   if ctx.json then io.write(require("ascope.report.stdout_json").encode_error(ctx.command, code, msg), "\n") end
   io.stdout:flush()
   io.stderr:write("ascope: ", msg, "\n")
-  if code == 1 and not ctx.debug then io.stderr:write("(run with --debug for a traceback)\n") end
+  if code == 1 and not ctx.debug then io.stderr:write(i18n.t("main.debug_hint"), "\n") end
   return code
 end
 

@@ -18,8 +18,8 @@ local function option_items(out, options)
   for _, o in ipairs(options) do
     local flag = (o[2] and ("\\fB\\-" .. o[2] .. "\\fR, ") or "") .. "\\fB" .. esc("--" .. o[1]) .. "\\fR"
     if o.arg then flag = flag .. " \\fI" .. esc(o.arg) .. "\\fR" end
-    local help = i18n.pick(o.help) or (o.alias_of and ("same as --" .. o.alias_of)) or ""
-    if o.default ~= nil and o.default ~= false then help = help .. (" (default: %s)"):format(tostring(o.default)) end
+    local help = i18n.t(o.help) or (o.alias_of and i18n.t("cli.same_as", o.alias_of)) or ""
+    if o.default ~= nil and o.default ~= false then help = help .. i18n.t("cli.default", tostring(o.default)) end
     out[#out + 1] = ".TP"
     out[#out + 1] = flag
     out[#out + 1] = esc(help)
@@ -35,15 +35,12 @@ function M.render()
     ".\\\" generated from the commands' option specs by lua/ascope/manpage.lua; do not edit",
     (".TH ASCOPE 1 \"\" \"ascope %s\" \"User Commands\""):format(v),
     ".SH NAME",
-    "ascope \\- analysis toolkit for Ascend NPU profiling and failure data",
+    "ascope \\- " .. esc(i18n.t("help.tagline")),
     ".SH SYNOPSIS",
     ".B ascope",
     "[\\fIglobal options\\fR] \\fIcommand\\fR [\\fIoptions\\fR] [\\fIarguments\\fR]",
     ".SH DESCRIPTION",
-    esc([[ascope reads Ascend profiler outputs, exception dumps, plog logs and graph files, and writes
-what it finds as CSV, JSON, Markdown and HTML. The analyses, the expert rules and the report
-layouts are Lua files that can be edited without recompiling; a C runtime does the byte-level work.
-Global options may be given before the command or after it.]]),
+    esc(i18n.t("man.description")),
     ".SH GLOBAL OPTIONS",
   }
   option_items(out, cli.globals)
@@ -51,14 +48,14 @@ Global options may be given before the command or after it.]]),
   for _, name in ipairs(main.command_names()) do
     local spec = main.spec(name)
     out[#out + 1] = ".SS " .. esc(("ascope %s %s"):format(name, spec.args or ""):gsub("%s+$", ""))
-    out[#out + 1] = esc(i18n.pick(spec.summary))
+    out[#out + 1] = esc(i18n.t(spec.summary))
     if spec.details then
       out[#out + 1] = ".PP"
-      out[#out + 1] = esc(i18n.pick(spec.details))
+      out[#out + 1] = esc(i18n.t(spec.details))
     end
     if #spec.options > 0 then
       out[#out + 1] = ".PP"
-      out[#out + 1] = "Options:"
+      out[#out + 1] = esc(i18n.t("man.options"))
       out[#out + 1] = ".RS"
       option_items(out, spec.options)
       out[#out + 1] = ".RE"
@@ -68,22 +65,22 @@ Global options may be given before the command or after it.]]),
       for k, flag in pairs(spec.keys) do ks[#ks + 1] = ("\\fB%s=\\fR (\\fB%s\\fR)"):format(esc(k), esc("--" .. flag)) end
       table.sort(ks)
       out[#out + 1] = ".PP"
-      out[#out + 1] = "Parameters may also be given as KEY=VALUE words: " .. table.concat(ks, ", ") .. "."
+      out[#out + 1] = esc(i18n.t("man.keys")) .. " " .. table.concat(ks, ", ") .. "."
     end
     if spec.outputs then
       out[#out + 1] = ".PP"
-      out[#out + 1] = "Files written to the output folder:"
+      out[#out + 1] = esc(i18n.t("man.files_written"))
       out[#out + 1] = ".RS"
       for _, f in ipairs(spec.outputs) do
         out[#out + 1] = ".TP"
         out[#out + 1] = "\\fI" .. esc(f[1]) .. "\\fR" .. (f.format and (" (\\fB\\-\\-format " .. esc(f.format) .. "\\fR)") or "")
-        out[#out + 1] = esc(i18n.pick(f.help))
+        out[#out + 1] = esc(i18n.t(f.help))
       end
       out[#out + 1] = ".RE"
     end
     if spec.examples then
       out[#out + 1] = ".PP"
-      out[#out + 1] = "Examples:"
+      out[#out + 1] = esc(i18n.t("man.examples"))
       out[#out + 1] = ".RS"
       out[#out + 1] = ".nf"
       for _, e in ipairs(spec.examples) do out[#out + 1] = esc(e) end
@@ -95,15 +92,12 @@ Global options may be given before the command or after it.]]),
   for _, e in ipairs(main.environment) do
     out[#out + 1] = ".TP"
     out[#out + 1] = "\\fB" .. esc(e[1]) .. "\\fR"
-    out[#out + 1] = esc(i18n.pick(e[2]))
+    out[#out + 1] = esc(i18n.t(e[2]))
   end
   out[#out + 1] = ".SH EXIT STATUS"
-  out[#out + 1] = esc("0: the run finished (findings in the data are not failures). 1: an input could not be read; "
-    .. "the results of the other ranks or cards are still written. 2: a usage error; nothing was read or written.")
+  out[#out + 1] = esc(i18n.t("man.exit_status"))
   out[#out + 1] = ".SH FILES"
-  out[#out + 1] = esc("The bundled rules (thresholds, classifiers, window layouts, report layouts) are inside the "
-    .. "executable; for a stock lua5.4 they are installed beside the Lua modules, in LUADIR/ascope/rules/. "
-    .. "Copy them, edit them and pass --rules FILE or --rules-dir DIR.")
+  out[#out + 1] = esc(i18n.t("man.files"))
   out[#out + 1] = ".SH SEE ALSO"
   out[#out + 1] = "\\fBlua5.4\\fR(1), \\fBluarocks\\fR(1)"
   i18n.set(before)

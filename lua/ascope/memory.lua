@@ -34,59 +34,30 @@ local M = {}
 M.spec = {
   name = "memory",
   args = "INPUT [-o OUT] [options]",
-  summary = {
-    en = "attribute every NPU allocation (operator_memory.csv) to its Python call stack (trace_view.json)",
-    zh = "将每次 NPU 内存申请（operator_memory.csv）关联到 Python 调用栈（trace_view.json）",
-  },
-  details = {
-    en = [[INPUT is a profiling tree <in>/<role>/<..>_ascend_pt/ (any depth), one *_ascend_pt folder,
-or an ASCEND_PROFILER_OUTPUT folder (memory_record.csv is read when present). Writes
-OUT/memory_events.csv (one row per allocation or release, all ranks, in time order),
-memory_summary.json, memory_report.md (per pool PTA / GE: peak, live at peak by call site, bytes
-without a call stack; process memory per component; top call sites, never-released allocations),
-memory_report.html (the same with charts) and memory_trace.json (open it in Perfetto UI or
-chrome://tracing). Exit code 1 when a rank could not be read or was read in part, e.g. a trace
-cut short (the rows are still written), 2 on a usage error.
-
---match latest: the latest same-name cpu_op with ts <= Allocation Time (the reference rule);
-within: also Allocation Time <= ts + dur; within-or-latest: within, else latest.]],
-    zh = [[INPUT 可为 profiling 目录树 <in>/<role>/<..>_ascend_pt/（任意深度）、单个 *_ascend_pt 目录或
-ASCEND_PROFILER_OUTPUT 目录（如有 memory_record.csv 也会读取）。输出 OUT/memory_events.csv（所有 rank、
-按时间排序）、memory_summary.json、memory_report.md（按内存池 PTA / GE：峰值、峰值时存活的调用点、无调用栈的
-内存；各组件的进程内存；申请最多的调用点、未释放的申请）、memory_report.html（含图表）和 memory_trace.json（可在 Perfetto UI 或
-chrome://tracing 打开）。有 rank 无法读取或只读到一部分（如 trace 被截断）时退出码为 1（记录照常写出），
-参数错误为 2。]],
-  },
+  summary = "cmd.memory.summary",
+  details = "cmd.memory.details",
   options = {
-    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
+    { "output", "o", arg = "DIR", default = "ascope_out", help = "opt.memory.output" },
     { "output-path", arg = "DIR", alias_of = "output" },
     { "input-path", arg = "PATH", alias_of = "input" },
-    { "input-type", arg = "TYPE", choices = { "ascend_memory" }, help = "accepted for the reference tool's command line" },
-    { "profiler-type", arg = "TYPE", choices = { "memory" }, help = "accepted for the reference tool's command line" },
-    { "rank-list", arg = "LIST", default = "all", help = "ranks to read: all, or 0,2,4-7" },
-    { "role", arg = "NAME", many = true, help = "only this role (repeatable)" },
-    { "jobs", "j", arg = "N", type = "int", min = 1, max = workers.MAX_JOBS, help = "ranks read in parallel (default: CPUs)" },
+    { "input-type", arg = "TYPE", choices = { "ascend_memory" }, help = "opt.memory.input_type" },
+    { "profiler-type", arg = "TYPE", choices = { "memory" }, help = "opt.memory.profiler_type" },
+    { "rank-list", arg = "LIST", default = "all", help = "opt.rank_list" },
+    { "role", arg = "NAME", many = true, help = "opt.memory.role" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = workers.MAX_JOBS, help = "opt.memory.jobs" },
     { "match", arg = "MODE", choices = { "latest", "within", "within-or-latest" },
-      help = "how an allocation is matched to an operator (default from rules: latest)" },
-    { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/memory.lua" },
-    { "format", arg = "LIST", default = "csv,json,md,html,trace", help = "outputs to write: csv,json,md,html,trace" },
-    { "layout", arg = "FILE", help = "a layout file for the HTML report (see rules/layout_memory.lua)" },
+      help = "opt.memory.match" },
+    { "rules", arg = "FILE", help = "opt.memory.rules" },
+    { "format", arg = "LIST", default = "csv,json,md,html,trace", help = "opt.memory.format" },
+    { "layout", arg = "FILE", help = "opt.memory.layout" },
     shard.OPTION,
   },
   outputs = {
-    { "memory_events.csv", format = "csv", help = {
-      en = "one row per allocation or release, all ranks, in time order",
-      zh = "每次申请或释放一行，所有 rank，按时间排序" } },
-    { "memory_summary.json", format = "json", help = {
-      en = "per rank: peak, live at peak, top call sites, never released; failed ranks",
-      zh = "每个 rank 的峰值、峰值时存活、主要调用点、未释放；读取失败的 rank" } },
-    { "memory_report.md", format = "md", help = { en = "the summary for people", zh = "供人阅读的摘要" } },
-    { "memory_report.html", format = "html", help = {
-      en = "charts: memory over time per rank, live at peak, top call sites",
-      zh = "图表：各 rank 内存曲线、峰值时存活、主要调用点" } },
-    { "memory_trace.json", format = "trace", help = {
-      en = "Chrome trace for Perfetto UI or chrome://tracing",
-      zh = "Chrome trace，可在 Perfetto UI 或 chrome://tracing 打开" } },
+    { "memory_events.csv", format = "csv", help = "out.memory_events.csv" },
+    { "memory_summary.json", format = "json", help = "out.memory_summary.json" },
+    { "memory_report.md", format = "md", help = "out.memory_report.md" },
+    { "memory_report.html", format = "html", help = "out.memory_report.html" },
+    { "memory_trace.json", format = "trace", help = "out.memory_trace.json" },
   },
   examples = {
     "ascope memory prof_data -o out",
@@ -115,13 +86,13 @@ end
 -- (record_error). With split, the files are read in worker processes at once (used when there
 -- are more CPUs than ranks).
 local function read_inputs(d, split, required)
-  local paths = {
-    csv = d.dir .. OUT .. "operator_memory.csv",
-    trace = d.dir .. OUT .. "trace_view.json",
-    record = d.dir .. OUT .. memory_record.FILE,
+  local paths = { -- found as the input checks find them; a missing one reads as its usual place
+    csv = discover.find("operator_memory", d.dir) or d.dir .. OUT .. memory_csv.FILE,
+    trace = discover.find("call_stacks", d.dir) or d.dir .. OUT .. "trace_view.json",
+    record = discover.find("memory_record", d.dir) or d.dir .. OUT .. memory_record.FILE,
   }
   local function read(what)
-    log.stage("rank %s (%s): %s", tostring(d.rank), d.role, paths[what])
+    log.stage("%s", t("memory.reading", tostring(d.rank), d.role, paths[what]))
     if what == "csv" then
       local v, err = memory_csv.read(paths.csv, log.progress(memory_csv.FILE), required)
       if not v then error(err, 0) end -- level 0: the message already names file and place
@@ -244,7 +215,7 @@ function M.groups(input, opts)
   local seen = {}
   for _, d in ipairs(dirs) do
     local real, ident = discover.identity(d.dir)
-    local same = seen[real] and { seen[real], "real path " .. real } or ident and seen[ident] and { seen[ident], ident }
+    local same = seen[real] and { seen[real], t("memory.real_path", real) } or ident and seen[ident] and { seen[ident], ident }
     if not same then
       seen[real] = d.dir
       if ident then seen[ident] = d.dir end
@@ -344,8 +315,8 @@ function M.plan(a, b)
   for i, g in ipairs(groups) do
     local files = {}
     for _, d in ipairs(g.dirs) do
-      for _, name in ipairs({ "operator_memory.csv", "trace_view.json", memory_record.FILE }) do
-        files[#files + 1] = d.dir .. OUT .. name
+      for _, kind in ipairs({ "operator_memory", "call_stacks", "memory_record" }) do
+        files[#files + 1] = discover.find(kind, d.dir)
       end
     end
     units[i] = { key = g.role .. "/" .. tostring(g.rank), files = files }
@@ -374,7 +345,7 @@ function M.assemble(context, outcomes, rules)
   for _, d in ipairs(context.unknown) do
     result.failed[#result.failed + 1] = {
       role = d.role, rank = nil, dirs = { d.dir },
-      reason = d.dir .. ": cannot tell the rank (no profiler_info_<N>.json, no rank_id, no rank number in the folder name)",
+      reason = t("memory.unknown_rank", d.dir),
     }
   end
   for i, g in ipairs(context.groups) do

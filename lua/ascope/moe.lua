@@ -30,68 +30,37 @@ local M = {}
 M.spec = {
   name = "moe",
   args = "TARGET_DIR=... SOC_VERSION=950|910_93|910B [KEY=VALUE ...] [-o OUT]",
-  summary = {
-    en = "diagnose MoeDistributeDispatch/Combine hangs from the window dumps of every card",
-    zh = "根据各卡 win 区 dump 数据诊断 MoeDistributeDispatch/Combine 卡死",
-  },
-  details = {
-    en = [[Cards are TARGET_DIR/<n>/ in numeric order. Each card folder holds a raw Ascend exception dump,
-files split by msaicerr (*.workspace.<i>.*.npy, *.input.<i>.*.npy|bin), or an mc2_exception_info_*
-window dump; the window is the last 1 MiB of workspace 1 (910_93) or of the mc2 file (950, 910B),
-laid out as rules/win_layout.lua says. Per card: 1 input checks, 2 execution order, 3 dispatch
-and 4 combine status bits, 5 CSV archive; across cards: 6 run counts, expert counts and globalBs,
-7 epSendCounts and assistInfoForCombine (V1: expandIdx) of the cards in combine, 8 who waits for
-whom and the root cards (the run ends with this verdict). Writes OUT/win_data.csv,
-win_data_list.csv, win_status_list.csv, win_analysis_error.csv, win_all_card_data.csv,
-win_all_card_expandidx.csv (UTF-8 with BOM, --encoding gbk for the old consumers),
-moe_summary.json and moe_report.html. The step-by-step lines of each card go to stderr, the
-summary, the anomalies and the verdict to stdout. Exit code 1 when a card's dump could not
-be read, holds window fields no window can hold (a shifted or damaged window) or an expertIds
-input that does not fit its shape, or a machine's moe_summary.json cannot be merged: the card or
-machine is named, the others are still analysed and written. With --shard K/N only the K-th of N
-slices of the cards is read and analysed (checks 1-4) into a partial result; 'ascope merge' of all
-N parts runs 6, 7 and 8 over every card and writes the outputs of the single run.]],
-    zh = [[按数字顺序读取 TARGET_DIR/<n>/ 各卡目录中的原始 dump、msaicerr 拆分文件或 mc2_exception_info 窗口 dump，
-解析 win 区（布局见 rules/win_layout.lua），依次进行 1 输入异常分析、2 执行序分析、3 dispatch 与 4 combine 状态位
-分析、5 数据归档、6 多卡对比、7 epSendCounts/assistInfoForCombine 校验、8 各卡等待关系与起始卡（结论），
-输出 win_*.csv、moe_summary.json 与 moe_report.html。使用 --shard K/N 时只读取并分析第 K 个（共 N 个）卡分片
-（1-4 项）并写出部分结果；'ascope merge' 合并全部 N 个部分后对所有卡进行 6、7、8 项分析，输出与单次运行相同。]],
-  },
+  summary = "cmd.moe.summary",
+  details = "cmd.moe.details",
   options = {
-    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
-    { "target-dir", arg = "DIR", help = "folder of the card folders <n>/" },
-    { "soc-version", arg = "SOC", choices = { "910_93", "950", "910B" }, help = "the SoC the dumps come from" },
-    { "share-expert-card-count", arg = "N", type = "int", min = 0, default = 0, help = "shared-expert cards" },
-    { "sp-moe-num", arg = "N", type = "int", min = 0, default = 0, help = "special experts" },
-    { "tp-worldsize", arg = "N", type = "int", min = 1, default = 1, help = "TP world size" },
-    { "share-expert-num", arg = "N", type = "int", min = 0, default = 0, help = "shared experts" },
-    { "start-a2-cluster", arg = "0|1", choices = { "0", "1" }, default = "0", help = "merge per-machine results (A2)" },
-    { "tool-path", arg = "DIR", help = "accepted for the reference script; not needed" },
-    { "k", arg = "K", type = "int", min = 1, help = "top-k when no expertIds input is in the dumps" },
-    { "encoding", arg = "ENC", choices = { "utf8", "gbk" }, default = "utf8", help = "CSV encoding" },
-    { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/win_layout.lua" },
-    { "format", arg = "LIST", default = "csv,json,html", help = "outputs to write: csv,json,html" },
-    { "jobs", "j", arg = "N", type = "int", min = 1, max = workers.MAX_JOBS, help = "cards read in parallel (default: CPUs)" },
+    { "output", "o", arg = "DIR", default = "ascope_out", help = "opt.moe.output" },
+    { "target-dir", arg = "DIR", help = "opt.moe.target_dir" },
+    { "soc-version", arg = "SOC", choices = { "910_93", "950", "910B" }, help = "opt.moe.soc_version" },
+    { "share-expert-card-count", arg = "N", type = "int", min = 0, default = 0, help = "opt.moe.share_expert_card_count" },
+    { "sp-moe-num", arg = "N", type = "int", min = 0, default = 0, help = "opt.moe.sp_moe_num" },
+    { "tp-worldsize", arg = "N", type = "int", min = 1, default = 1, help = "opt.moe.tp_worldsize" },
+    { "share-expert-num", arg = "N", type = "int", min = 0, default = 0, help = "opt.moe.share_expert_num" },
+    { "start-a2-cluster", arg = "0|1", choices = { "0", "1" }, default = "0", help = "opt.moe.start_a2_cluster" },
+    { "tool-path", arg = "DIR", help = "opt.moe.tool_path" },
+    { "k", arg = "K", type = "int", min = 1, help = "opt.moe.k" },
+    { "encoding", arg = "ENC", choices = { "utf8", "gbk" }, default = "utf8", help = "opt.moe.encoding" },
+    { "rules", arg = "FILE", help = "opt.moe.rules" },
+    { "format", arg = "LIST", default = "csv,json,html", help = "opt.moe.format" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = workers.MAX_JOBS, help = "opt.moe.jobs" },
     shard.OPTION,
   },
   keys = { TARGET_DIR = "target-dir", SOC_VERSION = "soc-version", SHARE_EXPERT_CARD_COUNT = "share-expert-card-count",
            SP_MOE_NUM = "sp-moe-num", TP_WORLDSIZE = "tp-worldsize", SHARE_EXPERT_NUM = "share-expert-num",
            START_A2_CLUSTER = "start-a2-cluster", TOOL_PATH = "tool-path" },
   outputs = {
-    { "win_data.csv", format = "csv", help = {
-      en = "per card and side: cores, flag, run count, ranks, sizes, stuck_in",
-      zh = "每卡每侧：核数、flag、运行次数、rank、规模、卡住位置" } },
-    { "win_data_list.csv", format = "csv", help = { en = "per core, with its slots and missing slots", zh = "每个核的状态位及缺失状态位" } },
-    { "win_status_list.csv", format = "csv", help = { en = "every slot word of the live status buffers", zh = "有效状态缓冲区的每个状态字" } },
-    { "win_analysis_error.csv", format = "csv", help = { en = "every anomaly: severity, card, analysis, message", zh = "所有异常：级别、卡、分析项、信息" } },
-    { "win_all_card_data.csv", format = "csv", help = { en = "the cross-card comparison", zh = "多卡对比" } },
-    { "win_all_card_expandidx.csv", format = "csv", help = {
-      en = "expected and found epSendCounts / expandIdx",
-      zh = "epSendCounts / expandIdx 的期望值与实际值" } },
-    { "moe_summary.json", format = "json", help = {
-      en = "everything above per card, cross-card results and anomalies",
-      zh = "以上全部内容（按卡）、多卡结果与异常" } },
-    { "moe_report.html", format = "html", help = { en = "card x core grids of missing status slots, run counts", zh = "卡 x 核的缺失状态位网格、运行次数" } },
+    { "win_data.csv", format = "csv", help = "out.win_data.csv" },
+    { "win_data_list.csv", format = "csv", help = "out.win_data_list.csv" },
+    { "win_status_list.csv", format = "csv", help = "out.win_status_list.csv" },
+    { "win_analysis_error.csv", format = "csv", help = "out.win_analysis_error.csv" },
+    { "win_all_card_data.csv", format = "csv", help = "out.win_all_card_data.csv" },
+    { "win_all_card_expandidx.csv", format = "csv", help = "out.win_all_card_expandidx.csv" },
+    { "moe_summary.json", format = "json", help = "out.moe_summary.json" },
+    { "moe_report.html", format = "html", help = "out.moe_report.html" },
   },
   examples = { "ascope moe TARGET_DIR=dumps SOC_VERSION=950 SHARE_EXPERT_CARD_COUNT=1 SHARE_EXPERT_NUM=1 -o out" },
 }
@@ -153,7 +122,7 @@ function M.plan(opts)
     local list = {}
     for k in pairs(rules.socs) do list[#list + 1] = k end
     table.sort(list)
-    return nil, ("SOC_VERSION %q is not one of %s"):format(tostring(opts.soc_version), table.concat(list, ", "))
+    return nil, i18n.t("moe.bad_soc", tostring(opts.soc_version), table.concat(list, ", "))
   end
   local entries, err = M.card_dirs(opts.target_dir)
   if not entries then return nil, err end

@@ -29,44 +29,23 @@ local M = {}
 M.spec = {
   name = "opjitter",
   args = "PROFILING_PATH [-o OUT] [options]",
-  summary = {
-    en = "operators whose duration jitters across cards (kernel_details.csv / op_summary_*.csv), and aiv outliers",
-    zh = "按卡对比算子耗时抖动（kernel_details.csv / op_summary_*.csv），并检查 aiv 指标异常",
-  },
-  details = {
-    en = [[Finds every card's kernel_details.csv or op_summary_*.csv under PROFILING_PATH (the card from
-Device_id, the rank of its *_ascend_pt folder, or a folder name), lines up the n-th call of each
-operator type across cards with card 0 as the reference, and writes OUT/profiling_all_data.csv
-(max, min, jitter = max - min, one column per card, NA for missing values or cards),
-OUT/profiling_avg_data.csv (calls, valid calls - call 0 and calls with fewer than two values
-left out - and the average jitter in us) OUT/opjitter_summary.json and OUT/opjitter_report.html. The aiv columns of the
-dispatch/combine families are checked against the mean of the card's calls (rules/opjitter.lua).
-A missing card is reported and shown as NA; exit code 1 when a file could not be read.]],
-    zh = [[在 PROFILING_PATH 下查找每张卡的 kernel_details.csv 或 op_summary_*.csv，以 0 卡为基准按调用次数对齐各卡
-同类算子耗时，输出 profiling_all_data.csv、profiling_avg_data.csv、opjitter_summary.json 与 opjitter_report.html，并对 dispatch/combine
-算子的 aiv 指标做均值 ±50% 检查。缺失的卡输出 NA 并报告。]],
-  },
+  summary = "cmd.opjitter.summary",
+  details = "cmd.opjitter.details",
   options = {
-    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
+    { "output", "o", arg = "DIR", default = "ascope_out", help = "opt.opjitter.output" },
     { "profiling-path", arg = "PATH", alias_of = "input" },
-    { "cards", arg = "N", type = "int", min = 1, max = 1 << 20, help = "cards expected (default: up to the highest found)" },
-    { "jobs", "j", arg = "N", type = "int", min = 1, max = MAX_JOBS, help = "files read in parallel (default: CPUs)" },
-    { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/opjitter.lua" },
-    { "format", arg = "LIST", default = "csv,json,html", help = "outputs to write: csv,json,html" },
+    { "cards", arg = "N", type = "int", min = 1, max = 1 << 20, help = "opt.opjitter.cards" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = MAX_JOBS, help = "opt.opjitter.jobs" },
+    { "rules", arg = "FILE", help = "opt.opjitter.rules" },
+    { "format", arg = "LIST", default = "csv,json,html", help = "opt.opjitter.format" },
     shard.OPTION,
   },
   keys = { PROFILING_PATH = "profiling-path" },
   outputs = {
-    { "profiling_all_data.csv", format = "csv", help = {
-      en = "per operator and call: max, min, jitter, one column per card",
-      zh = "每个算子每次调用：最大、最小、抖动，每卡一列" } },
-    { "profiling_avg_data.csv", format = "csv", help = {
-      en = "per operator: calls, valid calls, average jitter (us)",
-      zh = "每个算子：调用次数、有效次数、平均抖动（us）" } },
-    { "opjitter_summary.json", format = "json", help = { en = "the above, missing cards and aiv outliers", zh = "以上内容、缺失的卡与 aiv 异常" } },
-    { "opjitter_report.html", format = "html", help = {
-      en = "a heat map of jitter (operator x call) and the worst operators per card",
-      zh = "抖动热力图（算子 x 调用）与最不稳定算子的各卡耗时" } },
+    { "profiling_all_data.csv", format = "csv", help = "out.profiling_all_data.csv" },
+    { "profiling_avg_data.csv", format = "csv", help = "out.profiling_avg_data.csv" },
+    { "opjitter_summary.json", format = "json", help = "out.opjitter_summary.json" },
+    { "opjitter_report.html", format = "html", help = "out.opjitter_report.html" },
   },
   examples = { "ascope opjitter prof_dir -o out", "ascope opjitter PROFILING_PATH=prof_dir --cards 16" },
 }
@@ -99,15 +78,10 @@ end
 
 --- Kernel files under path: {{card, path}} sorted by card, plus problems.
 function M.find(path)
-  local st = fs.stat(path)
-  if not st then return nil, path .. ": no such file or folder" end
-  local files, unreadable = { path }, nil
-  if st.type ~= "file" then files, unreadable = fs.walk(path) end
-  local found, problems = {}, unreadable or {}
-  for _, p in ipairs(files) do
-    local base = discover.basename(p)
-    if base == "kernel_details.csv" or base:match("^op_summary.*%.csv$") then found[#found + 1] = p end
-  end
+  local list, problems = discover.files("kernel_details", path)
+  if not list then return nil, problems end
+  local found = {}
+  for i, f in ipairs(list) do found[i] = f.path end
   return found, problems
 end
 
@@ -154,10 +128,10 @@ function M.assemble(context, outcomes, rules)
     else
       if card == nil and #files == 1 then card = 0 end -- a single file is card 0
       if card == nil then
-        failed[#failed + 1] = { path = p, reason = p .. ": cannot tell the card (no Device_id, rank or card number)" }
+        failed[#failed + 1] = { path = p, reason = t("opjitter.unknown_card", p) }
       elseif by_card[card] then
         failed[#failed + 1] = { path = p, card = card,
-                                reason = ("%s: card %d already has %s"):format(p, card, by_card[card].path) }
+                                reason = t("opjitter.card_taken", p, card, by_card[card].path) }
       else
         by_card[card] = data
       end

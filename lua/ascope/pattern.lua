@@ -6,6 +6,8 @@
 -- no match ever backtracks) have no such limit: plog's classifiers are written in it.
 --   local ok, why = pattern.check("kernel_name[=:]%s*([%w_]+)")
 -- @module ascope.pattern
+local t = require("ascope.i18n").t
+
 local M = {}
 
 M.MAX_REPEATS = 4
@@ -38,28 +40,28 @@ function M.repeats(p)
       captures, item = captures + 1, false
       if p:sub(i + 1, i + 1) == ")" then i = i + 2 else open, i = open + 1, i + 1 end
     elseif c == ")" then
-      if open == 0 then return nil, "invalid pattern capture" end
+      if open == 0 then return nil, t("pattern.bad_capture") end
       open, item, i = open - 1, false, i + 1
     elseif c == "%" then
       local nx = p:sub(i + 1, i + 1)
-      if nx == "" then return nil, "malformed pattern (ends with '%')" end
+      if nx == "" then return nil, t("pattern.ends_with_percent") end
       if nx == "b" then
-        if i + 3 > len then return nil, "missing arguments to '%b'" end
+        if i + 3 > len then return nil, t("pattern.missing_b_args") end
         i, item = i + 4, false
       elseif nx == "f" then
-        if p:sub(i + 2, i + 2) ~= "[" then return nil, "missing '[' after '%f' in pattern" end
+        if p:sub(i + 2, i + 2) ~= "[" then return nil, t("pattern.missing_f_bracket") end
         i = set_end(p, i + 2)
-        if not i then return nil, "malformed pattern (missing ']')" end
+        if not i then return nil, t("pattern.missing_bracket") end
         item = false
       elseif nx:match("%d") then
-        if tonumber(nx) == 0 or tonumber(nx) > captures then return nil, "invalid capture index %" .. nx end
+        if tonumber(nx) == 0 or tonumber(nx) > captures then return nil, t("pattern.bad_capture_index", nx) end
         i, item = i + 2, false
       else
         i = i + 2
       end
     elseif c == "[" then
       i = set_end(p, i)
-      if not i then return nil, "malformed pattern (missing ']')" end
+      if not i then return nil, t("pattern.missing_bracket") end
     elseif c == "$" and i == len then
       i, item = i + 1, false
     else
@@ -71,13 +73,13 @@ function M.repeats(p)
       i = i + 1
     end
   end
-  if open > 0 then return nil, "unfinished capture" end
+  if open > 0 then return nil, t("pattern.unfinished_capture") end
   return n
 end
 
 --- true, or false and why the pattern is refused.
 function M.check(p)
-  if type(p) ~= "string" then return false, "a pattern must be a string" end
+  if type(p) ~= "string" then return false, t("pattern.not_string") end
   local n, why = M.repeats(p)
   if not n then return false, why end
   local ok, err = pcall(string.find, "", p)

@@ -19,32 +19,18 @@ local M = {}
 M.spec = {
   name = "plog",
   args = "PLOG_PATH [-o OUT] [options]",
-  summary = {
-    en = "classify the errors in Ascend plog/device logs and find each card's failing kernel",
-    zh = "对 plog/device 日志中的错误分类，并找出每张卡失败的 kernel 与算子",
-  },
-  details = {
-    en = [[Reads every log file under PLOG_PATH (streamed, any size). [ERROR] lines (and the classifiers
-marked any_level, such as the UB link ras_code) are matched against rules/plog.lua: counts per
-category with the first lines of each (file:line), fields (device_id, stream_id, task_id, kernel_name,
-origin_op_name, error code), each card's failing kernel and op, and whether every card failed on
-a dispatch/combine kernel. Writes OUT/error_plog.csv and OUT/plog_summary.json.]],
-    zh = [[读取 PLOG_PATH 下全部日志（流式，任意大小），按 rules/plog.lua 对 ERROR 行（及 any_level 分类器，如 UB 链路
-ras_code）分类：各类数量与前几条原始日志、提取字段、每张卡失败的 kernel 与算子、是否所有卡都失败在 dispatch/combine 上。
-输出 error_plog.csv 与 plog_summary.json。]],
-  },
+  summary = "cmd.plog.summary",
+  details = "cmd.plog.details",
   options = {
-    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
+    { "output", "o", arg = "DIR", default = "ascope_out", help = "opt.plog.output" },
     { "plog-path", arg = "PATH", alias_of = "input" },
-    { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/plog.lua" },
-    { "format", arg = "LIST", default = "csv,json", help = "outputs to write: csv,json" },
+    { "rules", arg = "FILE", help = "opt.plog.rules" },
+    { "format", arg = "LIST", default = "csv,json", help = "opt.plog.format" },
   },
   keys = { PLOG_PATH = "plog-path" },
   outputs = {
-    { "error_plog.csv", format = "csv", help = {
-      en = "every classified line: category, message, card, file, line, time, fields",
-      zh = "每条已分类日志：类别、信息、卡、文件、行、时间、字段" } },
-    { "plog_summary.json", format = "json", help = { en = "counts and examples per category, each card's failure", zh = "各类别数量与示例、每张卡的失败点" } },
+    { "error_plog.csv", format = "csv", help = "out.error_plog.csv" },
+    { "plog_summary.json", format = "json", help = "out.plog_summary.json" },
   },
   examples = { "ascope plog /root/ascend/log -o out", "ascope plog PLOG_PATH=logs --rules my_classifiers.lua" },
 }
@@ -84,7 +70,7 @@ function M.run(opts, more)
   if not files then return nil, ferr end
   if #files == 0 then return nil, i18n.t("plog.no_files", path) end
   local classifier, cerr, number = reader.classifier(rules)
-  if not classifier then return nil, "rules: " .. cerr end
+  if not classifier then return nil, i18n.t("plog.rules_error", cerr) end
   local formats, ferr2 = recipe.format_set(M.spec, opts.format)
   if not formats then return nil, ferr2 end
   local csv = formats.csv and report.records_layout(rules, files) or nil

@@ -26,18 +26,25 @@ local function regexes() return S.either(S.list(S.regex()), S.regex()) end
 local SEVERITY = S.enum({ values = { "error", "warning" } })
 local text = S.text
 
-local function check_kinds()
-  local kinds = {}
-  for k in pairs(require("ascope.checks").kinds) do kinds[#kinds + 1] = k end
-  table.sort(kinds)
-  return S.enum({ values = kinds })
+-- one of the keys of a registry: the check kinds (ascope.checks.kinds), the kinds of input file
+-- a check may name (ascope.ascend.discover.inputs)
+local function key_of(registry)
+  local keys = {}
+  for k in pairs(registry) do keys[#keys + 1] = k end
+  table.sort(keys)
+  return S.enum({ values = keys })
 end
 
 local function data_checks()
   return S.rules({
-    check = check_kinds(), severity = SEVERITY, text = text(), file = S.string(), columns = S.list(S.string()),
+    check = key_of(require("ascope.checks").kinds), severity = SEVERITY, text = text(),
+    input = key_of(require("ascope.ascend.discover").inputs), columns = S.list(S.string()),
     min = S.integer({ min = 0 }), column = S.string(),
-  }, { required = { "check", "severity" } })
+  }, { required = { "check", "severity" }, test = function(c)
+    for _, k in ipairs(require("ascope.checks").needs[c.check] or {}) do
+      if c[k] == nil then return t("rules.missing_key", k) end
+    end
+  end })
 end
 
 M.memory = S.record({

@@ -20,6 +20,7 @@ local dir_override = nil
 function M.set_dir(dir) dir_override = dir end
 
 local errors = require "ascope.errors"
+local i18n = require "ascope.i18n"
 local sandbox = require "ascope.sandbox"
 local schema = require "ascope.schema"
 local schemas = require "ascope.rule_schemas"
@@ -52,7 +53,7 @@ local function bundled(name)
   if dir and dir ~= "" then
     local text = read_file(dir .. "/" .. file)
     if text then return text, "@" .. dir .. "/" .. file end
-    return nil, ("no rule file %s in %s"):format(file, dir)
+    return nil, i18n.t("rules.no_file", file, dir)
   end
   local core = require "ascope_core"
   if core.resource then
@@ -63,7 +64,7 @@ local function bundled(name)
     local text = read_file(d .. "/" .. file)
     if text then return text, "@" .. d .. "/" .. file end
   end
-  return nil, "no bundled rule file " .. file
+  return nil, i18n.t("rules.no_bundled", file)
 end
 
 --- Evaluate rule text in the sandbox; returns the table or nil, message.
@@ -104,6 +105,36 @@ function M.merge(base, user)
   return out
 end
 
+-- The texts of a checked rule file ({en, zh} where its schema has S.text()) go into the message
+-- catalogue under "rule.<file>.<path>", a rule of a list named by its id
+-- ("rule.memory.input.required_columns.text"); the loaded table carries the key, for i18n.t.
+-- user: the same place in the user's file. A text the user gives replaces the bundled one whole:
+-- an edited English text does not keep the bundled Chinese, which would no longer say the same.
+local function register_texts(value, shape, key, user)
+  if type(value) ~= "table" or type(shape) ~= "table" then return value end
+  if type(user) ~= "table" then user = nil end
+  if shape.is_text then return i18n.register(key, user or value) end
+  if shape.kind == "record" then
+    for k, f in pairs(shape.fields) do
+      if value[k] ~= nil then value[k] = register_texts(value[k], f, key .. "." .. k, user and user[k]) end
+    end
+  elseif shape.kind == "rules" or shape.kind == "list" then
+    local by_id = {}
+    for _, u in ipairs(user or {}) do
+      if type(u) == "table" and u.id ~= nil then by_id[u.id] = u end
+    end
+    for i, x in ipairs(value) do
+      local id = shape.kind == "rules" and type(x) == "table" and x.id or i
+      local u
+      if shape.kind == "rules" then u = by_id[id] elseif user then u = user[i] end
+      value[i] = register_texts(x, shape.item, key .. "." .. tostring(id), u)
+    end
+  elseif shape.kind == "map" then
+    for k, x in pairs(value) do value[k] = register_texts(x, shape.item, key .. "." .. tostring(k), user and user[k]) end
+  end
+  return value
+end
+
 --- Load rules/NAME.lua, merged with the user file when given, and check it.
 -- @tparam string name the rule file's name without `.lua` ("memory", "timeline", ...)
 -- @tparam[opt] string user_file a file whose table is merged over the bundled one
@@ -119,11 +150,12 @@ function M.load(name, user_file)
   local shape = schemas[name]
   local bad = shape and schema.check(base, shape)
   if bad then return fail(file_of(chunk) .. ": " .. bad) end
-  local merged, named = base, file_of(chunk)
+  local merged, named, user = base, file_of(chunk), nil
   if user_file then
     local utext = read_file(user_file)
-    if not utext then return fail(require("ascope.i18n").t("rules.unreadable", user_file)) end
-    local user, uerr = M.eval(utext, "@" .. user_file)
+    if not utext then return fail(i18n.t("rules.unreadable", user_file)) end
+    local uerr
+    user, uerr = M.eval(utext, "@" .. user_file)
     if not user then return fail(uerr) end
     -- a user file may hold several rule sets keyed by name ({memory = {...}, timeline = {...}})
     if type(user[name]) == "table" then user = user[name] end
@@ -136,7 +168,7 @@ function M.load(name, user_file)
   local cross = schemas.after_merge[name]
   bad = cross and cross(merged)
   if bad then return fail(named .. ": " .. bad) end
-  return merged
+  return register_texts(merged, shape, "rule." .. name, user)
 end
 
 return M

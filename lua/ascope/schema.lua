@@ -77,8 +77,13 @@ function M.rules(fields, o)
 end
 --- The first of several shapes that fits.
 function M.either(...) return { kind = "either", options = { ... } } end
---- {en = TEXT, zh = TEXT}
-function M.text() return M.record({ en = M.string(), zh = M.string() }, { required = { "en" } }) end
+--- {en = TEXT, zh = TEXT}: a text a person reads, registered into the message catalogue when
+-- its rule file is loaded (ascope.rules)
+function M.text()
+  local s = M.record({ en = M.string(), zh = M.string() }, { required = { "en" } })
+  s.is_text = true
+  return s
+end
 
 local function describe(s)
   if s.kind == "list" or s.kind == "rules" then return t("rules.kind_list") end

@@ -31,7 +31,7 @@ M.DATA = "results.bin"
 
 --- The command-line option every shardable command takes.
 M.OPTION = { "shard", arg = "K/N",
-             help = "run only the K-th of N slices of the ranks (balanced by bytes) and write a partial result for 'ascope merge'" }
+             help = "opt.shard.shard" }
 
 -- Options that do not change what a run computes or writes, only where and how fast.
 local NOT_RESULT = { output = true, jobs = true, shard = true }
@@ -124,7 +124,7 @@ function M.compute(recipe, plan, picks, jobs)
     if results[j] ~= nil then
       outcomes[i] = { ok = results[j] }
     else
-      outcomes[i] = { error = tostring(errs[j] or "unknown failure") }
+      outcomes[i] = { error = tostring(errs[j] or t("shard.unknown_failure")) }
     end
   end
   return outcomes
@@ -203,20 +203,20 @@ local function read_manifest(part)
   local size = f:seek("end")
   if not size or size > M.MAX_MANIFEST then
     f:close()
-    return nil, t("shard.bad_manifest", path, ("%s bytes, more than %d"):format(tostring(size), M.MAX_MANIFEST))
+    return nil, t("shard.bad_manifest", path, t("shard.manifest_too_big", tostring(size), M.MAX_MANIFEST))
   end
   f:seek("set", 0)
   local text = f:read("a")
   f:close()
   local ok, m = pcall(json.decode, text)
   if not ok or type(m) ~= "table" then return nil, t("shard.bad_manifest", path, tostring(m)) end
-  if m.format ~= M.FORMAT then return nil, t("shard.bad_manifest", path, "format is not " .. M.FORMAT) end
+  if m.format ~= M.FORMAT then return nil, t("shard.bad_manifest", path, t("shard.format_not", M.FORMAT)) end
   if m.format_version ~= M.FORMAT_VERSION then
     return nil, t("shard.format_version", path, tostring(m.format_version), M.FORMAT_VERSION)
   end
   if type(m.shard) ~= "table" or type(m.units) ~= "table" or type(m.data) ~= "table"
     or type(m.data.records) ~= "table" or type(m.data.context) ~= "table" then
-    return nil, t("shard.bad_manifest", path, "shard, units or data missing")
+    return nil, t("shard.bad_manifest", path, t("shard.parts_missing"))
   end
   return m
 end
@@ -243,12 +243,12 @@ end
 local function differing_unit(a, b)
   for i = 1, math.max(#a, #b) do
     local x, y = a[i], b[i]
-    if not x or not y then return ("unit %d: %s vs %s"):format(i, x and x.key or "none", y and y.key or "none") end
+    if not x or not y then return t("shard.unit_differs", i, x and x.key or "-", y and y.key or "-") end
     if canon(x) ~= canon(y) then
       for j = 1, math.max(#x.files, #y.files) do
         local fx, fy = x.files[j] or {}, y.files[j] or {}
         if canon(fx) ~= canon(fy) then
-          return ("%s: %s size %s mtime %s vs %s size %s mtime %s"):format(x.key, tostring(fx.path),
+          return t("shard.file_differs", x.key, tostring(fx.path),
             tostring(fx.size), tostring(fx.mtime), tostring(fy.path), tostring(fy.size), tostring(fy.mtime))
         end
       end
@@ -306,7 +306,7 @@ function M.load(parts)
     local k, a, b = differing_option(first.options or {}, m.options or {})
     if k then return nil, t("shard.differ", p1, part, "--" .. k:gsub("_", "-"), a, b) end
     if m.shard.n ~= first.shard.n then
-      return nil, t("shard.differ", p1, part, "N of --shard K/N", tostring(first.shard.n), tostring(m.shard.n))
+      return nil, t("shard.differ", p1, part, t("shard.n_of"), tostring(first.shard.n), tostring(m.shard.n))
     end
     if i > 1 and canon(m.units) ~= first_units then
       return nil, t("shard.inputs_differ", p1, part, differing_unit(first.units, m.units) or "units")

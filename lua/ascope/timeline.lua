@@ -32,51 +32,31 @@ local M = {}
 M.spec = {
   name = "timeline",
   args = "INPUT [-o OUT] [options]",
-  summary = {
-    en = "swimlane geometry of Ascend timelines: critical path, overlap, idle lanes, host-bound gaps, bubbles, jitter",
-    zh = "Ascend timeline 泳道几何分析：关键路径、重叠率、泳道空挡、Host 下发、bubble、抖动",
-  },
-  details = {
-    en = [[INPUT is a trace_view.json, an msprof_*.json, an ascend_pytorch_profiler_*.db, a
-step_trace_time.csv or analysis.db (jitter only), or a profiling tree (every rank found).
-step_trace_time.csv (else analysis.db) beside the trace is the profiler's own step split. Writes
-OUT/timeline_metrics.json, timeline_report.md and timeline_report.html and prints a summary: the eight dimensions
-of the typical (median) step, the expert rules that fire (rules/timeline.lua), and the metrics
-dashboard (a key that could not be measured is left out); every finding names its evidence
-(step, lane, operator and the view to open). Exit code 1 when a rank could not be read, 2 on a
-usage error (an invalid regular expression included).]],
-    zh = [[INPUT 可为 trace_view.json、msprof_*.json、ascend_pytorch_profiler_*.db 或 profiling 目录树（所有 rank）。
-同目录的 step_trace_time.csv 用于 step 抖动分析。输出 OUT/timeline_metrics.json、timeline_report.md 与 timeline_report.html：
-典型（中位）step 的八个维度、命中的专家规则（rules/timeline.lua，每条附举证视图）和指标看板（未测得的键不输出）。
-退出码：有 rank 读取失败为 1，用法错误（含无效的正则表达式）为 2。]],
-  },
+  summary = "cmd.timeline.summary",
+  details = "cmd.timeline.details",
   options = {
-    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
+    { "output", "o", arg = "DIR", default = "ascope_out", help = "opt.timeline.output" },
     { "step-trace", arg = "FILE",
-      help = "the profiler's step split: step_trace_time.csv or analysis.db (default: the one beside the trace)" },
-    { "rank-list", arg = "LIST", default = "all", help = "ranks to read: all, or 0,2,4-7" },
-    { "jobs", "j", arg = "N", type = "int", min = 1, max = workers.MAX_JOBS, help = "ranks analysed in parallel (default: CPUs)" },
-    { "step", arg = "K", type = "int", help = "analyse step K (default: the step with the median wall time)" },
+      help = "opt.timeline.step_trace" },
+    { "rank-list", arg = "LIST", default = "all", help = "opt.rank_list" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, max = workers.MAX_JOBS, help = "opt.timeline.jobs" },
+    { "step", arg = "K", type = "int", help = "opt.timeline.step" },
     { "compare-step", arg = "K", type = "int",
-      help = "compare step K with the typical one (default: the worst long-tail step)" },
-    { "pp", arg = "P", type = "int", min = 1, help = "pipeline stages, for the theoretical bubble" },
-    { "microbatches", arg = "M", type = "int", min = 1, help = "micro-batches, for the theoretical bubble" },
-    { "top", arg = "N", type = "int", min = 1, help = "rows in the ranked tables (default from rules: 10)" },
-    { "device-regex", arg = "RE", help = "device lanes: a POSIX extended regular expression, case-insensitive (default from rules)" },
-    { "comm-regex", arg = "RE", help = "communication lanes: a POSIX extended regular expression (default from rules)" },
-    { "rules", arg = "FILE", help = "a rule file that adds to or overrides rules/timeline.lua" },
-    { "format", arg = "LIST", default = "json,md,html", help = "outputs to write: json,md,html" },
-    { "layout", arg = "FILE", help = "a layout file for the HTML report (see rules/layout_timeline.lua)" },
+      help = "opt.timeline.compare_step" },
+    { "pp", arg = "P", type = "int", min = 1, help = "opt.timeline.pp" },
+    { "microbatches", arg = "M", type = "int", min = 1, help = "opt.timeline.microbatches" },
+    { "top", arg = "N", type = "int", min = 1, help = "opt.timeline.top" },
+    { "device-regex", arg = "RE", help = "opt.timeline.device_regex" },
+    { "comm-regex", arg = "RE", help = "opt.timeline.comm_regex" },
+    { "rules", arg = "FILE", help = "opt.timeline.rules" },
+    { "format", arg = "LIST", default = "json,md,html", help = "opt.timeline.format" },
+    { "layout", arg = "FILE", help = "opt.timeline.layout" },
     shard.OPTION,
   },
   outputs = {
-    { "timeline_metrics.json", format = "json", help = {
-      en = "every dimension per rank, the dashboard and the findings",
-      zh = "各 rank 的全部维度、指标看板与发现" } },
-    { "timeline_report.md", format = "md", help = { en = "findings with evidence and the dashboard", zh = "带证据的发现与指标看板" } },
-    { "timeline_report.html", format = "html", help = {
-      en = "swimlanes, idle ratios, step times and the findings as charts",
-      zh = "泳道、空闲率、step 耗时与发现的图表" } },
+    { "timeline_metrics.json", format = "json", help = "out.timeline_metrics.json" },
+    { "timeline_report.md", format = "md", help = "out.timeline_report.md" },
+    { "timeline_report.html", format = "html", help = "out.timeline_report.html" },
   },
   examples = {
     "ascope timeline rank0/ASCEND_PROFILER_OUTPUT/trace_view.json",
@@ -89,29 +69,8 @@ function M.rules(user_file)
   return rules_mod.load("timeline", user_file) -- checked against its schema (ascope.rule_schemas)
 end
 
-local function find_trace(dir)
-  local out = dir .. "/ASCEND_PROFILER_OUTPUT"
-  local candidates = {}
-  for _, base in ipairs({ out, dir }) do
-    for _, name in ipairs(fs.list(base) or {}) do
-      if name == "trace_view.json" or name:match("^ascend_pytorch_profiler.*%.db$") then
-        candidates[#candidates + 1] = base .. "/" .. name
-      end
-    end
-  end
-  if #candidates == 0 then
-    for _, p in ipairs(fs.walk(dir)) do
-      if p:match("/msprof_[^/]*%.json$") then candidates[#candidates + 1] = p end
-    end
-  end
-  table.sort(candidates, function(a, b)
-    -- a JSON trace first: it carries the Overlap Analysis lanes
-    local ja, jb = a:match("%.json$") ~= nil, b:match("%.json$") ~= nil
-    if ja ~= jb then return ja end
-    return a < b
-  end)
-  return candidates[1]
-end
+-- the timeline of a rank folder, where the input checks would find it (ascope.ascend.discover)
+local function find_trace(dir) return (discover.find("timeline", dir)) end
 
 -- the profiler's step split in a folder: step_trace_time.csv, else analysis.db with StepTraceTime
 local function split_at(dir)
@@ -157,7 +116,7 @@ function M.inputs(input, opts)
         out[#out + 1] = { role = d.role, rank = d.rank or 0, dir = d.dir, step_trace = split }
       else
         missing[#missing + 1] = { role = d.role, rank = d.rank, dirs = { d.dir },
-                                  reason = d.dir .. ": no trace_view.json, msprof_*.json or ascend_pytorch_profiler_*.db" }
+                                  reason = t("timeline.no_trace_in", d.dir) }
       end
     end
   end
@@ -176,7 +135,7 @@ end
 function M.analyse(entry, rules, re, opts)
   local tl, err
   if entry.trace then
-    log.stage("rank %s: %s", tostring(entry.rank), entry.trace)
+    log.stage("%s", t("timeline.reading", tostring(entry.rank), entry.trace))
     tl, err = reader.read(entry.trace, log.progress(discover.basename(entry.trace)))
     if not tl then return nil, err end
   end
@@ -191,7 +150,7 @@ function M.analyse(entry, rules, re, opts)
   r.warning = tl and tl.warning -- a value the reader could not convert (it became empty)
   if steps and steps.cut then r.warnings[#r.warnings + 1] = steps.cut end
   if steps and steps.bad_cells and steps.bad_cells > 0 then
-    r.warnings[#r.warnings + 1] = require("ascope.i18n").t("input.bad_cells", steps.source, steps.bad_cells, steps.first_bad)
+    r.warnings[#r.warnings + 1] = t("input.bad_cells", steps.source, steps.bad_cells, steps.first_bad)
   end
   r.events = tl and tl.n or 0
   r.findings = findings.evaluate(rules.rules, r)

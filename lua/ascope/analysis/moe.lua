@@ -112,7 +112,7 @@ function M.status(win, layout, side, s, per_core_slots)
   s.total_status_slots = total
   s.missing_slots = {}
   if total > nslots then
-    s.status_error = ("expected %d status slots but the %s status buffer %d holds %d"):format(total, side, live, nslots)
+    s.status_error = require("ascope.i18n").t("moe.status_slots", total, side, live, nslots)
     return s
   end
   local words = win:array("i32", region[1] + layout.slot_word * 4, nslots, layout.slot_bytes)

@@ -160,7 +160,7 @@ function M.anomalies(res, max)
   for _, id in ipairs(ids) do
     local c = res.categories[id]
     out[#out + 1] = { severity = "WARNING", analysis = "plog " .. id,
-                      message = i18n.t("plog.category", i18n.pick(c.classifier.title), c.count) }
+                      message = i18n.t("plog.category", i18n.t(c.classifier.title), c.count) }
   end
   if res.unclassified.count > 0 then
     out[#out + 1] = { severity = "WARNING", analysis = "plog unclassified",

@@ -7,6 +7,8 @@
 --       name of the folder above the rank folder.
 local core = require "ascope_core"
 local fs, json = core.fs, core.json
+local i18n = require "ascope.i18n"
+local model = require "ascope.analysis.timeline.model"
 
 local M = {}
 
@@ -95,11 +97,147 @@ function M.identity(dir)
       local stop = type(doc) == "table" and type(doc.end_info) == "table" and doc.end_info or {}
       local cnt, t_end = start.start_cnt or start.start_monotonic, stop.collectionTimeEnd or stop.MonotonicTimeEnd
       if cnt and t_end then
-        return real, ("profiler %s (rank %s, start %s, end %s)"):format(n, tostring(doc.rank_id), tostring(cnt), tostring(t_end))
+        return real, i18n.t("discover.identity", n, tostring(doc.rank_id), tostring(cnt), tostring(t_end))
       end
     end
   end
   return real, nil
+end
+
+-- A dump file of one card folder: what part of the dump it is, and the index of a workspace or
+-- an input; nil for the files a dump folder also holds (npy, csv, .o, json, txt, log files).
+local function moe_dump_part(name)
+  local wi = name:match("%.workspace%.(%d+)%..*%.npy$") or name:match("%.workspace%.(%d+)%.npy$")
+  if wi then return { part = "workspace", index = tonumber(wi) } end
+  local ii = name:match("%.input%.(%d+)%..*%.[bn][ip][ny]$") or name:match("%.input%.(%d+)%.[bn][ip][ny]$")
+  if ii then return { part = "input", index = tonumber(ii) } end
+  if name:match("^mc2_exception_info") then return { part = "window" } end
+  if name:match("_host%.o$") then return { part = "kernels" } end
+  for _, ext in ipairs({ "npy", "csv", "o", "json", "txt", "log" }) do
+    if name:match("%." .. ext .. "$") then return nil end
+  end
+  return { part = "raw" }
+end
+
+--- The input files, by kind: where each is looked for and which reader reads it. The readers
+-- and the input checks of rules/*.lua (check = "file_present", input = KIND) find files through
+-- M.find (a rank folder's file) and M.files (every file of a kind under a path), so they cannot
+-- disagree on where a file is; a new input format is a reader plus an entry here.
+--   names   file names, Lua patterns (anchored), in order of preference
+--   match   instead of names, for the kinds M.files walks: function(name, rules) -> what the
+--           file is (true, or the entry of the rules it goes by), nil when it is not of the kind
+--   places  folders of the rank folder tried, in order ("" is the rank folder itself)
+--   deep    a name pattern looked for anywhere below the rank folder when nothing else matched
+--   walk    found by M.files: every file of the kind under a path, in path order
+--   as_is   with walk: a path that is a file is taken whatever its name
+--   missing the key of the message for a path that is not there (default input.no_such)
+--   reader  the function that reads the file, as "module.function"
+M.inputs = {
+  operator_memory = { names = { "operator_memory%.csv" }, reader = "ascope.ascend.memory_csv.read" },
+  memory_record = { names = { "memory_record%.csv" }, reader = "ascope.ascend.memory_record.read" },
+  call_stacks = { names = { "trace_view%.json" }, reader = "ascope.ascend.trace.call_stacks" },
+  -- a JSON trace first: it carries the Overlap Analysis lanes the .db lacks
+  timeline = { names = { "trace_view%.json", "ascend_pytorch_profiler.*%.db" }, deep = "msprof_.*%.json",
+               reader = "ascope.ascend.timeline.read" },
+  -- the field jobs' inputs, found anywhere under the path they are given
+  kernel_details = { names = { "kernel_details%.csv", "op_summary.*%.csv" }, walk = true,
+                     reader = "ascope.ascend.kernel_csv.read" },
+  -- plog and device logs: the names rules/plog.lua's files list (unanchored patterns)
+  plog = { walk = true, as_is = true, missing = "plog.no_path", reader = "ascope.ascend.plog.classifier",
+           match = function(name, rules) return model.matches(name, rules.files) or nil end },
+  -- compiled graphs: the kinds of rules/graph.lua's files list (the entry a name matches)
+  graph = { walk = true, missing = "graph.no_path", reader = "ascope.ascend.graph.nodes",
+            match = function(name, rules)
+              for _, f in ipairs(rules.files) do
+                if name:match(f.name) then return f end
+              end
+            end },
+  moe_summary = { names = { "moe_summary%.json" }, walk = true, reader = "ascope.ascend.moe_summary.summary_cards" },
+  moe_dump = { walk = true, match = moe_dump_part, reader = "ascope.ascend.dump.read_card" },
+}
+local PLACES = { "ASCEND_PROFILER_OUTPUT", "" }
+
+local function input_kind(kind)
+  local k = M.inputs[kind]
+  if not k then error(i18n.t("discover.no_kind", tostring(kind)), 3) end
+  return k
+end
+
+--- The file of an input kind in a rank folder: its path, or nil and what was looked for (the
+-- paths tried, or the one that is there but not a regular file, which is never read).
+function M.find(kind, dir)
+  local k = input_kind(kind)
+  local best, best_rank, odd = nil, nil, nil
+  for pi, place in ipairs(k.places or PLACES) do
+    local base = place == "" and dir or dir .. "/" .. place
+    for _, name in ipairs(fs.list(base) or {}) do
+      for ni, pat in ipairs(k.names) do
+        if name:match("^" .. pat .. "$") then
+          local path = base .. "/" .. name
+          local rank = { ni, pi, path }
+          if not is_file(path) then
+            odd = odd or path
+          elseif not best_rank or rank[1] < best_rank[1] or (rank[1] == best_rank[1] and (rank[2] < best_rank[2]
+              or (rank[2] == best_rank[2] and rank[3] < best_rank[3]))) then
+            best, best_rank = path, rank
+          end
+          break
+        end
+      end
+    end
+  end
+  if not best and k.deep then
+    local all = fs.walk(dir)
+    table.sort(all)
+    for _, p in ipairs(all) do
+      if basename(p):match("^" .. k.deep .. "$") and is_file(p) then return p end
+    end
+  end
+  if best then return best end
+  if odd then return nil, i18n.t("input.not_regular", odd) end
+  return nil, M.looked_for(kind, dir)
+end
+
+--- What a file name is as an input of kind (see M.inputs: true, or what its match says), or nil.
+function M.of_kind(kind, name, rules)
+  local k = input_kind(kind)
+  if k.match then return k.match(name, rules) end
+  for _, pat in ipairs(k.names) do
+    if name:match("^" .. pat .. "$") then return true end
+  end
+  return nil
+end
+
+--- Every file of a walked input kind under path (a file is taken as it is when the kind is
+-- as_is, else when its name is of the kind), in path order: {{path, of = what M.of_kind says}},
+-- and the messages of the folders that could not be read ({} when none); nil, message when path
+-- is not there. rules: the job's rules, for the kinds whose names they give.
+function M.files(kind, path, rules)
+  local k = input_kind(kind)
+  local st = fs.stat(path)
+  if not st then return nil, i18n.t(k.missing or "input.no_such", path) end
+  local all, unreadable = { path }, nil
+  if st.type ~= "file" then all, unreadable = fs.walk(path) end
+  local out = {}
+  for _, p in ipairs(all or {}) do
+    local of = (st.type == "file" and k.as_is) or M.of_kind(kind, basename(p), rules)
+    if of then out[#out + 1] = { path = p, of = of } end
+  end
+  return out, unreadable or {}
+end
+
+--- Where an input kind is looked for in a rank folder, as text for a message.
+function M.looked_for(kind, dir)
+  local k = input_kind(kind)
+  local tried = {}
+  for _, place in ipairs(k.places or PLACES) do
+    for _, pat in ipairs(k.names) do
+      local shown = pat:gsub("%%%.", "."):gsub("%.%*", "*")
+      tried[#tried + 1] = (place == "" and dir or dir .. "/" .. place) .. "/" .. shown
+    end
+  end
+  if k.deep then tried[#tried + 1] = dir .. "/**/" .. k.deep:gsub("%%%.", "."):gsub("%.%*", "*") end
+  return table.concat(tried, i18n.t("input.or"))
 end
 
 --- Rank folders under input (a tree, one *_ascend_pt folder, or an ASCEND_PROFILER_OUTPUT
@@ -109,7 +247,7 @@ function M.rank_dirs(input)
   input = input:gsub("(.)/+$", "%1")
   local st, err = fs.stat(input)
   if not st then return nil, err end
-  if st.type ~= "dir" then return nil, input .. ": not a folder" end
+  if st.type ~= "dir" then return nil, i18n.t("input.not_folder", input) end
   local found, unreadable = {}, nil
   if basename(input) == "ASCEND_PROFILER_OUTPUT" then
     found[1] = describe(dirname(input))

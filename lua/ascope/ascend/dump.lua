@@ -9,6 +9,7 @@
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local bin, fs = core.bin, core.fs
+local i18n = require "ascope.i18n"
 
 local M = {}
 
@@ -51,10 +52,10 @@ function M.read_raw(path)
   local v, err = bin.open(path)
   if not v then return nil, err end
   local size = v:size()
-  if size < 8 then return nil, ("%s: %d bytes, too short for a dump header"):format(path, size) end
+  if size < 8 then return nil, i18n.t("dump.too_short", path, size) end
   local hl = v:read("u64", 0)
   if hl < 0 or 8 + hl > size then
-    return nil, ("%s: header length %d runs past the end of the %d-byte file (truncated?)"):format(path, hl, size)
+    return nil, i18n.t("dump.header_past_end", path, hl, size)
   end
   local ok, header = pcall(v.protobuf, v, M.SCHEMA, 8, hl)
   if not ok then return nil, tostring(header) end
@@ -67,7 +68,7 @@ function M.read_raw(path)
       -- a negative size would place later parts on top of earlier ones while the total still adds
       -- up; one larger than the file could wrap the sum (a cut file is the total check's)
       if not bad and (math.type(n) ~= "integer" or n < 0 or n > size) then
-        bad = ("%s: %s %d has size %s, impossible in a %d-byte file"):format(path, what, i - 1, tostring(n), size)
+        bad = i18n.t("dump.impossible_size", path, what, i - 1, tostring(n), size)
       end
       if bad then return end
       into[i - 1] = { offset = at, size = n, shape = item.shape and item.shape.dim or {}, data_type = item.data_type }
@@ -80,8 +81,7 @@ function M.read_raw(path)
   place(header.space, parts.spaces, "workspace")
   if bad then return nil, bad end
   if at ~= size then
-    return nil, ("%s: the dump does not add up: header and data need %d bytes (8 + header %d + inputs, outputs, "
-      .. "buffers, workspaces), the file has %d%s"):format(path, at, hl, size, at > size and " (truncated?)" or "")
+    return nil, i18n.t("dump.not_add_up", path, at, hl, size, at > size and i18n.t("dump.truncated") or "")
   end
   parts.view, parts.header, parts.path = v, header, path
   return parts
@@ -90,21 +90,12 @@ end
 --- The files of one card folder, by kind.
 function M.card_files(dir)
   local files = { workspace = {}, input = {}, raw = {}, window = {}, kernels = {} }
-  for _, p in ipairs(fs.walk(dir)) do
-    local name = discover.basename(p)
-    local wi = name:match("%.workspace%.(%d+)%..*%.npy$") or name:match("%.workspace%.(%d+)%.npy$")
-    local ii = name:match("%.input%.(%d+)%..*%.[bn][ip][ny]$") or name:match("%.input%.(%d+)%.[bn][ip][ny]$")
-    if wi then
-      files.workspace[tonumber(wi)] = p
-    elseif ii then
-      files.input[tonumber(ii)] = p
-    elseif name:match("^mc2_exception_info") then
-      files.window[#files.window + 1] = p
-    elseif name:match("_host%.o$") then
-      files.kernels[#files.kernels + 1] = p
-    elseif not name:match("%.npy$") and not name:match("%.csv$") and not name:match("%.o$") and not name:match("%.json$")
-      and not name:match("%.txt$") and not name:match("%.log$") then
-      files.raw[#files.raw + 1] = p
+  for _, f in ipairs((discover.files("moe_dump", dir)) or {}) do
+    local part = files[f.of.part]
+    if f.of.index then
+      part[f.of.index] = f.path
+    else
+      part[#part + 1] = f.path
     end
   end
   return files
@@ -127,7 +118,7 @@ end
 
 --- The last window_bytes of a region of a view.
 local function tail(view, offset, size, want)
-  if size < want then return nil, ("the window region has %d bytes, %d expected"):format(size, want) end
+  if size < want then return nil, i18n.t("dump.window_short", size, want) end
   return view:sub(offset + size - want, want)
 end
 
@@ -180,7 +171,7 @@ function M.read_card(dir, soc, want)
     if raw and raw.spaces[wi] then
       local s = raw.spaces[wi]
       local w, err = tail(raw.view, s.offset, s.size, want)
-      if not w then return nil, raw.path .. ": workspace " .. wi .. ": " .. err end
+      if not w then return nil, i18n.t("dump.workspace", raw.path, wi, err) end
       out.window, out.window_source = w, raw.path
     elseif files.workspace[wi] then
       local p = files.workspace[wi]
@@ -190,8 +181,7 @@ function M.read_card(dir, soc, want)
       if not a then return nil, nerr end
       local bytes = a.count * a.itemsize
       if bytes < 0 or bytes > v:size() - a.offset then
-        return nil, ("%s: the .npy header gives %d x %d bytes, the file holds %d after its header"):format(p, a.count,
-          a.itemsize, v:size() - a.offset)
+        return nil, i18n.t("dump.npy_size", p, a.count, a.itemsize, v:size() - a.offset)
       end
       local w, terr = tail(v, a.offset, bytes, want)
       if not w then return nil, p .. ": " .. terr end
@@ -215,8 +205,7 @@ function M.read_card(dir, soc, want)
   end
   out.time = out.time or M.time_of_names(out.sources)
   if not out.window then
-    return nil, ("%s: no window dump (%s)"):format(dir, soc.window == "workspace"
-      and "a raw dump with a second workspace, or *.workspace.1.*.npy" or "mc2_exception_info_*")
+    return nil, i18n.t("dump.no_window", dir, soc.window == "workspace" and i18n.t("dump.want_workspace") or "mc2_exception_info_*")
   end
   return out
 end

@@ -4,17 +4,12 @@
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local model = require "ascope.analysis.timeline.model"
-local i18n = require "ascope.i18n"
 local fs = core.fs
 
 local M = {}
 
 --- The kind (an entry of rules.files) of a file name, or nil when it is no graph file.
-function M.kind_of(name, rules)
-  for _, f in ipairs(rules.files) do
-    if name:match(f.name) then return f end
-  end
-end
+function M.kind_of(name, rules) return discover.of_kind("graph", name, rules) end
 
 --- The card of a graph file: the last folder or file name part that one of rules.card matches.
 function M.card_of(path, rules)
@@ -46,18 +41,17 @@ end
 -- card's graph, found by real path whatever way either is spelled) are left out and counted.
 -- Returns the list and that count, or nil, message.
 function M.files(path, rules, skip_dir)
-  local st = fs.stat(path)
-  if not st then return nil, i18n.t("graph.no_path", path) end
-  local all = st.type == "file" and { path } or fs.walk(path)
+  local list, err = discover.files("graph", path, rules)
+  if not list then return nil, err end
   local skip = skip_dir and fs.realpath(skip_dir)
   local out, skipped = {}, 0
-  for _, p in ipairs(all) do
-    local kind = M.kind_of(discover.basename(p), rules)
-    local real = kind and skip and fs.realpath(p)
+  for _, f in ipairs(list) do
+    local real = skip and fs.realpath(f.path)
     if real and real:sub(1, #skip + 1) == skip .. "/" then
-      kind, skipped = nil, skipped + 1
+      skipped = skipped + 1
+    else
+      out[#out + 1] = { path = f.path, kind = f.of }
     end
-    if kind then out[#out + 1] = { path = p, kind = kind } end
   end
   return out, skipped
 end

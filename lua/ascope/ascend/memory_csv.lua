@@ -37,12 +37,13 @@ M.FIELDS = {
 M.FILE = "operator_memory.csv"
 
 --- The headers operator_memory.csv must have, from memory rules (default: the bundled ones):
--- the columns of the columns_present input check on this file.
+-- the columns of the columns_present input check on the operator_memory input, so the check and
+-- this reader require the same columns.
 function M.required(rules)
   if not rules then rules = assert(require("ascope.rules").load("memory")) end
   local out = {}
   for _, c in ipairs(rules.input or {}) do
-    if c.check == "columns_present" and (c.file or ""):sub(-#M.FILE) == M.FILE then
+    if c.check == "columns_present" and c.input == "operator_memory" then
       for _, col in ipairs(c.columns or {}) do out[#out + 1] = col end
     end
   end

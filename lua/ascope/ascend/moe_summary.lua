@@ -3,13 +3,13 @@
 -- @module ascope.ascend.moe_summary
 local core = require "ascope_core"
 local dump = require "ascope.ascend.dump"
+local discover = require "ascope.ascend.discover"
 local analysis = require "ascope.analysis.moe"
 local version_of = require("ascope.analysis.moe_card").version_of
 local i18n = require "ascope.i18n"
 
 local function T(key, ...) return i18n.t("moe." .. key, ...) end
 
-local fs = core.fs
 
 local M = {}
 
@@ -139,9 +139,7 @@ end
 -- file is found. log(level, text) gets the running account.
 function M.read_machines(target_dir, layout, log)
   local found = {}
-  for _, p in ipairs(fs.walk(target_dir)) do
-    if p:match("/moe_summary%.json$") then found[#found + 1] = p end
-  end
+  for i, f in ipairs((discover.files("moe_summary", target_dir)) or {}) do found[i] = f.path end
   if #found == 0 then return nil, T("no_summaries", target_dir) end
   local res = { cards = {}, failed = {}, anomalies = {}, merged = found }
   local seen = {}

@@ -6,8 +6,6 @@
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local model = require "ascope.analysis.timeline.model"
-local i18n = require "ascope.i18n"
-local fs = core.fs
 
 local M = {}
 
@@ -72,13 +70,10 @@ end
 
 --- Log files under path (a file is taken as it is), or nil, message.
 function M.files(path, rules)
-  local st = fs.stat(path)
-  if not st then return nil, i18n.t("plog.no_path", path) end
-  if st.type == "file" then return { path } end
+  local list, err = discover.files("plog", path, rules)
+  if not list then return nil, err end
   local out = {}
-  for _, p in ipairs(fs.walk(path)) do
-    if model.matches(discover.basename(p), rules.files) then out[#out + 1] = p end
-  end
+  for i, f in ipairs(list) do out[i] = f.path end
   return out
 end
 

@@ -3,6 +3,7 @@
 -- (the same columns in snake case). All times us.
 local core = require "ascope_core"
 local csv, db = core.csv, core.db
+local i18n = require "ascope.i18n"
 
 local M = {}
 
@@ -39,9 +40,9 @@ local function read_csv(path)
   local r, err = csv.read(path, { columns = cols, bad = "null" })
   if not r then return nil, err end
   local c, p = r.columns, r.present
-  if not p["Step"] then return nil, path .. ': missing column "Step" in the header' end
+  if not p["Step"] then return nil, i18n.t("step_trace.no_step_column", path) end
   if not (p["Computing"] and p["Free"]) then
-    return nil, path .. ': no "Computing" and "Free" columns: no step time'
+    return nil, i18n.t("step_trace.no_time_columns", path)
   end
   local steps, has = {}, {}
   for _, f in ipairs(FIELDS) do has[f[3]] = p[f[1]] or false end
@@ -58,14 +59,14 @@ local function read_db(path)
   if not h then return nil, err end
   if not h:has_table("StepTraceTime") then
     h:close()
-    return nil, path .. ": no StepTraceTime table"
+    return nil, i18n.t("step_trace.no_table", path)
   end
   local r, qerr = h:query("SELECT * FROM StepTraceTime")
   h:close()
   if not r then return nil, qerr end
   local c = r.columns
   if not (c.step and c.computing and c.free) then
-    return nil, path .. ": StepTraceTime has no step, computing and free columns"
+    return nil, i18n.t("step_trace.no_columns", path)
   end
   local steps, has = {}, {}
   for _, f in ipairs(FIELDS) do has[f[3]] = c[f[2]] ~= nil end
@@ -105,9 +106,9 @@ end
 -- free_us, stage_us, bubble_us, preparing_us}}, has = {key = bool}, source} or nil, message.
 function M.read(path)
   local h = head(path)
-  if not h then return nil, path .. ": cannot open" end
+  if not h then return nil, i18n.t("input.cannot_open", path) end
   if is_sqlite(h) then return read_db(path) end
-  if path:match("%.db$") then return nil, path .. ": not an SQLite database (analysis.db with StepTraceTime expected)" end
+  if path:match("%.db$") then return nil, i18n.t("step_trace.not_sqlite", path) end
   return read_csv(path)
 end
 

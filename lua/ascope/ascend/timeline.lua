@@ -5,6 +5,7 @@
 --    comm_lanes = {lane name, ...} (the streams the file itself says carry communication)}
 local core = require "ascope_core"
 local json, column, db = core.json, core.column, core.db
+local i18n = require "ascope.i18n"
 
 local M = {}
 
@@ -76,7 +77,7 @@ function M.read_db(path)
   for _, t in ipairs({ "TASK", "STRING_IDS" }) do
     if not h:has_table(t) then
       h:close()
-      return nil, ("%s: no %s table (is this an ascend_pytorch_profiler .db?)"):format(path, t)
+      return nil, i18n.t("timeline.db_no_table", path, t)
     end
   end
   local sql = { DB_SQL }
@@ -107,10 +108,10 @@ end
 function M.read(path, progress)
   local st = core.fs.stat(path)
   if st and st.type ~= "file" then -- a FIFO or a device would block the probe below
-    return nil, path .. ": not a regular file (a FIFO, device or socket): not read"
+    return nil, i18n.t("input.not_regular_file", path)
   end
   local f = io.open(path, "rb")
-  if not f then return nil, path .. ": cannot open" end
+  if not f then return nil, i18n.t("input.cannot_open", path) end
   local head = f:read(16) or ""
   f:close()
   if head:sub(1, 15) == "SQLite format 3" then return M.read_db(path) end

@@ -14,10 +14,10 @@ local front = require "ascope.commands.front"
 local M = {}
 
 local options = {
-  { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for all results" },
-  { "profiling-path", arg = "PATH", help = "kernel_details.csv / op_summary_*.csv folder (default: TARGET_DIR)" },
-  { "plog-path", arg = "PATH", help = "plog folder" },
-  { "graph-path", arg = "PATH", help = "graph files folder" },
+  { "output", "o", arg = "DIR", default = "ascope_out", help = "opt.diagnose.output" },
+  { "profiling-path", arg = "PATH", help = "opt.diagnose.profiling_path" },
+  { "plog-path", arg = "PATH", help = "opt.diagnose.plog_path" },
+  { "graph-path", arg = "PATH", help = "opt.diagnose.graph_path" },
 }
 local keys = { PROFILING_PATH = "profiling-path", PLOG_PATH = "plog-path", GRAPH_PATH = "graph-path" }
 for _, o in ipairs(moe_spec.options) do
@@ -29,32 +29,14 @@ local outputs = {}
 for _, name in ipairs({ "moe", "opjitter", "plog", "graph" }) do
   for _, f in ipairs(require("ascope.commands." .. name).spec.outputs) do outputs[#outputs + 1] = f end
 end
-outputs[#outputs + 1] = { "diagnose_summary.json", help = { en = "the anomalies of every analysis and the verdict (root cards, stuck sides)",
-                                                           zh = "各分析的异常与结论（起始卡、各卡卡住的一侧）" } }
-outputs[#outputs + 1] = { "diagnose_report.html", help = { en = "every anomaly, most severe first, with the opjitter charts",
-                                                          zh = "按严重程度排列的所有异常及 opjitter 图表" } }
+outputs[#outputs + 1] = { "diagnose_summary.json", help = "out.diagnose_summary.json" }
+outputs[#outputs + 1] = { "diagnose_report.html", help = "out.diagnose_report.html" }
 
 M.spec = {
   name = "diagnose",
   args = "KEY=VALUE ... [-o OUT]",
-  summary = {
-    en = "run moe, opjitter, plog and graph on whatever inputs are given, with one summary of every anomaly",
-    zh = "按给定输入依次运行 moe、opjitter、plog、graph 分析，并汇总所有异常",
-  },
-  details = {
-    en = [[Takes the union of the parameters of moe (TARGET_DIR, SOC_VERSION, ...), opjitter (PROFILING_PATH,
-default TARGET_DIR), plog (PLOG_PATH) and graph (GRAPH_PATH), and runs every analysis whose input is
-given, in that order, announcing each. All outputs go to one OUT; the run ends with every anomaly
-found, most severe first, with the analysis it came from, and the verdict: who waits for whom,
-the root cards (first to fail by the first plog error, else the dump time) and the findings of
-plog, graph and opjitter that point at them; the anomalies and the verdict are also written as
-JSON and HTML (the outputs are listed below). Exit code 0 when the analyses ran (findings are reported,
-not failures; --fail-on error|warning makes them exit 3), 1 when an input could not be read.]],
-    zh = [[合并 moe、opjitter、plog、graph 的参数，按顺序运行所有给出输入的分析，输出到同一 OUT 目录，最后按严重程度
-汇总所有异常及其来源，并给出结论：各卡等待关系、起始卡（按 plog 首个错误、否则按 dump 时间排序）及 plog、graph、
-opjitter 中指向这些卡的发现；异常与结论另写为 JSON 和 HTML（输出文件见下）。分析能运行时退出码为 0
-（--fail-on error|warning 时有相应发现退出码为 3），有输入无法读取时为 1。]],
-  },
+  summary = "cmd.diagnose.summary",
+  details = "cmd.diagnose.details",
   options = options,
   keys = keys,
   outputs = outputs,

@@ -13,7 +13,7 @@ local M = { spec = graph.spec }
 function M.formats(opts)
   local list = {}
   for f in (opts.format or "json"):gmatch("[^,%s]+") do
-    if f ~= "json" then errors.usage("--format: unknown output %q (graph writes json)", f) end
+    if f ~= "json" then errors.usage(t("cli.unknown_format", f, "json")) end
     list[1] = f
   end
   return list
@@ -35,7 +35,7 @@ end
 
 function M.main(opts, words)
   local input = opts.input or words[1]
-  if not input then errors.usage("ascope graph needs GRAPH_PATH; see 'ascope help graph'") end
+  if not input then errors.usage(t("cli.needs", "graph", "GRAPH_PATH", "graph")) end
   M.formats(opts) -- a usage error before any reading
   -- a rule file that does not hold is the command line's mistake (exit 2), told once
   local rules_ok, rules_err = graph.rules(opts.rules)

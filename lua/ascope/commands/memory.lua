@@ -16,8 +16,8 @@ M.spec = memory.spec
 
 function M.main(opts, words, ctx)
   local input = opts.input or words[1]
-  if not input then errors.usage("ascope memory needs INPUT (a profiling folder); see 'ascope help memory'") end
-  if #words > (opts.input and 0 or 1) then errors.usage("unexpected argument %q", words[opts.input and 1 or 2]) end
+  if not input then errors.usage(t("cli.needs", "memory", "INPUT", "memory")) end
+  if #words > (opts.input and 0 or 1) then errors.usage(t("cli.unexpected_argument", words[opts.input and 1 or 2])) end
   local _, ferr = recipe.formats(memory.spec, opts.format)
   if ferr then errors.usage("%s", ferr) end
   require("ascope.report.layout").check("memory", opts.layout)

@@ -19,22 +19,11 @@ M.COMMANDS = {
 M.spec = {
   name = "merge",
   args = "PART... [-o OUT]",
-  summary = {
-    en = "merge the partial results of --shard K/N runs into the outputs of a single run",
-    zh = "将 --shard K/N 分片运行的部分结果合并为与单次运行相同的输出",
-  },
-  details = {
-    en = [[Each PART is the output folder of one 'ascope memory|timeline|opjitter|moe ... --shard K/N' run.
-The parts must come from the same command, input, options and ascope version, and cover every
-shard 1/N .. N/N exactly once; a missing or duplicated shard is an error naming it. The outputs
-are byte for byte those of the same command run without --shard, with the same exit code.]],
-    zh = [[每个 PART 是一次 'ascope memory|timeline|opjitter|moe ... --shard K/N' 运行的输出目录。各部分须来自同一命令、
-输入、选项和 ascope 版本，并且恰好覆盖 1/N .. N/N 每个分片各一次；缺少或重复的分片会报错并指明。输出与不加
---shard 的单次运行逐字节相同，退出码也相同。]],
-  },
+  summary = "cmd.merge.summary",
+  details = "cmd.merge.details",
   options = {
-    { "output", "o", arg = "DIR", default = "ascope_out", help = "folder for the results" },
-    { "jobs", "j", arg = "N", type = "int", min = 1, help = "outputs written in parallel (default: CPUs)" },
+    { "output", "o", arg = "DIR", default = "ascope_out", help = "opt.merge.output" },
+    { "jobs", "j", arg = "N", type = "int", min = 1, help = "opt.merge.jobs" },
   },
   examples = {
     "ascope merge part-1 part-2 part-3 -o out",
@@ -76,11 +65,11 @@ function M.run(front, plan, opts, ctx)
 end
 
 function M.main(opts, words)
-  if #words == 0 then errors.usage("ascope merge needs the PART folders of the --shard runs; see 'ascope help merge'") end
+  if #words == 0 then errors.usage(t("merge.needs_parts")) end
   local loaded, err = shard.load(words)
   if not loaded then error(err, 0) end
   local front = M.COMMANDS[loaded.command]
-  if not front then error(t("shard.bad_manifest", words[1], "command " .. tostring(loaded.command)), 0) end
+  if not front then error(t("shard.bad_manifest", words[1], t("merge.command", tostring(loaded.command))), 0) end
   -- the parts' options, as the single run would have parsed them; where and how fast from here
   local run_opts = {}
   for k, v in pairs(loaded.options) do run_opts[k] = v end
@@ -88,7 +77,7 @@ function M.main(opts, words)
   if run_opts.rules_dir then require("ascope.rules").set_dir(run_opts.rules_dir) end
   run_opts.lang, run_opts.rules_dir = nil, nil
   run_opts.output, run_opts.jobs = opts.output, opts.jobs
-  log.stage("merging %d part(s) of 'ascope %s %s'", #words, loaded.command, loaded.input)
+  log.stage("%s", t("merge.merging", #words, loaded.command, loaded.input))
   local command = require(front)
   local rules, rerr = command.recipe.rules(run_opts.rules)
   if not rules then error(rerr, 0) end

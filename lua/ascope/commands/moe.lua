@@ -24,9 +24,9 @@ M.recipe = {
 }
 
 function M.main(opts, words, ctx)
-  if #words > 0 then errors.usage("unexpected argument %q (parameters are KEY=VALUE)", words[1]) end
-  if not opts.target_dir then errors.usage("ascope moe needs TARGET_DIR=...; see 'ascope help moe'") end
-  if not opts.soc_version then errors.usage("ascope moe needs SOC_VERSION=910_93|950|910B") end
+  if #words > 0 then errors.usage(i18n.t("cli.unexpected_parameter", words[1])) end
+  if not opts.target_dir then errors.usage(i18n.t("cli.needs", "moe", "TARGET_DIR=...", "moe")) end
+  if not opts.soc_version then errors.usage(i18n.t("cli.needs", "moe", "SOC_VERSION=910_93|950|910B", "moe")) end
   M.formats(opts) -- a usage error before any reading
   -- a rule file that does not hold is the command line's mistake, told once (not once per card)
   local rules_ok, rules_err = moe.rules(opts.rules)

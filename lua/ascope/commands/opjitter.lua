@@ -15,7 +15,7 @@ local FORMATS = { "csv", "json", "html" }
 
 function M.main(opts, words, ctx)
   local input = opts.input or words[1]
-  if not input then errors.usage("ascope opjitter needs PROFILING_PATH; see 'ascope help opjitter'") end
+  if not input then errors.usage(i18n.t("cli.needs", "opjitter", "PROFILING_PATH", "opjitter")) end
   M.formats(opts) -- a usage error before any reading
   if opts.shard then shard.parse(opts.shard) end -- a usage error before any reading
   local plan, err = opjitter.plan(input, { rules = opts.rules, cards = opts.cards, jobs = opts.jobs })

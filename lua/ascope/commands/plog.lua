@@ -26,7 +26,7 @@ end
 
 function M.main(opts, words)
   local input = opts.input or words[1]
-  if not input then errors.usage("ascope plog needs PLOG_PATH; see 'ascope help plog'") end
+  if not input then errors.usage(i18n.t("cli.needs", "plog", "PLOG_PATH", "plog")) end
   M.formats(opts) -- a usage error before any reading
   local res, err = plog.run({ input = input, rules = opts.rules, format = opts.format })
   if not res then error(err, 0) end

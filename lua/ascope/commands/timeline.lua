@@ -15,8 +15,8 @@ M.spec = timeline.spec
 
 function M.main(opts, words, ctx)
   local input = words[1]
-  if not input then errors.usage("ascope timeline needs INPUT (a trace, a .db or a profiling folder)") end
-  if #words > 1 then errors.usage("unexpected argument %q", words[2]) end
+  if not input then errors.usage(t("cli.needs", "timeline", "INPUT", "timeline")) end
+  if #words > 1 then errors.usage(t("cli.unexpected_argument", words[2])) end
   local _, ferr = recipe.formats(timeline.spec, opts.format)
   if ferr then errors.usage("%s", ferr) end
   require("ascope.report.layout").check("timeline", opts.layout)
@@ -38,10 +38,10 @@ function M.finish(res, opts)
   print(report.text(res))
   print(t("timeline.results", #res.ranks, opts.output, table.concat(recipe.formats(timeline.spec, opts.format), ", ")))
   for _, r in ipairs(res.ranks) do
-    if r.warning then log.warn("rank %s: %s: %s (left empty)", tostring(r.rank), r.trace, r.warning) end
-    for _, w in ipairs(r.warnings or {}) do log.warn("rank %s: %s: %s", tostring(r.rank), r.trace, w) end
+    if r.warning then log.warn("%s", t("timeline.trace_warning", tostring(r.rank), r.trace, r.warning)) end
+    for _, w in ipairs(r.warnings or {}) do log.warn("%s", t("timeline.rank_warning", tostring(r.rank), r.trace, w)) end
   end
-  for _, f in ipairs(res.failed) do log.error("rank %s (%s): %s", tostring(f.rank or "?"), f.role or "", f.reason) end
+  for _, f in ipairs(res.failed) do log.error("%s", t("timeline.rank_failed", tostring(f.rank or "?"), f.role or "", f.reason)) end
   return #res.unreadable > 0 and 1 or 0, timeline.anomalies(res), res, report.data(res)
 end
 

@@ -4,20 +4,14 @@ local M = {}
 M.spec = {
   name = "version",
   args = "",
-  summary = {
-    en = "versions of ascope and the libraries it was built with",
-    zh = "显示 ascope 及其所用库的版本",
-  },
-  details = {
-    en = "Prints the ascope version, then the versions of Lua, LPeg, yajl, libcsv and SQLite. 'ascope --version' is the same.",
-    zh = "输出 ascope 版本，以及 Lua、LPeg、yajl、libcsv、SQLite 的版本。'ascope --version' 相同。",
-  },
+  summary = "cmd.version.summary",
+  details = "cmd.version.details",
   options = {},
   examples = { "ascope version" },
 }
 
 function M.main(_, words, ctx)
-  if #words > 0 then require("ascope.errors").usage("unexpected argument %q", words[1]) end
+  if #words > 0 then require("ascope.errors").usage(require("ascope.i18n").t("cli.unexpected_argument", words[1])) end
   local v = require("ascope_core").versions()
   local ok, lpeg = pcall(require, "lpeg")
   local lv = ok and lpeg.version or "?"

@@ -42,7 +42,7 @@ function M.opjitter_sections(res, top_types, max_calls)
   local cols = {}
   for c = 1, ncalls do cols[c] = tostring(c - 1) end
   local parts = {}
-  parts[#parts + 1] = section("jitter", i18n.pick({ en = "Jitter by operator and call", zh = "各算子各次调用的抖动" }),
+  parts[#parts + 1] = section("jitter", i18n.t("report.field.jitter"),
     #types == 0 and "<p>" .. esc(t("report.no_operator")) .. "</p>" or svg.heatmap({ title = t("report.opjitter.heat_title"),
       rows = types, cols = cols, unit = "us", value_label = t("report.opjitter.jitter"), x_label = t("report.opjitter.heat_x"),
       y_label = t("report.opjitter.operator"), na_label = t("report.na"), col_name = t("report.opjitter.call"),
@@ -76,7 +76,7 @@ function M.opjitter_sections(res, top_types, max_calls)
     end
   end
   for _, w in ipairs(worst) do
-    parts[#parts + 1] = section("durations-" .. w.type, i18n.pick({ en = "Durations per card: ", zh = "各卡耗时：" }) .. w.type,
+    parts[#parts + 1] = section("durations-" .. w.type, i18n.t("report.field.durations") .. w.type,
       svg.lines({ title = w.type, x_label = t("report.opjitter.durations_x"), y_label = t("report.opjitter.duration"),
                   y_unit = "us", series = w.series, x_integer = true, range_from_x = 1 }))
   end
@@ -84,7 +84,7 @@ function M.opjitter_sections(res, top_types, max_calls)
   for i, v in ipairs(res.aiv) do
     rows[i] = { v.card, v.type, v.call, v.column, v.value == nil and "NA" or v.value, v.mean, v.low, v.high, v.kind }
   end
-  parts[#parts + 1] = section("aiv", i18n.pick({ en = "aiv outliers", zh = "aiv 指标异常" }),
+  parts[#parts + 1] = section("aiv", i18n.t("report.field.aiv"),
     #rows == 0 and "<p>" .. esc(t("report.none")) .. "</p>" or html.table(header("report.opjitter.aiv_header"), rows))
   local missing = {}
   for _, c in ipairs(res.missing) do missing[#missing + 1] = tostring(c) end
@@ -106,7 +106,7 @@ function M.moe_sections(res)
     end
     local cols = {}
     for k = 1, maxc do cols[k] = tostring(k - 1) end
-    parts[#parts + 1] = section("grid-" .. side, i18n.pick({ en = "Status slots not arrived: ", zh = "未到达的状态位：" }) .. side,
+    parts[#parts + 1] = section("grid-" .. side, i18n.t("report.field.not_arrived") .. side,
       #rows == 0 and "<p>" .. esc(t("report.no_card")) .. "</p>" or svg.heatmap({ title = t("report.moe.grid_title", side),
         rows = rows, cols = cols, value_label = t("report.moe.slots"), x_label = t("report.moe.core"),
         y_label = t("report.moe.card"), na_label = t("report.not_in_use"), col_name = t("report.moe.core"),
@@ -124,7 +124,7 @@ function M.moe_sections(res)
     cvals[i] = c.combine.ran ~= false and c.combine.run_count or 0
   end
   if #labels > 0 then
-    parts[#parts + 1] = section("runs", i18n.pick({ en = "Run counts per card", zh = "各卡执行次数" }),
+    parts[#parts + 1] = section("runs", i18n.t("report.field.runs"),
       svg.bars({ title = t("report.moe.runs_title", "dispatch"), labels = labels, values = d, integer = true,
                  value_label = t("report.moe.run_count", "dispatch") })
       .. svg.bars({ title = t("report.moe.runs_title", "combine"), labels = labels, values = cvals, integer = true,
@@ -182,7 +182,7 @@ end
 function M.wait_for_section(res)
   local cross = res.cross or {}
   local edges, roots = cross.wait_for or {}, cross.root_cards or {}
-  local title = i18n.pick({ en = "Who waits for whom", zh = "各卡等待关系" })
+  local title = i18n.t("report.field.wait_for")
   if #edges == 0 then
     return section("wait-for", title, "<p>" .. esc(i18n.t("moe.verdict_healthy")) .. "</p>")
   end
@@ -201,7 +201,7 @@ function M.wait_for_section(res)
   end
   local root_text = {}
   for _, r in ipairs(roots) do root_text[#root_text + 1] = tostring(r) end
-  local body = ("<p>%s: %s</p>"):format(esc(i18n.pick({ en = "root cards, first to fail first", zh = "起始卡（最先失败的在前）" })),
+  local body = ("<p>%s: %s</p>"):format(esc(i18n.t("report.field.root_cards")),
     esc(#roots > 0 and table.concat(root_text, ", ") or "-"))
   if #cards <= MAX_DRAWN then body = body .. wait_for_svg(cards, edges, roots) end
   return section("wait-for", title, body .. html.table(header("report.moe.wait_header"), rows))
@@ -216,7 +216,7 @@ function M.anomalies_section(list)
                           a.message }
     end
   end
-  return section("anomalies", i18n.pick({ en = "Anomalies", zh = "异常汇总" }),
+  return section("anomalies", i18n.t("report.field.anomalies"),
     #rows == 0 and "<p>" .. esc(t("report.none")) .. "</p>" or html.table(header("report.anomalies_header"), rows))
 end
 

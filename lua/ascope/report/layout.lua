@@ -9,11 +9,11 @@ local M = {}
 function M.load(name, user_file)
   local l, err = rules.load("layout_" .. name, user_file)
   if not l then return nil, err end
-  if type(l.sections) ~= "table" then return nil, ("layout %s: sections must be a list"):format(name) end
+  if type(l.sections) ~= "table" then return nil, i18n.t("layout.not_list", name) end
   local by, list = {}, {}
   for _, s in ipairs(l.sections) do
     if type(s.id) ~= "string" or type(s.kind) ~= "string" then
-      return nil, ("layout %s: every section needs an id and a kind"):format(name)
+      return nil, i18n.t("layout.no_id_kind", name)
     end
     by[s.id] = s
     list[#list + 1] = s
@@ -21,7 +21,7 @@ function M.load(name, user_file)
   if l.order then
     list = {}
     for _, id in ipairs(l.order) do
-      if not by[id] then return nil, ("layout %s: order names section %q, which does not exist"):format(name, id) end
+      if not by[id] then return nil, i18n.t("layout.order_unknown", name, id) end
       list[#list + 1] = by[id]
     end
   end
@@ -66,8 +66,8 @@ function M.render(res, layout, o)
   for _, sec in ipairs(layout.sections) do
     if not sec.disabled then
       local fn = o.kinds[sec.kind]
-      if not fn then error(("layout %s: section %s: unknown kind %q"):format(o.name, sec.id, sec.kind), 0) end
-      local title = i18n.pick(sec.title)
+      if not fn then error(i18n.t("layout.unknown_kind", o.name, sec.id, sec.kind), 0) end
+      local title = i18n.t(sec.title)
       if o.per_rank(sec.kind) then
         local entry = { title = title, ranks = {} }
         for _, r in ipairs(res.ranks) do
@@ -91,7 +91,7 @@ function M.render(res, layout, o)
     end
   end
   if #res.ranks > 1 and #entries > 1 then table.insert(parts, 2, contents(entries)) end
-  return html.page(i18n.pick(layout.title), parts, i18n.lang())
+  return html.page(i18n.t(layout.title), parts, i18n.lang())
 end
 
 --- Render a report with the layout NAME (plus the user's file) and write it to path:

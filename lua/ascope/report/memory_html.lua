@@ -43,7 +43,7 @@ local KINDS = {}
 function KINDS.rank_table(res, sec)
   local head, rows = {}, {}
   for i, c in ipairs(sec.columns) do
-    if not RANK_COLUMNS[c] then error(("layout memory: section %s: unknown column %q"):format(sec.id, c), 0) end
+    if not RANK_COLUMNS[c] then error(t("layout.unknown_column", "memory", sec.id, c), 0) end
     head[i] = t("report.memory.col." .. c)
   end
   for _, r in ipairs(res.ranks) do
@@ -67,7 +67,7 @@ function KINDS.peak_bars(res, sec)
     labels[i] = rank_name(r) .. (peak and " " .. peak.component or "")
     values[i] = peak and peak.allocated_mb or 0
   end
-  return svg.bars({ title = i18n.pick(sec.title), labels = labels, values = values, unit = "MB",
+  return svg.bars({ title = i18n.t(sec.title), labels = labels, values = values, unit = "MB",
                    value_label = t("report.memory.peak_allocated") })
 end
 
@@ -101,9 +101,7 @@ local function series_of(ts, cols, rows, names, t0, prefix)
 end
 
 local function caption(t0)
-  return ('<p class="note">%s</p>'):format(esc(i18n.pick({
-    en = ("Time 0 is the rank's first event, %s ms (profiler clock)."):format(fmt.ms(t0)),
-    zh = ("时间 0 为该 rank 的第一个事件：%s ms（profiler 时钟）。"):format(fmt.ms(t0)) })))
+  return ('<p class="note">%s</p>'):format(esc(t("report.memory.time_zero", fmt.ms(t0))))
 end
 
 -- y from 0, with room above the highest line for the peak label
@@ -127,13 +125,13 @@ function KINDS.memory_over_time(_, sec, r)
   local out = {}
   for _, c in ipairs(r.summary.components) do
     local series, bad = series_of(r.start_ns, r, c.rows, sec.series, t0)
-    if not series then error(("layout memory: section %s: unknown series %q"):format(sec.id, bad), 0) end
+    if not series then error(t("layout.unknown_series", "memory", sec.id, bad), 0) end
     if #series > 0 then
       local marks = {}
       if c.peak then
         marks[1] = { x = (c.peak.time_ns - t0) / 1e6, label = t("report.memory.peak_mark", c.peak.allocated_mb) }
       end
-      out[#out + 1] = chart(("%s - %s %s (operator_memory.csv)"):format(i18n.pick(sec.title), rank_name(r), c.component),
+      out[#out + 1] = chart(("%s - %s %s (operator_memory.csv)"):format(i18n.t(sec.title), rank_name(r), c.component),
         series, marks, highest(series))
     end
   end
@@ -148,11 +146,11 @@ function KINDS.process_memory(_, sec, r)
   local series = {}
   for _, e in ipairs(r.summary.record) do
     local s, bad = series_of(r.record.ts_ns, r.record, e.rows, sec.series, t0, e.component .. " ")
-    if not s then error(("layout memory: section %s: unknown series %q"):format(sec.id, bad), 0) end
+    if not s then error(t("layout.unknown_series", "memory", sec.id, bad), 0) end
     for _, one in ipairs(s) do series[#series + 1] = one end
   end
   if #series == 0 then return nil end
-  return chart(i18n.pick(sec.title) .. " - " .. rank_name(r), series, {}, highest(series)) .. caption(t0)
+  return chart(i18n.t(sec.title) .. " - " .. rank_name(r), series, {}, highest(series)) .. caption(t0)
 end
 
 local function top(list, n)
@@ -166,15 +164,9 @@ function KINDS.live_at_peak(_, sec, r)
   for _, c in ipairs(r.summary.components) do
     local l = c.live_at_peak
     if c.peak then
-      out[#out + 1] = ("<h4>%s</h4><p>%s</p>"):format(esc(c.component), esc(i18n.pick({
-        en = ("Peak %.1f MB at %s ms. Alive then: %d allocation(s) listed in operator_memory.csv, %.1f MB "
-          .. "(%.1f MB of them without a call stack); the other %.1f MB of the peak were allocated before the "
-          .. "first row of the file or are not listed."):format(c.peak.allocated_mb, fmt.ms(c.peak.time_ns), l.count,
-          l.size_kb / 1024, l.no_stack_kb / 1024, l.earlier_kb / 1024),
-        zh = ("峰值 %.1f MB，时刻 %s ms。此时存活：operator_memory.csv 中的 %d 次申请，共 %.1f MB（其中 %.1f MB 无调用栈）；"
-          .. "峰值中其余 %.1f MB 在文件第一行之前申请或未列出。"):format(c.peak.allocated_mb, fmt.ms(c.peak.time_ns), l.count,
-          l.size_kb / 1024, l.no_stack_kb / 1024, l.earlier_kb / 1024) })))
-        .. sites_chart(i18n.pick(sec.title) .. " - " .. c.component, top(l.sites, sec.top), t("report.memory.alive_at_peak"))
+      out[#out + 1] = ("<h4>%s</h4><p>%s</p>"):format(esc(c.component), esc(t("report.memory.peak_note", c.peak.allocated_mb,
+        fmt.ms(c.peak.time_ns), l.count, l.size_kb / 1024, l.no_stack_kb / 1024, l.earlier_kb / 1024)))
+        .. sites_chart(i18n.t(sec.title) .. " - " .. c.component, top(l.sites, sec.top), t("report.memory.alive_at_peak"))
     end
   end
   if #out == 0 then return nil end
@@ -194,7 +186,7 @@ function KINDS.without_stack(_, sec, r)
 end
 
 function KINDS.top_sites(_, sec, r)
-  return sites_chart(i18n.pick(sec.title), top(r.summary.top_call_sites.sites, sec.top), t("report.memory.bytes_allocated"))
+  return sites_chart(i18n.t(sec.title), top(r.summary.top_call_sites.sites, sec.top), t("report.memory.bytes_allocated"))
 end
 
 function KINDS.leaks(_, sec, r)

@@ -9,6 +9,7 @@
 --   }, jobs)   --> true, or nil and the messages of the outputs that could not be written
 local core = require "ascope_core"
 local log = require "ascope.log"
+local i18n = require "ascope.i18n"
 
 local M = {}
 
@@ -76,7 +77,7 @@ function M.write(outputs, jobs)
   local _, errs = core.par.map(M.groups(outputs, jobs), function(group)
     local failed = {}
     for _, o in ipairs(group) do
-      log.stage("writing %s", o.path)
+      log.stage("%s", i18n.t("report.writing", o.path))
       local ok, err = o.write(o.path)
       if not ok then failed[#failed + 1] = tostring(err) end
     end

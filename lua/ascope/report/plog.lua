@@ -9,11 +9,11 @@ local i18n = require "ascope.i18n"
 local M = {}
 
 local function array(t) return setmetatable(t or {}, { __jsontype = "array" }) end
-local function title_of(c) return i18n.pick(c.title) end
+local function title_of(c) return i18n.t(c.title) end
 
 -- The error_plog.csv type of an [ERROR] line no classifier knows.
 local UNCLASSIFIED = { id = "unclassified", category = "unclassified",
-                       title = { en = "unclassified [ERROR] line", zh = "未分类的 ERROR 日志" } }
+                       title = "plog.unclassified_title" }
 
 --- The layout of error_plog.csv for the tally (core.logclass.tally's csv): the header (the type,
 -- the line, where it is, then the fields), a title per classifier and one for the unclassified
@@ -33,8 +33,8 @@ function M.data(res)
   for id, c in pairs(res.categories) do
     local ex = array()
     for i, e in ipairs(c.examples) do ex[i] = { file = e.file, line = e.line, text = e.text } end
-    cats[id] = { count = c.count, title = i18n.pick(c.classifier.title), category = c.classifier.category,
-                 advice = i18n.pick(c.classifier.advice), doc = c.classifier.doc, examples = ex }
+    cats[id] = { count = c.count, title = i18n.t(c.classifier.title), category = c.classifier.category,
+                 advice = i18n.t(c.classifier.advice), doc = c.classifier.doc, examples = ex }
   end
   local failures = array()
   for i, f in ipairs(res.failures) do
@@ -93,9 +93,9 @@ function M.lines(res, max)
   for _, id in ipairs(ids) do
     local c = res.categories[id]
     local cl = c.classifier
-    local text = t("plog.category", i18n.pick(cl.title), c.count)
+    local text = t("plog.category", i18n.t(cl.title), c.count)
     if cl.doc then text = t("plog.doc_hint", text, cl.doc) end
-    out[#out + 1] = ("[INFO] %s%s"):format(text, cl.advice and (" - " .. i18n.pick(cl.advice)) or "")
+    out[#out + 1] = ("[INFO] %s%s"):format(text, cl.advice and (" - " .. i18n.t(cl.advice)) or "")
     example_lines(out, c.examples)
   end
   if res.unclassified.count > 0 then

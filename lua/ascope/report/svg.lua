@@ -435,7 +435,7 @@ function M.swimlanes(o)
     end
   end
   out[#out + 1] = ('<text x="%.1f" y="%d" class="axis" text-anchor="middle">%s</text>'):format(left + pw / 2, h - 8,
-    esc(M.fit(o.x_label or "time since the step start (ms)", w - 8, 12)))
+    esc(M.fit(o.x_label or require("ascope.i18n").t("report.timeline.lanes_x"), w - 8, 12)))
   out[#out + 1] = "</svg>"
   return table.concat(out, "\n")
 end

@@ -95,7 +95,7 @@ function KINDS.dashboard(_, _, r)
 end
 
 -- what every dimension's HTML kinds may use
-local KIT = { t = t, esc = esc, pct = pct, pick = i18n.pick, svg = svg, html = html, header = header }
+local KIT = { t = t, esc = esc, pct = pct, svg = svg, html = html, header = header }
 
 -- The sections of the page: the layout's, plus the default section of each registered
 -- dimension that the layout does not place (a layout with `order` shows only what it lists).
@@ -109,6 +109,13 @@ local function sections_of(layout)
   for _, d in ipairs(dimensions.list) do
     local sec = d.section
     if sec and not has[sec.id] then
+      -- its title ({en = ..., zh = ...}) is registered into the catalogue as a rule file's is
+      if type(sec.title) == "table" then
+        local copy = {}
+        for k, v in pairs(sec) do copy[k] = v end
+        copy.title = i18n.register("rule.timeline_dimension." .. d.id .. ".title", sec.title)
+        sec = copy
+      end
       local at = #list + 1
       for i, x in ipairs(list) do
         if x.id == sec.after then at = i + 1 end

@@ -37,11 +37,11 @@ function M.steps(m, sets, wins, typical_k, long_tail, want, top_n)
     id = tonumber(long_tail[1].step)
   end
   local k = id and per_step.find(wins, id)
-  if not k then return { error = ("step %s is not in the trace"):format(tostring(id)) } end
+  if not k then return { error = require("ascope.i18n").t("timeline.compare.no_step", tostring(id)) } end
   local tw = wins[typical_k]
-  if k == typical_k then return { error = ("step %d is the typical step"):format(id) } end
+  if k == typical_k then return { error = require("ascope.i18n").t("timeline.compare.typical", id) } end
   local ls, ts = per_step.split(sets, wins[k]), per_step.split(sets, tw)
-  if not ls or not ts then return { error = "one of the steps has no compute or communication" } end
+  if not ls or not ts then return { error = require("ascope.i18n").t("timeline.compare.empty") } end
   local cats = {}
   for _, c in ipairs(M.CATEGORIES) do
     local a, b = ls[c[2]] / 1e6, ts[c[2]] / 1e6

@@ -23,6 +23,7 @@
 -- keys are metrics the expert rules may test (rules/timeline.lua or a --rules file).
 -- @module ascope.analysis.timeline.dimensions
 local findings = require "ascope.analysis.timeline.findings"
+local t = require("ascope.i18n").t
 
 local M = {}
 
@@ -78,7 +79,7 @@ end
 -- dimension already has, is an error.
 function M.register(d)
   assert(type(d) == "table" and type(d.id) == "string" and type(d.compute) == "function",
-    "a timeline dimension needs an id and a compute function")
+    t("timeline.dimension_invalid"))
   local at = #M.list + 1
   for i, x in ipairs(M.list) do
     if x.id == d.id then at = i end
@@ -86,7 +87,7 @@ function M.register(d)
   for i, x in ipairs(M.list) do
     for _, k in ipairs(i ~= at and x.dashboard or {}) do
       for _, mine in ipairs(d.dashboard or {}) do
-        assert(mine.key ~= k.key, ("dashboard key %s belongs to dimension %s"):format(k.key, x.id))
+        assert(mine.key ~= k.key, t("timeline.dimension_key_taken", k.key, x.id))
       end
     end
   end

@@ -111,8 +111,8 @@ function M.evaluate(list, r)
     if x ~= nil and OPS[rule.op](x, rule.value) then
       out[#out + 1] = { id = rule.id, severity = rule.severity, metric = rule.metric, value = x,
                         threshold = rule.value, op = rule.op,
-                        finding = (i18n.pick(rule.finding) or rule.id):format(show(rule.metric, x)),
-                        action = i18n.pick(rule.action), evidence = M.evidence(rule, r) }
+                        finding = (i18n.t(rule.finding) or rule.id):format(show(rule.metric, x)),
+                        action = i18n.t(rule.action), evidence = M.evidence(rule, r) }
     end
   end
   table.sort(out, function(a, b)

@@ -19,6 +19,7 @@
 --   5 pp_bubble_ratio = union of P2P receive waits / step time, against (p-1)/(p-1+m)
 --   6 jitter: analysis/timeline/jitter.lua   7 hotspots: path.lua   8 phases: phases.lua
 local model_mod = require "ascope.analysis.timeline.model"
+local t = require("ascope.i18n").t
 local per_step = require "ascope.analysis.timeline.per_step"
 local dimensions = require "ascope.analysis.timeline.dimensions"
 
@@ -106,8 +107,6 @@ local function explain(r, why, only_missing)
   end
 end
 
-local NO_TRACE = "no trace (trace_view.json, msprof_*.json or .db) for this rank: only its step split (step_trace_time.csv or analysis.db)"
-local NO_TASKS = "no compute or communication tasks in the step (no device lane matches the rules' lanes.device, or no task in it)"
 
 --- All dimensions for one rank. tl: reader columns (nil for a rank with only the profiler's
 -- step split); re: compiled patterns; step_trace: ascend/step_trace.lua result or nil.
@@ -126,11 +125,11 @@ function M.analyse(tl, rules, re, step_trace, opts)
   local ctx = { r = r, rules = rules, opts = opts, top_n = opts.top_n or rules.top_n or 10, step_trace = step_trace }
   if not tl then
     r.steps_found = 0
-    ctx.no_trace = NO_TRACE
+    ctx.no_trace = t("timeline.why.no_trace")
     for _, d in ipairs(dimensions.list) do
       if d.without_trace then d.compute(ctx) end
     end
-    explain(r, NO_TRACE)
+    explain(r, ctx.no_trace)
     r.dashboard = M.dashboard(r)
     return r
   end
@@ -154,7 +153,7 @@ function M.analyse(tl, rules, re, step_trace, opts)
   typical_step(ctx)
   r.step = r.step or { id = w.id }
   for _, d in ipairs(dimensions.list) do d.compute(ctx) end
-  if not ctx.lo then explain(r, NO_TASKS, true) end
+  if not ctx.lo then explain(r, t("timeline.why.no_tasks"), true) end
   r.dashboard = M.dashboard(r)
   return r
 end

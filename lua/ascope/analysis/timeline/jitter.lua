@@ -8,6 +8,7 @@
 --   comm_jitter CV of per-step Communication(Not Overlapped) (else Communication) of the
 --               profiler's split; without it, of the communication busy time per step in the trace
 local stats = require "ascope.analysis.stats"
+local i18n = require "ascope.i18n"
 
 local M = {}
 
@@ -92,9 +93,9 @@ function M.measure(step_trace, wins, splits, rules)
   local why = {}
   local st, cj
   if #times == 0 then
-    why.jitter = "no step_trace_time.csv, no analysis.db StepTraceTime and no ProfilerStep markers"
+    why.jitter = i18n.t("timeline.why.no_steps")
   elseif #times < M.MIN_STEPS then
-    why.jitter = ("only %d step(s): step CV needs at least %d"):format(#times, M.MIN_STEPS)
+    why.jitter = i18n.t("timeline.why.few_steps", #times, M.MIN_STEPS)
   else
     st = stats.describe(times)
     -- the P95 shown is the nearest-rank one the long-tail bound uses
@@ -103,14 +104,14 @@ function M.measure(step_trace, wins, splits, rules)
     st.source, st.steps = source, #times
   end
   if #comm < M.MIN_STEPS then
-    why.comm_jitter = #comm == 0 and "no per-step communication (no Communication column, no communication in the trace)"
-      or ("only %d step(s): communication jitter needs at least %d"):format(#comm, M.MIN_STEPS)
+    why.comm_jitter = #comm == 0 and i18n.t("timeline.why.no_comm_per_step")
+      or i18n.t("timeline.why.few_comm_steps", #comm, M.MIN_STEPS)
   else
     local c = stats.describe(comm)
     if c.mean > 0 then
       cj = { cv = c.cv, mean_ms = c.mean, column = comm_col, steps = #comm }
     else
-      why.comm_jitter = "no communication in any step"
+      why.comm_jitter = i18n.t("timeline.why.no_comm")
     end
   end
   return st, cj, why

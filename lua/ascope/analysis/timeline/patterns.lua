@@ -27,7 +27,7 @@ local function compile_set(value, where)
   local set = {}
   for i, p in ipairs(list_of(value)) do
     local at = type(value) == "table" and ("%s[%d]"):format(where, i) or where
-    if type(p) ~= "string" then return nil, ("%s must be a string, not %s"):format(at, type(p)) end
+    if type(p) ~= "string" then return nil, i18n.t("timeline.pattern_not_string", at, type(p)) end
     local re, err = regex.compile(p, "i")
     if not re then return nil, i18n.t("timeline.bad_regex", at, p, err) end
     set[#set + 1] = re
@@ -47,7 +47,7 @@ function M.compile(rules, opts)
     for _, k in ipairs(keys) do
       local v = rules[group] and rules[group][k]
       if v ~= nil then
-        local set, err = compile_set(v, ("rules: timeline.%s.%s"):format(group, k))
+        local set, err = compile_set(v, i18n.t("timeline.rules_key", group, k))
         if not set then return nil, err end
         out[group][k] = set
       end

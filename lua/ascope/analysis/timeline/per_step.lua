@@ -25,7 +25,7 @@ function M.windows(steps, want_step)
   if want_step then
     local k = M.find(wins, want_step)
     if k then return wins, k end
-    return nil, ("step %d is not in the trace (steps: %d to %d)"):format(want_step, wins[1].id, wins[#wins].id)
+    return nil, require("ascope.i18n").t("timeline.no_step", want_step, wins[1].id, wins[#wins].id)
   end
   local order = {}
   for k = 1, #wins do order[k] = k end

@@ -70,7 +70,7 @@ function M.measure(m, w0, w1)
   local dec_rows = m.tagged_rows(m, "decode")
   if #pre_rows == 0 and #dec_rows == 0 then
     return { applicable = false,
-             reason = "no event name matches the prefill/decode patterns (rules: patterns.prefill, patterns.decode)" }
+             reason = require("ascope.i18n").t("timeline.why.no_phases") }
   end
   local pu, du = m.busy(m, pre_rows, w0, w1), m.busy(m, dec_rows, w0, w1)
   local out = { applicable = true, prefill_ms = ms(pu:total()), decode_ms = ms(du:total()),

@@ -77,7 +77,7 @@ local function composition_bars(res_sec, cp, kit)
   local l2, v2 = {}, {}
   for i, k in ipairs(order) do l2[i], v2[i] = labels[k], values[k] end
   l2[#l2 + 1], v2[#v2 + 1] = kit.t("report.timeline.free"), cp.free_ms
-  return kit.svg.bars({ title = kit.pick(res_sec.title), labels = l2, values = v2, unit = "ms",
+  return kit.svg.bars({ title = kit.t(res_sec.title), labels = l2, values = v2, unit = "ms",
                         value_label = kit.t("report.timeline.time_on_path") })
 end
 

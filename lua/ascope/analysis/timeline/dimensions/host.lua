@@ -3,6 +3,7 @@
 -- the rule tests the median over the steps of each step's ratio. Also the host-only time
 -- before the stage and the dataloader time not overlapped with the device.
 local stats = require "ascope.analysis.stats"
+local t = require("ascope.i18n").t
 local jitter = require "ascope.analysis.timeline.jitter"
 
 local function ms(ns) return ns and ns / 1e6 end
@@ -20,7 +21,7 @@ function M.compute(ctx)
              dataloader_serial_ratio = ratio(s.dataloader_serial, ctx.wall) }
   if #m.tagged_rows(m, "host_launch", HOST_KINDS) == 0 then
     r.host.host_launch_gap_ratio = nil
-    r.not_computed.host = "no host launch/sync events (rules: patterns.host_launch) on host lanes"
+    r.not_computed.host = t("timeline.why.no_host")
   end
   -- fewer than jitter.MIN_STEPS steps cannot show recurrence
   if ctx.splits and r.host.host_launch_gap_ratio then

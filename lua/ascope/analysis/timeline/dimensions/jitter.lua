@@ -62,7 +62,7 @@ local function as_lines(sec, j, ids, long_ids, comm_label, kit)
   if #long_ids > 20 then shown[#shown + 1] = "…" end
   local out = { ("<p>%s</p>"):format(kit.esc(t("report.timeline.steps_note_many", kit.pct(j.cv), j.mean, j.p95, #ids,
     #shown > 0 and table.concat(shown, ", ") or "-"))),
-    kit.svg.lines({ title = kit.pick(sec.title), x_label = axis, y_label = t("report.timeline.step_time"), y_unit = "ms",
+    kit.svg.lines({ title = kit.t(sec.title), x_label = axis, y_label = t("report.timeline.step_time"), y_unit = "ms",
                     x_integer = true, y_min = 0, series = { { name = t("report.timeline.step_time"), x = xs, y = j.series.times } } }) }
   if j.series.comm then
     out[#out + 1] = kit.svg.lines({ title = t("report.timeline.comm_title"), x_label = axis, y_label = comm_label,
@@ -95,7 +95,7 @@ M.html = {
       hot[i] = long[tostring(id)] or false
     end
     local out = { ("<p>%s</p>"):format(kit.esc(t("report.timeline.steps_note", kit.pct(j.cv), j.mean, j.p95))),
-                  kit.svg.bars({ title = kit.pick(sec.title), labels = labels, values = values, unit = "ms",
+                  kit.svg.bars({ title = kit.t(sec.title), labels = labels, values = values, unit = "ms",
                                  value_label = t("report.timeline.step_time"), highlight = hot }) }
     if j.series.comm then
       out[#out + 1] = kit.svg.bars({ title = t("report.timeline.comm_title"), labels = labels, values = j.series.comm,

@@ -5,6 +5,8 @@
 local function ms(ns) return ns and ns / 1e6 end
 local function ratio(a, b) return (a and b and b > 0) and a / b or nil end
 
+local t = require("ascope.i18n").t
+
 local M = { id = "op_util", explain = true }
 
 -- most intervals drawn per lane
@@ -84,7 +86,7 @@ function M.compute(ctx)
   if m.device_lanes == 0 and r.op_util and r.op_util.source == "tasks" then
     -- no lane is a device lane: compute cannot be measured, which is not the same as none
     r.op_util = nil
-    r.not_computed.op_util = "no lane name matches the device lanes pattern (rules: lanes.device, --device-regex)"
+    r.not_computed.op_util = t("timeline.why.no_device_lane")
   end
   if not ctx.lo then return end
   r.lanes, r.max_lane_idle, r.max_lane_idle_unexplained, r.idle_lane =
@@ -124,7 +126,6 @@ local KIND_COLOURS = { device = "#3366cc", comm = "#dc3912", host = "#109618", o
 M.html = {
   swimlanes = function(_, sec, r, kit)
     if not r.swimlanes or #r.swimlanes == 0 then return nil end
-    local t = kit.t
     local label, kinds = {}, {}
     for kind, colour in pairs(KIND_COLOURS) do
       label[kind] = t("report.timeline.kind." .. kind)
@@ -139,7 +140,7 @@ M.html = {
     local prep = r.step.preparing_ms or 0
     local note = ("<p>%s</p>"):format(kit.esc(t("report.timeline.lanes_note", r.step.id or t("report.timeline.whole_trace"),
       prep, r.step.stage_ms)))
-    return note .. kit.svg.swimlanes({ title = kit.pick(sec.title), lanes = lanes, x0 = 0, x1 = r.step.picture_ms,
+    return note .. kit.svg.swimlanes({ title = kit.t(sec.title), lanes = lanes, x0 = 0, x1 = r.step.picture_ms,
                                        kinds = kinds, x_label = t("report.timeline.lanes_x") })
   end,
 
@@ -158,7 +159,7 @@ M.html = {
       hot[i] = l.kind == "device" and idle_limit ~= nil and l.idle_ratio > idle_limit
     end
     if #labels == 0 then return nil end
-    return kit.svg.bars({ title = kit.pick(sec.title), labels = labels, values = values, unit = "%",
+    return kit.svg.bars({ title = kit.t(sec.title), labels = labels, values = values, unit = "%",
                           value_label = kit.t("report.timeline.idle_ratio"), highlight = hot })
   end,
 }

@@ -3,6 +3,8 @@
 -- compute-intersect-communication / communication over the device tasks.
 local function ms(ns) return ns and ns / 1e6 end
 
+local t = require("ascope.i18n").t
+
 local M = { id = "overlap", explain = true }
 
 function M.compute(ctx)
@@ -19,7 +21,7 @@ function M.compute(ctx)
                   free_ms = ms(s.free) }
   end
   if ctx.lo and not r.overlap then
-    r.not_computed.overlap = "no communication in the step (no Overlap Analysis lane, no communication tasks)"
+    r.not_computed.overlap = t("timeline.why.no_comm_in_step")
   end
 end
 
@@ -49,7 +51,7 @@ M.html = {
       end
     end
     return ("<p>%s</p>"):format(kit.esc(kit.t("report.timeline.overlap_note", kit.pct(ov.overlap_ratio),
-      kit.pct(ov.exposed_ratio), tostring(ov.source)))) .. kit.svg.bars({ title = kit.pick(sec.title), labels = labels,
+      kit.pct(ov.exposed_ratio), tostring(ov.source)))) .. kit.svg.bars({ title = kit.t(sec.title), labels = labels,
       values = values, unit = "ms", value_label = kit.t("report.timeline.time_in_step") })
   end,
 }

@@ -3,6 +3,8 @@
 local function ms(ns) return ns and ns / 1e6 end
 local function ratio(a, b) return (a and b and b > 0) and a / b or nil end
 
+local t = require("ascope.i18n").t
+
 local M = { id = "pp_bubble", explain = true }
 
 function M.compute(ctx)
@@ -18,7 +20,7 @@ function M.compute(ctx)
       r.pp_bubble.excess = r.pp_bubble.pp_bubble_ratio - theory
     end
   end
-  if ctx.lo and not r.pp_bubble then r.not_computed.pp_bubble = "no P2P receive waits (rules: patterns.p2p_wait)" end
+  if ctx.lo and not r.pp_bubble then r.not_computed.pp_bubble = t("timeline.why.no_p2p") end
 end
 
 M.dashboard = {
