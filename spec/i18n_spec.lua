@@ -173,7 +173,7 @@ describe("the language", function()
     { { "merge" }, "merge.needs_parts" },
     { { "diagnose" }, "diagnose.needs_input" },
     { { "version", "extra" }, "cli.unexpected_argument", "extra" },
-    { { "memory", "/tmp", "--rank-list", "3-1", "-o", "/tmp/ascope-no-such-out" }, "cli.rank_backwards", "3-1" },
+    { { "memory", "/tmp", "--rank-list", "3-1", "-o", "/tmp/ascope-no-such-out" }, "ranks.backwards", "3-1" },
     { { "memory", "/tmp", "-j", "x" }, "cli.not_whole", "-j", "x" },
     { { "nosuch" }, "cli.unknown_command", "nosuch", "", nil },
   }
