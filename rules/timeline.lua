@@ -42,6 +42,9 @@ return {
     request = { "^request" }, -- host slices that span one inference request (TTFT/TPOT by the seed's formulas)
   },
   top_n = 10,
+  -- a long-tail step takes more than long_tail_median x the median step, or more than the P95
+  -- and more than median x (1 + the value of rule step_jitter)
+  jitter = { long_tail_median = 1.5 },
   -- expert rules: metric (a key of the dashboard or a derived fact), condition, severity, texts
   -- (%s gets the metric value) and the view that shows the evidence (Timeline, Operator,
   -- Communication)

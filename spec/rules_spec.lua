@@ -2,6 +2,7 @@
 -- file with a typo, an unknown metric or id, a wrong type, a bad pattern, or code that loops,
 -- explodes or patches the host is a usage error naming the file (exit 2 from the command line).
 local h = require "helper"
+local core = require "ascope_core"
 local rules = require "ascope.rules"
 local errors = require "ascope.errors"
 local sandbox = require "ascope.sandbox"
@@ -231,6 +232,34 @@ describe("thresholds and field lists exist once, in rules/", function()
     local calm = findings.metrics(rank, assert(rules.load("timeline", dir .. "/r3.lua")).rules)
     assert.equal(0, calm.hidden_comm_jitter)
     assert.equal(1, calm.compute_side_jitter)
+  end)
+
+  it("the long-tail bound is the rules' jitter.long_tail_median; a disabled step_jitter keeps its bundled limit", function()
+    -- step times 67, 67, 67, 107 ms: 107 > 1.5 x 67 is long; at a factor of 2 it is not, and
+    -- the P95 bound cannot make it long (it is the P95 itself)
+    h.write(dir .. "/r/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/step_trace_time.csv",
+      "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,Preparing\n"
+      .. "1,50,10,30,40,5,65,0,2\n2,50,10,30,40,5,65,0,2\n3,50,10,30,40,5,65,0,2\n4,50,10,30,40,45,105,0,2\n")
+    local function long_tail(rule_text)
+      local args = { "timeline", dir .. "/r", "-o", dir .. "/out", "-q" }
+      if rule_text then
+        h.write(dir .. "/rules.lua", rule_text)
+        args[#args + 1], args[#args + 2] = "--rules", dir .. "/rules.lua"
+      end
+      local code, _, err = h.run(table.unpack(args))
+      assert.equal(0, code, err)
+      return #core.json.load(dir .. "/out/timeline_metrics.json").ranks[1].jitter.long_tail
+    end
+    assert.equal(1, long_tail())
+    assert.equal(0, long_tail("return { jitter = { long_tail_median = 2 } }"))
+    assert.equal(1, long_tail("return { rules = { { id = \"step_jitter\", disabled = true } } }"))
+    local jitter = require "ascope.analysis.timeline.jitter"
+    assert.equal(0.10, jitter.cv_threshold({ rules = {} }))
+    -- no number of the rules is repeated in the code that reads them
+    for _, f in ipairs({ "lua/ascope/analysis/timeline/jitter.lua", "lua/ascope/analysis/timeline/findings.lua" }) do
+      local src = h.read(f)
+      for _, n in ipairs({ "0%.10", "0%.15", "1%.5" }) do assert.falsy(src:find(n), f .. " repeats " .. n) end
+    end
   end)
 
   it("error_plog.csv has a column per field of the rules, in their field_order", function()

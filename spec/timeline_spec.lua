@@ -514,7 +514,7 @@ describe("timeline long-tail bounds", function()
     for k = 1, 20 do ids[k], times[k] = tostring(k), 100 end
     -- 20 steps: the nearest-rank P95 is the 19th smallest
     times[7], times[13] = 112, 108
-    local long, med, p95 = jitter.long_tail(ids, times, 0.10)
+    local long, med, p95 = jitter.long_tail(ids, times, 0.10, 1.5)
     assert.equal(100, med)
     assert.equal(108, p95)
     -- 112 > P95 and > 110: long; 108 is the P95 itself: not
@@ -522,11 +522,11 @@ describe("timeline long-tail bounds", function()
     assert.equal("7", long[1].step)
     -- 109.5 is above the P95 (109) but under median x 1.1 = 110: not long
     times[7], times[13], times[2] = 109.5, 109, 105
-    assert.equal(0, #jitter.long_tail(ids, times, 0.10))
+    assert.equal(0, #jitter.long_tail(ids, times, 0.10, 1.5))
     -- few steps: the P95 is the maximum, so only 1.5 x median counts
-    local l2 = jitter.long_tail({ "a", "b", "c" }, { 100, 100, 149 }, 0.10)
+    local l2 = jitter.long_tail({ "a", "b", "c" }, { 100, 100, 149 }, 0.10, 1.5)
     assert.equal(0, #l2)
-    local l3 = jitter.long_tail({ "a", "b", "c" }, { 100, 100, 151 }, 0.10)
+    local l3 = jitter.long_tail({ "a", "b", "c" }, { 100, 100, 151 }, 0.10, 1.5)
     assert.equal("c", l3[1].step)
   end)
 end)

@@ -68,13 +68,14 @@ M.timeline = S.record({
     prefill = regexes(), decode = regexes(), request = regexes(),
   }, { required = { "step" } }),
   top_n = S.integer({ min = 1 }),
+  jitter = S.record({ long_tail_median = S.number() }, { required = { "long_tail_median" } }),
   rules = S.rules({
     metric = S.enum({ values = require("ascope.analysis.timeline.findings").METRICS }),
     op = S.enum({ values = { "<", ">", "<=", ">=", "==", "~=" } }), value = S.number(),
     severity = S.enum({ values = { "info", "warning", "error" } }), finding = text(), action = text(),
     view = S.enum({ values = { "Timeline", "Operator", "Communication" } }),
   }, { required = { "metric", "op", "value", "severity", "finding" } }),
-}, { required = { "lanes", "task_types", "names", "patterns", "rules" } })
+}, { required = { "lanes", "task_types", "names", "patterns", "jitter", "rules" } })
 
 M.plog = S.record({
   classifiers = S.rules({

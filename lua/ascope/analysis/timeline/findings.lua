@@ -20,12 +20,20 @@ M.METRICS = { "critical_path_ratio", "op_utilization", "overlap_ratio", "host_la
               "dataloader_serial_ratio", "max_lane_idle_unexplained", "critical_path_comm_share", "hidden_comm_jitter",
               "compute_side_jitter", "raw_top_off_path" }
 
-local function threshold(list, id, default)
-  for _, r in ipairs(list) do
+local bundled -- the bundled timeline rules, read once when a rule file disabled a rule
+
+--- The value of rule id in list; a rule that a rule file disabled keeps its bundled value as
+-- the limit of the facts built on it (hidden or compute-side jitter, the long-tail bound).
+function M.threshold(list, id)
+  for _, r in ipairs(list or {}) do
     if r.id == id and type(r.value) == "number" then return r.value end
   end
-  return default
+  -- required here, not at the top: the rule schemas read this module's METRICS
+  bundled = bundled or assert(require("ascope.rules").load("timeline")).rules
+  if list == bundled then return nil end
+  return M.threshold(bundled, id)
 end
+local threshold = M.threshold
 
 --- The values the rules can test: the dashboard plus derived facts.
 function M.metrics(r, list)
@@ -38,7 +46,7 @@ function M.metrics(r, list)
   v.max_lane_idle_unexplained = r.max_lane_idle_unexplained
   v.critical_path_comm_share = r.critical_path and r.critical_path.comm_share or nil
   if v.step_cv and v.comm_jitter then
-    local cv_t, cj_t = threshold(list or {}, "step_jitter", 0.10), threshold(list or {}, "comm_jitter", 0.15)
+    local cv_t, cj_t = threshold(list, "step_jitter") or math.huge, threshold(list, "comm_jitter") or math.huge
     v.hidden_comm_jitter = (v.step_cv <= cv_t and v.comm_jitter > cj_t) and 1 or 0
     v.compute_side_jitter = (v.step_cv > cv_t and v.comm_jitter <= cj_t) and 1 or 0
   end

@@ -3,8 +3,8 @@
 --               Communication(Not Overlapped) + Free (+ Preparing) of step_trace_time.csv or
 --               analysis.db StepTraceTime
 --   step_cv     population std / mean of the step times; measured from 3 steps on
---   long tail   a step above 1.5 x median, or above the nearest-rank P95 and above
---               median x (1 + the step-CV threshold of rule step_jitter)
+--   long tail   a step above jitter.long_tail_median (rules/timeline.lua) x median, or above
+--               the nearest-rank P95 and above median x (1 + the value of rule step_jitter)
 --   comm_jitter CV of per-step Communication(Not Overlapped) (else Communication) of the
 --               profiler's split; without it, of the communication busy time per step in the trace
 local stats = require "ascope.analysis.stats"
@@ -14,12 +14,10 @@ local M = {}
 
 M.MIN_STEPS = 3
 
---- The step-CV threshold of the rules (rule step_jitter), 0.10 when it is not there.
+--- The step-CV threshold: the value of rule step_jitter (its bundled value when a rule file
+-- disabled it; nil when no rule file has one).
 function M.cv_threshold(rules)
-  for _, r in ipairs(rules.rules or {}) do
-    if r.id == "step_jitter" and type(r.value) == "number" then return r.value end
-  end
-  return 0.10
+  return require("ascope.analysis.timeline.findings").threshold(rules.rules, "step_jitter")
 end
 
 --- Nearest-rank percentile of a sorted list: the smallest value with at least p% at or below.
@@ -28,8 +26,10 @@ local function nearest_rank(sorted, p)
   return sorted[k]
 end
 
---- Steps of a series above the long-tail bounds: {{step, time_ms}}, slowest first.
-function M.long_tail(ids, times, cv_threshold)
+--- Steps of a series above the long-tail bounds: {{step, time_ms}}, slowest first. A step is
+-- long when it takes more than median_factor x the median, or more than the P95 and more than
+-- median x (1 + cv_threshold) (that bound is left out when cv_threshold is nil).
+function M.long_tail(ids, times, cv_threshold, median_factor)
   local sorted = {}
   for i, t in ipairs(times) do sorted[i] = t end
   table.sort(sorted)
@@ -37,7 +37,7 @@ function M.long_tail(ids, times, cv_threshold)
   local p95 = nearest_rank(sorted, 95)
   local long = {}
   for k, t in ipairs(times) do
-    if t > 1.5 * med or (t > p95 and t > med * (1 + cv_threshold)) then
+    if t > median_factor * med or (cv_threshold and t > p95 and t > med * (1 + cv_threshold)) then
       long[#long + 1] = { step = ids[k], time_ms = t }
     end
   end
@@ -99,7 +99,7 @@ function M.measure(step_trace, wins, splits, rules)
   else
     st = stats.describe(times)
     -- the P95 shown is the nearest-rank one the long-tail bound uses
-    st.long_tail, st.p50, st.p95 = M.long_tail(ids, times, M.cv_threshold(rules))
+    st.long_tail, st.p50, st.p95 = M.long_tail(ids, times, M.cv_threshold(rules), rules.jitter.long_tail_median)
     st.series = { ids = ids, times = times, comm = #comm == #times and comm or nil }
     st.source, st.steps = source, #times
   end
