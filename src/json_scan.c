@@ -24,9 +24,10 @@
 #include "ascope/checked.h"
 #include "ascope/decimal.h"
 #include "ascope/fs.h"
+#include "ascope/json_par.h"
 
 enum { V_NONE = 0, V_STR, V_NUM, V_BOOL, V_NULL, V_CONTAINER };
-enum { OK = 0, NEED = 1, BAD = -1 };
+enum { OK = 0, NEED = 1, HAND_OVER = 2, BAD = -1 };
 
 typedef struct slot {
   const char *name;
@@ -56,7 +57,11 @@ typedef struct scan {
   int oom;
   const char *bad_at; /* where the fast path found a problem */
   const char *bad_msg;
-  char bad[256]; /* a value that could not be converted */
+  char bad[256];         /* a value that could not be converted */
+  asc_strtab *strings;   /* where kept strings are interned (the spec's, or a range's own) */
+  asc_json_range *range; /* NULL: the whole file */
+  const char *buf;       /* the read buffer and the file offset of its first byte */
+  long long base;
 } scan;
 
 /* ---------- tokens ---------- */
@@ -426,7 +431,7 @@ static int intern(scan *sc, const slot *sl, uint32_t *id) {
   }
   size_t n;
   const char *t = slot_text(sc, sl, &n);
-  if (asc_strtab_intern(sc->spec->strings, t, n, id)) return sc->oom = 1;
+  if (asc_strtab_intern(sc->strings, t, n, id)) return sc->oom = 1;
   if (rid) sc->raw_id[rid] = *id;
   return 0;
 }
@@ -526,6 +531,18 @@ typedef struct {
 
 #define NO_EVENTS "no event array: expected a JSON array or an object with \"traceEvents\""
 
+/* An event of the array starts at file offset off: whether the next range starts here. The
+ * starts this reader has gone past were guesses that fell inside an event: their ranges are
+ * dropped and this reader reads on to the start after. */
+static int hand_over(asc_json_range *rg, long long off) {
+  /* only a reader on true boundaries may tell another that its start is false */
+  while (rg->ends_at < rg->nnext && off > rg->next[rg->ends_at]) {
+    if (atomic_load(&rg->proved[rg->index])) atomic_store(&rg->dropped[rg->ends_at], 1);
+    rg->ends_at++;
+  }
+  return rg->ends_at < rg->nnext && off == rg->next[rg->ends_at];
+}
+
 /* One step of the top level; consumes a whole unit (an event, a root member) or nothing. */
 static int step(scan *sc, machine *m, const char *p, const char *e, int eof, const char **out) {
   p = skip_ws(p, e);
@@ -585,6 +602,7 @@ static int step(scan *sc, machine *m, const char *p, const char *e, int eof, con
       if (*p != ',') return sc->bad_at = p, sc->bad_msg = "expected ',' or ']'", BAD;
       p = skip_ws(p + 1, e);
       if (p >= e) return NEED;
+      if (sc->range && hand_over(sc->range, sc->base + (long long)(p - sc->buf))) return HAND_OVER;
     }
     r = event(sc, p, e, out);
     if (r == OK) m->state = ST_EV_NEXT;
@@ -705,7 +723,10 @@ static int add_slot(scan *sc, const char *name, int in_args) {
   return (int)sc->nslots++;
 }
 
-int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *res, asc_error *err) {
+/* The whole file (range NULL) or one range of it. A range reports its errors briefly: the
+ * splitter scans the file again on one thread for the message a person reads. */
+static int scan_file(const char *path, const asc_json_spec *spec, asc_json_range *rg, asc_json_result *res,
+                     asc_error *err) {
   memset(res, 0, sizeof *res);
   asc_col_init(&res->meta_what, ASC_STR);
   asc_col_init(&res->meta_pid, ASC_STR);
@@ -716,12 +737,15 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
   if (!f) return -1;
   fseeko(f, 0, SEEK_END);
   long long total = ftello(f);
-  fseeko(f, 0, SEEK_SET);
+  long long from = rg ? rg->from : 0;
+  fseeko(f, from, SEEK_SET);
 
   scan sc;
   memset(&sc, 0, sizeof sc);
   sc.spec = spec;
   sc.res = res;
+  sc.range = rg;
+  sc.strings = rg ? rg->strings : spec->strings;
   sc.slots = calloc(spec->nfields + spec->npreds + 6, sizeof *sc.slots);
   sc.field_slot = calloc(spec->nfields + 1, sizeof(int));
   sc.pred_slot = calloc(spec->npreds + 1, sizeof(int));
@@ -730,7 +754,7 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
   if (cap < 64) cap = 64; /* the first read holds a byte order mark whole */
   char *buf = malloc(cap);
   int rc = 0;
-  long long base = 0; /* file offset of buf[0] */
+  long long base = from; /* file offset of buf[0] */
   if (!sc.slots || !sc.field_slot || !sc.pred_slot || !res->cols || !buf) {
     rc = asc_fail(err, path, -1, 0, 0, "out of memory");
     goto done;
@@ -752,20 +776,29 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
     sc.argname_slot = add_slot(&sc, "name", 1);
   }
 
-  machine m = {ST_ROOT, 0, 0};
+  /* a range after the first starts at an event of the array */
+  machine m = {from ? ST_EV_FIRST : ST_ROOT, rg ? rg->in_object : 0, from != 0};
   size_t start = 0, end = 0; /* unconsumed bytes are buf[start, end) */
   int eof = 0;
   long long next_report = 64LL << 20;
   while (m.state != ST_DONE) {
     const char *out = NULL;
+    sc.buf = buf;
+    sc.base = base;
     int r = step(&sc, &m, buf + start, buf + end, eof, &out);
     if (r == OK) {
       start = (size_t)(out - buf);
       continue;
     }
+    if (r == HAND_OVER) {
+      atomic_store(&rg->proved[rg->ends_at], 1);
+      break;
+    }
     if (r == BAD) {
       if (sc.oom)
         rc = asc_fail(err, path, base + (long long)start, 0, 0, "out of memory");
+      else if (rg)
+        rc = asc_fail(err, path, base + (long long)(sc.bad_at - buf), 0, 0, "%s", sc.bad_msg);
       else
         rc = parse_error(path, base + (long long)(sc.bad_at - buf), sc.bad_msg, 0, err);
       goto done;
@@ -774,6 +807,8 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
     if (eof) {
       if (base + (long long)end == 0)
         rc = asc_fail(err, path, 0, 1, 1, "the file is empty");
+      else if (rg)
+        rc = asc_fail(err, path, base + (long long)end, 0, 0, "premature EOF");
       else
         rc = parse_error(path, base + (long long)end, "premature EOF", 1, err);
       goto done;
@@ -804,12 +839,32 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
     /* a UTF-8 byte order mark at the very start (CSV files may have one too) is skipped */
     if (base == 0 && end == 0 && n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) start = 3;
     end += n;
-    if (spec->progress && base + (long long)end >= next_report) {
-      next_report = base + (long long)end + (64LL << 20);
-      if (spec->progress(spec->progress_ud, base + (long long)end, total)) {
+    long long done = base + (long long)end;
+    if (rg) {
+      atomic_store_explicit(rg->done, done - from, memory_order_relaxed);
+      if (atomic_load(rg->stop) || atomic_load(&rg->dropped[rg->index])) {
         rc = asc_fail(err, path, base, 0, 0, "interrupted");
         goto done;
       }
+      if (!rg->report) continue;
+      done = 0;
+      for (size_t i = 0; i < rg->nnext; i++)
+        done += atomic_load_explicit(&rg->done_all[i], memory_order_relaxed);
+    }
+    if (spec->progress && done >= next_report) {
+      next_report = done + (64LL << 20);
+      if (spec->progress(spec->progress_ud, done, total)) {
+        if (rg) atomic_store(rg->stop, 1);
+        rc = asc_fail(err, path, base, 0, 0, "interrupted");
+        goto done;
+      }
+    }
+  }
+  if (rg && m.state == ST_DONE) {
+    /* read to the end: the starts not met were guesses inside the last events */
+    while (rg->ends_at < rg->nnext) {
+      if (atomic_load(&rg->proved[rg->index])) atomic_store(&rg->dropped[rg->ends_at], 1);
+      rg->ends_at++;
     }
   }
   if (!m.found_events) {
@@ -820,7 +875,8 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
   snprintf(res->warning, sizeof res->warning, "%s", sc.bad);
 done:
   res->bytes = total;
-  if (spec->progress && rc == 0) spec->progress(spec->progress_ud, total, total);
+  res->ranges = 1;
+  if (!rg && spec->progress && rc == 0) spec->progress(spec->progress_ud, total, total);
   if (rc && !spec->partial) asc_json_result_free(res, spec->nfields);
   free(buf);
   free(sc.scratch);
@@ -831,4 +887,17 @@ done:
   free(sc.pred_slot);
   fclose(f);
   return rc;
+}
+
+int asc_json_scan_range(const char *path, const asc_json_spec *spec, asc_json_range *rg, asc_json_result *res,
+                        asc_error *err) {
+  return scan_file(path, spec, rg, res, err);
+}
+
+int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *res, asc_error *err) {
+  if (spec->threads > 1 || spec->nsplit_at) {
+    int r = asc_json_scan_parallel(path, spec, res, err);
+    if (r <= 0) return r;
+  }
+  return scan_file(path, spec, NULL, res, err);
 }
