@@ -84,9 +84,10 @@ static const unsigned char escape_kind[256] = {
  * or a raw control character (below 0x20); e when there is none. SSE2 sixteen bytes a step,
  * otherwise eight a step by word arithmetic (a zero byte of w ^ pattern, or a byte below 0x20,
  * sets the high bit of its lane; only whether one is set is used, so the byte order does not
- * matter), then bytes: both paths stop at the same byte. */
+ * matter), then bytes: both paths stop at the same byte (build with -DASC_PORTABLE_SCAN to
+ * run the specs on the portable one). */
 static const char *string_stop(const char *p, const char *e) {
-#ifdef __SSE2__
+#if defined(__SSE2__) && !defined(ASC_PORTABLE_SCAN)
   const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), lim = _mm_set1_epi8(0x1F);
   for (; e - p >= 16; p += 16) {
     __m128i v = _mm_loadu_si128((const __m128i *)p);
