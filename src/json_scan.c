@@ -33,6 +33,7 @@ typedef struct slot {
   const char *name;
   size_t len;
   int in_args;
+  int decides; /* a predicate or "ph" of the metadata reads it: kept even in a rejected event */
   /* per event */
   int vtype, esc;
   const char *v;
@@ -60,7 +61,12 @@ typedef struct scan {
   char bad[256];         /* a value that could not be converted */
   asc_strtab *strings;   /* where kept strings are interned (the spec's, or a range's own) */
   asc_json_range *range; /* NULL: the whole file */
-  const char *buf;       /* the read buffer and the file offset of its first byte */
+  /* per event: a predicate has failed on a value met so far (rejected), and the event cannot
+   * be metadata, so the values after are stepped over (skipping); a value was stepped over
+   * (skipped); a later value of a failed predicate's key made it hold again (reparse: the
+   * event is read once more from its start with no early decision, early off). */
+  int rejected, skipping, skipped, reparse, early_off;
+  const char *buf; /* the read buffer and the file offset of its first byte */
   long long base;
 } scan;
 
@@ -289,6 +295,8 @@ static slot *find(scan *sc, const char *k, size_t n, int in_args) {
   return NULL;
 }
 
+static void decide(scan *sc);
+
 /* An object's members, calling back for each key. in_args selects which slots match. */
 static int members(scan *sc, const char *p, const char *e, int in_args, const char **out) {
   /* p after '{' */
@@ -311,11 +319,19 @@ static int members(scan *sc, const char *p, const char *e, int in_args, const ch
     if (*p != ':') return sc->bad_at = p, sc->bad_msg = "expected ':'", BAD;
     p = skip_ws(p + 1, e);
     if (p >= e) return NEED;
-    if (!in_args && kn == 4 && memcmp(k, "args", 4) == 0 && *p == '{' && sc->has_args_slots) {
+    if (!in_args && kn == 4 && memcmp(k, "args", 4) == 0 && *p == '{' && sc->has_args_slots &&
+        !sc->skipping) {
       r = members(sc, p + 1, e, 1, &p);
     } else {
       slot *sl = kesc ? NULL : find(sc, k, kn, in_args);
-      r = sl ? slot_value(sc, sl, p, e, &p) : skip_value(sc, p, e, &p);
+      if (sl && (!sc->skipping || sl->decides)) {
+        r = slot_value(sc, sl, p, e, &p);
+        if (r == OK && sl->decides && !sc->early_off) decide(sc);
+      } else {
+        /* a value no field wants, or any value after the event was decided against */
+        sc->skipped |= sl != NULL || (kn == 4 && memcmp(k, "args", 4) == 0);
+        r = skip_value(sc, p, e, &p);
+      }
     }
     if (r != OK) return r;
     p = skip_ws(p, e);
@@ -493,6 +509,23 @@ static int pred_holds(scan *sc, const asc_jpred *p, const slot *sl) {
   return 0;
 }
 
+/* After a value a predicate (or the metadata test) reads: whether the event already fails. A
+ * predicate whose key has not been met is undecided (an event without the key is decided at
+ * its end); a later value of the same key decides again, and if the event then holds, or may
+ * be metadata, after values were stepped over, it is read again. */
+static void decide(scan *sc) {
+  int rejected = 0;
+  for (size_t i = 0; i < sc->spec->npreds && !rejected; i++) {
+    const slot *sl = &sc->slots[sc->pred_slot[i]];
+    if (sl->vtype != V_NONE && !pred_holds(sc, &sc->spec->preds[i], sl)) rejected = 1;
+  }
+  const slot *ph = &sc->slots[sc->ph_slot];
+  int skipping = rejected && (!sc->spec->want_meta || (ph->vtype != V_NONE && !text_eq(sc, ph, "M")));
+  if (sc->skipped && !skipping) sc->reparse = 1; /* what was stepped over is wanted after all */
+  sc->rejected = rejected;
+  sc->skipping = skipping;
+}
+
 static int end_event(scan *sc) {
   asc_json_result *r = sc->res;
   r->events++;
@@ -517,9 +550,15 @@ static int end_event(scan *sc) {
 static int event(scan *sc, const char *p, const char *e, const char **out) {
   if (p >= e) return NEED;
   if (*p != '{') return skip_value(sc, p, e, out);
-  for (size_t i = 0; i < sc->nslots; i++) sc->slots[i].vtype = V_NONE;
-  int r = members(sc, p + 1, e, 0, out);
-  if (r != OK) return r;
+  sc->early_off = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < sc->nslots; i++) sc->slots[i].vtype = V_NONE;
+    sc->rejected = sc->skipping = sc->skipped = sc->reparse = 0;
+    int r = members(sc, p + 1, e, 0, out);
+    if (r != OK) return r;
+    if (!sc->reparse) break;
+    sc->early_off = 1;
+  }
   if (end_event(sc)) return sc->bad_at = p, sc->bad_msg = "out of memory", BAD;
   return OK;
 }
@@ -770,10 +809,13 @@ static int scan_file(const char *path, const asc_json_spec *spec, asc_json_range
                                                        : ASC_I64;
     asc_col_init(&res->cols[i], k);
   }
-  for (size_t i = 0; i < spec->npreds; i++)
+  for (size_t i = 0; i < spec->npreds; i++) {
     sc.pred_slot[i] = add_slot(&sc, spec->preds[i].name, spec->preds[i].in_args);
+    sc.slots[sc.pred_slot[i]].decides = 1;
+  }
   if (spec->want_meta) {
     sc.ph_slot = add_slot(&sc, "ph", 0);
+    sc.slots[sc.ph_slot].decides = 1;
     sc.name_slot = add_slot(&sc, "name", 0);
     sc.pid_slot = add_slot(&sc, "pid", 0);
     sc.tid_slot = add_slot(&sc, "tid", 0);

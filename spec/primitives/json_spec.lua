@@ -182,3 +182,34 @@ describe("json.decode / load / encode", function()
     assert.equal("0", doc.rank_id)
   end)
 end)
+
+describe("json.scan decides predicates as early as it can", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  -- each event says what the one-value-per-key reading (the last value of a repeated key wins)
+  -- gives; the early decision must not change any of it
+  it("wherever the key stands, repeated or missing, and for metadata decided late", function()
+    local p = dir .. "/t.json"
+    h.write(p, "[" .. table.concat({
+      '{"name": "a", "ts": 1, "args": {"Call stack": "s"}, "cat": "x"}', -- key last: out
+      '{"cat": "x", "name": "b", "args": {"Call stack": "t"}, "ts": 2, "cat": "cpu_op"}', -- repeated: in
+      '{"cat": "cpu_op", "name": "c", "ts": 3, "cat": "x"}', -- repeated: out
+      '{"name": "d", "ts": 4}', -- no key: out
+      '{"cat": "x", "ph": "C", "name": "process_name", "pid": 2, "ph": "M", "args": {"name": "Q"}}', -- metadata after all
+      '{"cat": "x", "ph": "C", "name": "process_name", "pid": 3, "args": {"name": "R"}}', -- not metadata
+      '{"ts": 5, "cat": "cpu_op", "name": "e", "args": {"Call stack": "u"}}', -- key after the fields: in
+    }, ",\n") .. "]")
+    local r = assert(json.scan(p, { where = { cat = "cpu_op" },
+                                    fields = { name = "string", ts = "us", ["args.Call stack"] = "string" } }))
+    assert.equal(7, r.events)
+    assert.same({ "b", "e" }, r.columns.name:totable())
+    assert.same({ 2000, 5000 }, r.columns.ts:totable())
+    assert.same({ "t", "u" }, r.columns["args.Call stack"]:totable())
+    assert.same({ ["2"] = "Q" }, r.meta.processes)
+    -- a predicate inside args, decided there
+    local a = assert(json.scan(p, { where = { ["args.Call stack"] = false, cat = "x" }, fields = { name = "string" } }))
+    assert.same({ "c", "process_name", "process_name" }, a.columns.name:totable())
+  end)
+end)
