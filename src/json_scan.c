@@ -290,7 +290,9 @@ static int slot_value(scan *sc, slot *sl, const char *p, const char *e, const ch
 static slot *find(scan *sc, const char *k, size_t n, int in_args) {
   for (size_t i = 0; i < sc->nslots; i++) {
     slot *sl = &sc->slots[i];
-    if (sl->in_args == in_args && sl->len == n && memcmp(sl->name, k, n) == 0) return sl;
+    if (sl->len == n && sl->in_args == in_args && (n == 0 || sl->name[0] == k[0]) &&
+        memcmp(sl->name, k, n) == 0)
+      return sl;
   }
   return NULL;
 }
