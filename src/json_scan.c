@@ -38,6 +38,11 @@ typedef struct slot {
   int vtype, esc;
   const char *v;
   size_t vlen;
+  /* short plain values repeat from event to event (ph, pid, tid, a lane's names): the last one
+   * this key's value interned as is compared before the string table is asked */
+  char last[32];
+  size_t last_n;
+  uint32_t last_id;
 } slot;
 
 typedef struct scan {
@@ -433,9 +438,18 @@ static int text_eq(scan *sc, const slot *sl, const char *v) {
   return strlen(v) == n && memcmp(t, v, n) == 0;
 }
 
-static int intern(scan *sc, const slot *sl, uint32_t *id) {
+static int intern(scan *sc, slot *sl, uint32_t *id) {
   *id = 0;
   if (sl->vtype == V_NONE || sl->vtype == V_NULL || sl->vtype == V_CONTAINER) return 0;
+  if (!sl->esc && sl->vlen <= sizeof sl->last) {
+    if (sl->last_id && sl->last_n == sl->vlen && memcmp(sl->last, sl->v, sl->vlen) == 0)
+      return *id = sl->last_id, 0;
+    if (asc_strtab_intern(sc->strings, sl->v, sl->vlen, id)) return sc->oom = 1;
+    memcpy(sl->last, sl->v, sl->vlen);
+    sl->last_n = sl->vlen;
+    sl->last_id = *id;
+    return 0;
+  }
   uint32_t rid = 0;
   if (sl->esc) {
     if (!sc->raw && !(sc->raw = asc_strtab_new())) return sc->oom = 1;
@@ -458,7 +472,7 @@ static int intern(scan *sc, const slot *sl, uint32_t *id) {
   return 0;
 }
 
-static int push_field(scan *sc, const asc_jfield *f, const slot *sl, asc_col *c) {
+static int push_field(scan *sc, const asc_jfield *f, slot *sl, asc_col *c) {
   int has = sl->vtype == V_STR || sl->vtype == V_NUM;
   int r = 0;
   switch (f->type) {
