@@ -53,6 +53,10 @@ typedef struct scan {
   int *field_slot, *pred_slot;
   int ph_slot, name_slot, pid_slot, tid_slot, argname_slot;
   int has_args_slots;
+  /* the slots by the first byte of their key: first[c] is the first (slot index + 1, 0: none),
+   * slot i's next one with the same first byte is next_same[i] */
+  int first[256];
+  int *next_same;
   char *scratch; /* decoded strings */
   size_t scratch_cap;
   /* escaped strings are interned by their raw text first, so each distinct one (call stacks
@@ -78,8 +82,11 @@ typedef struct scan {
 /* ---------- tokens ---------- */
 
 /* White space as yajl has it: JSON's four, and form feed and vertical tab too. */
+static const unsigned char ws_byte[256] = {
+    [' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1, ['\f'] = 1, ['\v'] = 1};
+
 static const char *skip_ws(const char *p, const char *e) {
-  while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' || *p == '\f' || *p == '\v')) p++;
+  while (p < e && ws_byte[(unsigned char)*p]) p++;
   return p;
 }
 
@@ -293,11 +300,14 @@ static int slot_value(scan *sc, slot *sl, const char *p, const char *e, const ch
 }
 
 static slot *find(scan *sc, const char *k, size_t n, int in_args) {
-  for (size_t i = 0; i < sc->nslots; i++) {
-    slot *sl = &sc->slots[i];
-    if (sl->len == n && sl->in_args == in_args && (n == 0 || sl->name[0] == k[0]) &&
-        memcmp(sl->name, k, n) == 0)
-      return sl;
+  if (n == 0) {
+    for (size_t i = 0; i < sc->nslots; i++)
+      if (sc->slots[i].len == 0 && sc->slots[i].in_args == in_args) return &sc->slots[i];
+    return NULL;
+  }
+  for (int i = sc->first[(unsigned char)k[0]]; i; i = sc->next_same[i - 1]) {
+    slot *sl = &sc->slots[i - 1];
+    if (sl->len == n && sl->in_args == in_args && memcmp(sl->name, k, n) == 0) return sl;
   }
   return NULL;
 }
@@ -808,13 +818,14 @@ static int scan_file(const char *path, const asc_json_spec *spec, asc_json_range
   sc.slots = calloc(spec->nfields + spec->npreds + 6, sizeof *sc.slots);
   sc.field_slot = calloc(spec->nfields + 1, sizeof(int));
   sc.pred_slot = calloc(spec->npreds + 1, sizeof(int));
+  sc.next_same = calloc(spec->nfields + spec->npreds + 6, sizeof(int));
   res->cols = calloc(spec->nfields + 1, sizeof *res->cols);
   size_t cap = spec->chunk ? spec->chunk : (size_t)1 << 20;
   if (cap < 64) cap = 64; /* the first read holds a byte order mark whole */
   char *buf = malloc(cap);
   int rc = 0;
   long long base = from; /* file offset of buf[0] */
-  if (!sc.slots || !sc.field_slot || !sc.pred_slot || !res->cols || !buf) {
+  if (!sc.slots || !sc.field_slot || !sc.pred_slot || !sc.next_same || !res->cols || !buf) {
     rc = asc_fail(err, path, -1, 0, 0, "out of memory");
     goto done;
   }
@@ -837,6 +848,12 @@ static int scan_file(const char *path, const asc_json_spec *spec, asc_json_range
     sc.tid_slot = add_slot(&sc, "tid", 0);
     sc.argname_slot = add_slot(&sc, "name", 1);
   }
+  for (size_t i = sc.nslots; i-- > 0;)
+    if (sc.slots[i].len) {
+      unsigned char c = (unsigned char)sc.slots[i].name[0];
+      sc.next_same[i] = sc.first[c];
+      sc.first[c] = (int)i + 1;
+    }
 
   /* a range after the first starts at an event of the array */
   machine m = {from ? ST_EV_FIRST : ST_ROOT, rg ? rg->in_object : 0, from != 0};
@@ -947,6 +964,7 @@ done:
   free(sc.slots);
   free(sc.field_slot);
   free(sc.pred_slot);
+  free(sc.next_same);
   fclose(f);
   return rc;
 }
