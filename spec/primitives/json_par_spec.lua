@@ -152,6 +152,22 @@ describe("json.scan on several threads", function()
     assert.equal(2, snapshot(p, { split_at = { in_string, boundary, in_escape } }).ranges)
   end)
 
+  it("calls the progress callback from the calling thread, and its error stops the scan", function()
+    local list = {}
+    for i = 1, 200 do list[i] = EVENTS[(i - 1) % #EVENTS + 1] end
+    local p = dir .. "/long.json"
+    h.write(p, "[" .. events(list) .. "]")
+    local size = #h.read(p)
+    local calls = {}
+    local r = assert(json.scan(p, { fields = FIELDS, threads = 3, min_range = 1,
+                                    progress = function(done, total) calls[#calls + 1] = { done, total } end }))
+    assert.equal(3, r.ranges)
+    assert.same({ { size, size } }, calls)
+    assert.has_error(function()
+      json.scan(p, { fields = FIELDS, threads = 3, min_range = 1, progress = function() error("stop here") end })
+    end, "stop here")
+  end)
+
   it("checks its options", function()
     local p = dir .. "/t.json"
     h.write(p, "[" .. EVENTS[2] .. "]")
