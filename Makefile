@@ -13,7 +13,7 @@ WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -Iinclude -I$(LUAINC) $(CFLAGS) $(EXTRA_CFLAGS)
 
-PRIM_SRCS := src/error.c src/strtab.c src/lpat.c src/logclass.c src/column.c src/decimal.c src/json_scan.c src/json_escape.c \
+PRIM_SRCS := src/error.c src/strtab.c src/lpat.c src/logclass.c src/column.c src/decimal.c src/json_scan.c src/json_par.c src/json_escape.c \
              src/csv_read.c src/csv_write.c src/interval.c src/match.c src/bin.c src/db.c \
              src/fs.c src/spool.c src/par.c src/regex.c src/iconv.c src/stacktree.c src/stacktop.c src/topgroups.c \
              src/label.c
@@ -26,7 +26,7 @@ BIND_OBJS := $(BIND_SRCS:src/%.c=$(BUILD)/obj/%.o)
 HOST_OBJS := $(BUILD)/obj/main.o $(BUILD)/obj/embedded.o
 STATIC_LIBS := $(LIBDIR)/liblua5.4.a $(LIBDIR)/liblua5.4-lpeg.a $(LIBDIR)/libyajl_s.a \
                $(LIBDIR)/libcsv.a $(LIBDIR)/libsqlite3.a
-SHARED_LIBS := $(SO_LDFLAGS) -lyajl -lcsv -lsqlite3
+SHARED_LIBS := $(SO_LDFLAGS) -lyajl -lcsv -lsqlite3 -lpthread
 # where `make install` puts things (the rockspec's build passes LuaRocks' folders instead)
 INST_BINDIR ?= $(PREFIX)/bin
 INST_LIBDIR ?= $(PREFIX)/lib/lua/5.4

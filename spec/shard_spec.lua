@@ -76,6 +76,26 @@ local function tree_for_block(events)
   return t
 end
 
+describe("file scans beside other workers", function()
+  it("share the idle CPUs between the units read at once, and only while they run", function()
+    local workers = require "ascope.workers"
+    local core = require "ascope_core"
+    assert.is_nil(workers.scan_threads)
+    assert.equal(1, workers.share(100000))
+    assert.truthy(workers.share(1) >= 1 and workers.share(1) <= core.fs.cpus())
+    local recipe = { work = function() return workers.scan_threads or "none" end }
+    -- one unit: the scan decides alone
+    assert.same({ ok = "none" }, shard.compute(recipe, {}, { 1 }, 2)[1])
+    -- two units with two workers: each scan is given its share (at least one thread)
+    local out = shard.compute(recipe, {}, { 1, 2 }, 2)
+    for i = 1, 2 do
+      local ok = out[i].ok
+      assert.truthy(ok == "none" or (math.type(ok) == "integer" and ok >= 1 and ok <= core.fs.cpus()), tostring(ok))
+    end
+    assert.is_nil(workers.scan_threads)
+  end)
+end)
+
 describe("--shard K/N and merge on a generated 12-rank tree", function()
   local fixture = tree_for_block(25)
   local dir, tree

@@ -24,18 +24,25 @@
 #include "ascope/checked.h"
 #include "ascope/decimal.h"
 #include "ascope/fs.h"
+#include "ascope/json_par.h"
 
 enum { V_NONE = 0, V_STR, V_NUM, V_BOOL, V_NULL, V_CONTAINER };
-enum { OK = 0, NEED = 1, BAD = -1 };
+enum { OK = 0, NEED = 1, HAND_OVER = 2, BAD = -1 };
 
 typedef struct slot {
   const char *name;
   size_t len;
   int in_args;
+  int decides; /* a predicate or "ph" of the metadata reads it: kept even in a rejected event */
   /* per event */
   int vtype, esc;
   const char *v;
   size_t vlen;
+  /* short plain values repeat from event to event (ph, pid, tid, a lane's names): the last one
+   * this key's value interned as is compared before the string table is asked */
+  char last[32];
+  size_t last_n;
+  uint32_t last_id;
 } slot;
 
 typedef struct scan {
@@ -46,6 +53,10 @@ typedef struct scan {
   int *field_slot, *pred_slot;
   int ph_slot, name_slot, pid_slot, tid_slot, argname_slot;
   int has_args_slots;
+  /* the slots by the first byte of their key: first[c] is the first (slot index + 1, 0: none),
+   * slot i's next one with the same first byte is next_same[i] */
+  int first[256];
+  int *next_same;
   char *scratch; /* decoded strings */
   size_t scratch_cap;
   /* escaped strings are interned by their raw text first, so each distinct one (call stacks
@@ -56,14 +67,26 @@ typedef struct scan {
   int oom;
   const char *bad_at; /* where the fast path found a problem */
   const char *bad_msg;
-  char bad[256]; /* a value that could not be converted */
+  char bad[256];         /* a value that could not be converted */
+  asc_strtab *strings;   /* where kept strings are interned (the spec's, or a range's own) */
+  asc_json_range *range; /* NULL: the whole file */
+  /* per event: a predicate has failed on a value met so far (rejected), and the event cannot
+   * be metadata, so the values after are stepped over (skipping); a value was stepped over
+   * (skipped); a later value of a failed predicate's key made it hold again (reparse: the
+   * event is read once more from its start with no early decision, early off). */
+  int rejected, skipping, skipped, reparse, early_off;
+  const char *buf; /* the read buffer and the file offset of its first byte */
+  long long base;
 } scan;
 
 /* ---------- tokens ---------- */
 
 /* White space as yajl has it: JSON's four, and form feed and vertical tab too. */
+static const unsigned char ws_byte[256] = {
+    [' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1, ['\f'] = 1, ['\v'] = 1};
+
 static const char *skip_ws(const char *p, const char *e) {
-  while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' || *p == '\f' || *p == '\v')) p++;
+  while (p < e && ws_byte[(unsigned char)*p]) p++;
   return p;
 }
 
@@ -75,63 +98,67 @@ static int is_hex(char c) {
 static const unsigned char escape_kind[256] = {
     ['"'] = 1, ['\\'] = 1, ['/'] = 1, ['b'] = 1, ['f'] = 1, ['n'] = 1, ['r'] = 1, ['t'] = 1, ['u'] = 2};
 
-/* The content of a string has no raw control character and only JSON's escapes (what yajl
- * accepts; UTF-8 is not checked, as yajl is told not to). Eight bytes a step for the control
- * characters (a byte below 0x20 sets its high bit in w - 0x20.. where w's own is clear), and
- * from backslash to backslash for the escapes, only in strings that hold one. */
-static int string_ok(const char *s, size_t n, int esc) {
-  size_t i = 0;
-#ifdef __SSE2__
-  /* 64 bytes a step: a byte <= 0x1F is one whose unsigned max with 0x1F is 0x1F */
-  const __m128i lim = _mm_set1_epi8(0x1F);
-  for (; i + 64 <= n; i += 64) {
-    __m128i a = _mm_loadu_si128((const __m128i *)(s + i)), b = _mm_loadu_si128((const __m128i *)(s + i + 16)),
-            c = _mm_loadu_si128((const __m128i *)(s + i + 32)),
-            d = _mm_loadu_si128((const __m128i *)(s + i + 48));
-    __m128i m = _mm_min_epu8(_mm_min_epu8(a, b), _mm_min_epu8(c, d));
-    if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(m, lim), lim))) return 0;
+/* The first byte at or after p that ends a plain run of string content: a quote, a backslash
+ * or a raw control character (below 0x20); e when there is none. SSE2 sixteen bytes a step,
+ * otherwise eight a step by word arithmetic (a zero byte of w ^ pattern, or a byte below 0x20,
+ * sets the high bit of its lane; only whether one is set is used, so the byte order does not
+ * matter), then bytes: both paths stop at the same byte (build with -DASC_PORTABLE_SCAN to
+ * run the specs on the portable one). */
+static const char *string_stop(const char *p, const char *e) {
+#if defined(__SSE2__) && !defined(ASC_PORTABLE_SCAN)
+  const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), lim = _mm_set1_epi8(0x1F);
+  for (; e - p >= 16; p += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                             _mm_cmpeq_epi8(_mm_max_epu8(v, lim), lim));
+    unsigned bits = (unsigned)_mm_movemask_epi8(m);
+    if (bits) return p + __builtin_ctz(bits);
+  }
+#else
+  const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+  for (; e - p >= 8; p += 8) {
+    uint64_t w, q, b;
+    memcpy(&w, p, 8);
+    q = w ^ (ones * '"');
+    b = w ^ (ones * '\\');
+    if (((q - ones) & ~q & high) | ((b - ones) & ~b & high) | ((w - ones * 0x20) & ~w & high)) break;
   }
 #endif
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    memcpy(&w, s + i, 8);
-    if ((w - 0x2020202020202020ull) & ~w & 0x8080808080808080ull) return 0;
-  }
-  for (; i < n; i++)
-    if ((unsigned char)s[i] < 0x20) return 0;
-  if (!esc) return 1;
-  const char *e = s + n;
-  for (const char *p = s; (p = memchr(p, '\\', (size_t)(e - p))) != NULL;) {
-    unsigned char k = p + 1 < e ? escape_kind[(unsigned char)p[1]] : 0;
-    if (k == 1) {
-      p += 2;
-    } else if (k == 2 && e - p >= 6 && is_hex(p[2]) && is_hex(p[3]) && is_hex(p[4]) && is_hex(p[5])) {
-      p += 6;
-    } else {
-      return 0;
-    }
-  }
-  return 1;
+  while (p < e && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20) p++;
+  return p;
 }
 
-/* p at the opening quote; on OK *out is after the closing quote and [*s, *s + *n) the content. */
+/* p at the opening quote; on OK *out is after the closing quote, [*s, *s + *n) the content and
+ * *esc whether it holds an escape. One pass: the content has no raw control character and only
+ * JSON's escapes (what yajl accepts; UTF-8 is not checked, as yajl is told not to). */
 static int string_span(scan *sc, const char *p, const char *e, const char **s, size_t *n, int *esc,
                        const char **out) {
   const char *q = p + 1;
+  int has = 0;
   for (;;) {
-    const char *quote = memchr(q, '"', (size_t)(e - q));
-    if (!quote) return NEED;
-    const char *b = quote;
-    while (b > p + 1 && b[-1] == '\\') b--;
-    if (((quote - b) & 1) == 0) {
+    q = string_stop(q, e);
+    if (q >= e) return NEED;
+    if (*q == '"') {
       *s = p + 1;
-      *n = (size_t)(quote - p - 1);
-      *esc = memchr(p + 1, '\\', *n) != NULL;
-      if (!string_ok(*s, *n, *esc)) return sc->bad_at = p, sc->bad_msg = "invalid string", BAD;
-      *out = quote + 1;
+      *n = (size_t)(q - p - 1);
+      *esc = has;
+      *out = q + 1;
       return OK;
     }
-    q = quote + 1;
+    if (*q != '\\') return sc->bad_at = p, sc->bad_msg = "invalid string", BAD;
+    has = 1;
+    if (e - q < 2) return NEED;
+    unsigned char k = escape_kind[(unsigned char)q[1]];
+    if (k == 1) {
+      q += 2;
+      continue;
+    }
+    if (k != 2) return sc->bad_at = p, sc->bad_msg = "invalid string", BAD;
+    for (int i = 2; i < 6; i++) {
+      if (q + i >= e) return NEED;
+      if (!is_hex(q[i])) return sc->bad_at = p, sc->bad_msg = "invalid string", BAD;
+    }
+    q += 6;
   }
 }
 
@@ -273,12 +300,19 @@ static int slot_value(scan *sc, slot *sl, const char *p, const char *e, const ch
 }
 
 static slot *find(scan *sc, const char *k, size_t n, int in_args) {
-  for (size_t i = 0; i < sc->nslots; i++) {
-    slot *sl = &sc->slots[i];
-    if (sl->in_args == in_args && sl->len == n && memcmp(sl->name, k, n) == 0) return sl;
+  if (n == 0) {
+    for (size_t i = 0; i < sc->nslots; i++)
+      if (sc->slots[i].len == 0 && sc->slots[i].in_args == in_args) return &sc->slots[i];
+    return NULL;
+  }
+  for (int i = sc->first[(unsigned char)k[0]]; i; i = sc->next_same[i - 1]) {
+    slot *sl = &sc->slots[i - 1];
+    if (sl->len == n && sl->in_args == in_args && memcmp(sl->name, k, n) == 0) return sl;
   }
   return NULL;
 }
+
+static void decide(scan *sc);
 
 /* An object's members, calling back for each key. in_args selects which slots match. */
 static int members(scan *sc, const char *p, const char *e, int in_args, const char **out) {
@@ -302,11 +336,19 @@ static int members(scan *sc, const char *p, const char *e, int in_args, const ch
     if (*p != ':') return sc->bad_at = p, sc->bad_msg = "expected ':'", BAD;
     p = skip_ws(p + 1, e);
     if (p >= e) return NEED;
-    if (!in_args && kn == 4 && memcmp(k, "args", 4) == 0 && *p == '{' && sc->has_args_slots) {
+    if (!in_args && kn == 4 && memcmp(k, "args", 4) == 0 && *p == '{' && sc->has_args_slots &&
+        !sc->skipping) {
       r = members(sc, p + 1, e, 1, &p);
     } else {
       slot *sl = kesc ? NULL : find(sc, k, kn, in_args);
-      r = sl ? slot_value(sc, sl, p, e, &p) : skip_value(sc, p, e, &p);
+      if (sl && (!sc->skipping || sl->decides)) {
+        r = slot_value(sc, sl, p, e, &p);
+        if (r == OK && sl->decides && !sc->early_off) decide(sc);
+      } else {
+        /* a value no field wants, or any value after the event was decided against */
+        sc->skipped |= sl != NULL || (kn == 4 && memcmp(k, "args", 4) == 0);
+        r = skip_value(sc, p, e, &p);
+      }
     }
     if (r != OK) return r;
     p = skip_ws(p, e);
@@ -406,9 +448,18 @@ static int text_eq(scan *sc, const slot *sl, const char *v) {
   return strlen(v) == n && memcmp(t, v, n) == 0;
 }
 
-static int intern(scan *sc, const slot *sl, uint32_t *id) {
+static int intern(scan *sc, slot *sl, uint32_t *id) {
   *id = 0;
   if (sl->vtype == V_NONE || sl->vtype == V_NULL || sl->vtype == V_CONTAINER) return 0;
+  if (!sl->esc && sl->vlen <= sizeof sl->last) {
+    if (sl->last_id && sl->last_n == sl->vlen && memcmp(sl->last, sl->v, sl->vlen) == 0)
+      return *id = sl->last_id, 0;
+    if (asc_strtab_intern(sc->strings, sl->v, sl->vlen, id)) return sc->oom = 1;
+    memcpy(sl->last, sl->v, sl->vlen);
+    sl->last_n = sl->vlen;
+    sl->last_id = *id;
+    return 0;
+  }
   uint32_t rid = 0;
   if (sl->esc) {
     if (!sc->raw && !(sc->raw = asc_strtab_new())) return sc->oom = 1;
@@ -426,12 +477,12 @@ static int intern(scan *sc, const slot *sl, uint32_t *id) {
   }
   size_t n;
   const char *t = slot_text(sc, sl, &n);
-  if (asc_strtab_intern(sc->spec->strings, t, n, id)) return sc->oom = 1;
+  if (asc_strtab_intern(sc->strings, t, n, id)) return sc->oom = 1;
   if (rid) sc->raw_id[rid] = *id;
   return 0;
 }
 
-static int push_field(scan *sc, const asc_jfield *f, const slot *sl, asc_col *c) {
+static int push_field(scan *sc, const asc_jfield *f, slot *sl, asc_col *c) {
   int has = sl->vtype == V_STR || sl->vtype == V_NUM;
   int r = 0;
   switch (f->type) {
@@ -484,6 +535,23 @@ static int pred_holds(scan *sc, const asc_jpred *p, const slot *sl) {
   return 0;
 }
 
+/* After a value a predicate (or the metadata test) reads: whether the event already fails. A
+ * predicate whose key has not been met is undecided (an event without the key is decided at
+ * its end); a later value of the same key decides again, and if the event then holds, or may
+ * be metadata, after values were stepped over, it is read again. */
+static void decide(scan *sc) {
+  int rejected = 0;
+  for (size_t i = 0; i < sc->spec->npreds && !rejected; i++) {
+    const slot *sl = &sc->slots[sc->pred_slot[i]];
+    if (sl->vtype != V_NONE && !pred_holds(sc, &sc->spec->preds[i], sl)) rejected = 1;
+  }
+  const slot *ph = &sc->slots[sc->ph_slot];
+  int skipping = rejected && (!sc->spec->want_meta || (ph->vtype != V_NONE && !text_eq(sc, ph, "M")));
+  if (sc->skipped && !skipping) sc->reparse = 1; /* what was stepped over is wanted after all */
+  sc->rejected = rejected;
+  sc->skipping = skipping;
+}
+
 static int end_event(scan *sc) {
   asc_json_result *r = sc->res;
   r->events++;
@@ -508,9 +576,15 @@ static int end_event(scan *sc) {
 static int event(scan *sc, const char *p, const char *e, const char **out) {
   if (p >= e) return NEED;
   if (*p != '{') return skip_value(sc, p, e, out);
-  for (size_t i = 0; i < sc->nslots; i++) sc->slots[i].vtype = V_NONE;
-  int r = members(sc, p + 1, e, 0, out);
-  if (r != OK) return r;
+  sc->early_off = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < sc->nslots; i++) sc->slots[i].vtype = V_NONE;
+    sc->rejected = sc->skipping = sc->skipped = sc->reparse = 0;
+    int r = members(sc, p + 1, e, 0, out);
+    if (r != OK) return r;
+    if (!sc->reparse) break;
+    sc->early_off = 1;
+  }
   if (end_event(sc)) return sc->bad_at = p, sc->bad_msg = "out of memory", BAD;
   return OK;
 }
@@ -525,6 +599,18 @@ typedef struct {
 } machine;
 
 #define NO_EVENTS "no event array: expected a JSON array or an object with \"traceEvents\""
+
+/* An event of the array starts at file offset off: whether the next range starts here. The
+ * starts this reader has gone past were guesses that fell inside an event: their ranges are
+ * dropped and this reader reads on to the start after. */
+static int hand_over(asc_json_range *rg, long long off) {
+  /* only a reader on true boundaries may tell another that its start is false */
+  while (rg->ends_at < rg->nnext && off > rg->next[rg->ends_at]) {
+    if (atomic_load(&rg->proved[rg->index])) atomic_store(&rg->dropped[rg->ends_at], 1);
+    rg->ends_at++;
+  }
+  return rg->ends_at < rg->nnext && off == rg->next[rg->ends_at];
+}
 
 /* One step of the top level; consumes a whole unit (an event, a root member) or nothing. */
 static int step(scan *sc, machine *m, const char *p, const char *e, int eof, const char **out) {
@@ -585,6 +671,7 @@ static int step(scan *sc, machine *m, const char *p, const char *e, int eof, con
       if (*p != ',') return sc->bad_at = p, sc->bad_msg = "expected ',' or ']'", BAD;
       p = skip_ws(p + 1, e);
       if (p >= e) return NEED;
+      if (sc->range && hand_over(sc->range, sc->base + (long long)(p - sc->buf))) return HAND_OVER;
     }
     r = event(sc, p, e, out);
     if (r == OK) m->state = ST_EV_NEXT;
@@ -705,7 +792,10 @@ static int add_slot(scan *sc, const char *name, int in_args) {
   return (int)sc->nslots++;
 }
 
-int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *res, asc_error *err) {
+/* The whole file (range NULL) or one range of it. A range reports its errors briefly: the
+ * splitter scans the file again on one thread for the message a person reads. */
+static int scan_file(const char *path, const asc_json_spec *spec, asc_json_range *rg, asc_json_result *res,
+                     asc_error *err) {
   memset(res, 0, sizeof *res);
   asc_col_init(&res->meta_what, ASC_STR);
   asc_col_init(&res->meta_pid, ASC_STR);
@@ -716,22 +806,26 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
   if (!f) return -1;
   fseeko(f, 0, SEEK_END);
   long long total = ftello(f);
-  fseeko(f, 0, SEEK_SET);
+  long long from = rg ? rg->from : 0;
+  fseeko(f, from, SEEK_SET);
 
   scan sc;
   memset(&sc, 0, sizeof sc);
   sc.spec = spec;
   sc.res = res;
+  sc.range = rg;
+  sc.strings = rg ? rg->strings : spec->strings;
   sc.slots = calloc(spec->nfields + spec->npreds + 6, sizeof *sc.slots);
   sc.field_slot = calloc(spec->nfields + 1, sizeof(int));
   sc.pred_slot = calloc(spec->npreds + 1, sizeof(int));
+  sc.next_same = calloc(spec->nfields + spec->npreds + 6, sizeof(int));
   res->cols = calloc(spec->nfields + 1, sizeof *res->cols);
   size_t cap = spec->chunk ? spec->chunk : (size_t)1 << 20;
   if (cap < 64) cap = 64; /* the first read holds a byte order mark whole */
   char *buf = malloc(cap);
   int rc = 0;
-  long long base = 0; /* file offset of buf[0] */
-  if (!sc.slots || !sc.field_slot || !sc.pred_slot || !res->cols || !buf) {
+  long long base = from; /* file offset of buf[0] */
+  if (!sc.slots || !sc.field_slot || !sc.pred_slot || !sc.next_same || !res->cols || !buf) {
     rc = asc_fail(err, path, -1, 0, 0, "out of memory");
     goto done;
   }
@@ -742,30 +836,48 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
                                                        : ASC_I64;
     asc_col_init(&res->cols[i], k);
   }
-  for (size_t i = 0; i < spec->npreds; i++)
+  for (size_t i = 0; i < spec->npreds; i++) {
     sc.pred_slot[i] = add_slot(&sc, spec->preds[i].name, spec->preds[i].in_args);
+    sc.slots[sc.pred_slot[i]].decides = 1;
+  }
   if (spec->want_meta) {
     sc.ph_slot = add_slot(&sc, "ph", 0);
+    sc.slots[sc.ph_slot].decides = 1;
     sc.name_slot = add_slot(&sc, "name", 0);
     sc.pid_slot = add_slot(&sc, "pid", 0);
     sc.tid_slot = add_slot(&sc, "tid", 0);
     sc.argname_slot = add_slot(&sc, "name", 1);
   }
+  for (size_t i = sc.nslots; i-- > 0;)
+    if (sc.slots[i].len) {
+      unsigned char c = (unsigned char)sc.slots[i].name[0];
+      sc.next_same[i] = sc.first[c];
+      sc.first[c] = (int)i + 1;
+    }
 
-  machine m = {ST_ROOT, 0, 0};
+  /* a range after the first starts at an event of the array */
+  machine m = {from ? ST_EV_FIRST : ST_ROOT, rg ? rg->in_object : 0, from != 0};
   size_t start = 0, end = 0; /* unconsumed bytes are buf[start, end) */
   int eof = 0;
   long long next_report = 64LL << 20;
   while (m.state != ST_DONE) {
     const char *out = NULL;
+    sc.buf = buf;
+    sc.base = base;
     int r = step(&sc, &m, buf + start, buf + end, eof, &out);
     if (r == OK) {
       start = (size_t)(out - buf);
       continue;
     }
+    if (r == HAND_OVER) {
+      atomic_store(&rg->proved[rg->ends_at], 1);
+      break;
+    }
     if (r == BAD) {
       if (sc.oom)
         rc = asc_fail(err, path, base + (long long)start, 0, 0, "out of memory");
+      else if (rg)
+        rc = asc_fail(err, path, base + (long long)(sc.bad_at - buf), 0, 0, "%s", sc.bad_msg);
       else
         rc = parse_error(path, base + (long long)(sc.bad_at - buf), sc.bad_msg, 0, err);
       goto done;
@@ -774,6 +886,8 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
     if (eof) {
       if (base + (long long)end == 0)
         rc = asc_fail(err, path, 0, 1, 1, "the file is empty");
+      else if (rg)
+        rc = asc_fail(err, path, base + (long long)end, 0, 0, "premature EOF");
       else
         rc = parse_error(path, base + (long long)end, "premature EOF", 1, err);
       goto done;
@@ -804,12 +918,32 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
     /* a UTF-8 byte order mark at the very start (CSV files may have one too) is skipped */
     if (base == 0 && end == 0 && n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) start = 3;
     end += n;
-    if (spec->progress && base + (long long)end >= next_report) {
-      next_report = base + (long long)end + (64LL << 20);
-      if (spec->progress(spec->progress_ud, base + (long long)end, total)) {
+    long long done = base + (long long)end;
+    if (rg) {
+      atomic_store_explicit(rg->done, done - from, memory_order_relaxed);
+      if (atomic_load(rg->stop) || atomic_load(&rg->dropped[rg->index])) {
         rc = asc_fail(err, path, base, 0, 0, "interrupted");
         goto done;
       }
+      if (!rg->report) continue;
+      done = 0;
+      for (size_t i = 0; i < rg->nnext; i++)
+        done += atomic_load_explicit(&rg->done_all[i], memory_order_relaxed);
+    }
+    if (spec->progress && done >= next_report) {
+      next_report = done + (64LL << 20);
+      if (spec->progress(spec->progress_ud, done, total)) {
+        if (rg) atomic_store(rg->stop, 1);
+        rc = asc_fail(err, path, base, 0, 0, "interrupted");
+        goto done;
+      }
+    }
+  }
+  if (rg && m.state == ST_DONE) {
+    /* read to the end: the starts not met were guesses inside the last events */
+    while (rg->ends_at < rg->nnext) {
+      if (atomic_load(&rg->proved[rg->index])) atomic_store(&rg->dropped[rg->ends_at], 1);
+      rg->ends_at++;
     }
   }
   if (!m.found_events) {
@@ -820,7 +954,8 @@ int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *
   snprintf(res->warning, sizeof res->warning, "%s", sc.bad);
 done:
   res->bytes = total;
-  if (spec->progress && rc == 0) spec->progress(spec->progress_ud, total, total);
+  res->ranges = 1;
+  if (!rg && spec->progress && rc == 0) spec->progress(spec->progress_ud, total, total);
   if (rc && !spec->partial) asc_json_result_free(res, spec->nfields);
   free(buf);
   free(sc.scratch);
@@ -829,6 +964,20 @@ done:
   free(sc.slots);
   free(sc.field_slot);
   free(sc.pred_slot);
+  free(sc.next_same);
   fclose(f);
   return rc;
+}
+
+int asc_json_scan_range(const char *path, const asc_json_spec *spec, asc_json_range *rg, asc_json_result *res,
+                        asc_error *err) {
+  return scan_file(path, spec, rg, res, err);
+}
+
+int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *res, asc_error *err) {
+  if (spec->threads > 1 || spec->nsplit_at) {
+    int r = asc_json_scan_parallel(path, spec, res, err);
+    if (r <= 0) return r;
+  }
+  return scan_file(path, spec, NULL, res, err);
 }

@@ -85,7 +85,8 @@ static void push_meta(lua_State *L, asc_json_result *r, asc_strtab *st) {
 }
 
 /* json.scan(path, {fields = {name = "string", ts = "us", ...}, where = {...}, meta = true,
- *                  partial = false, progress = fn}) */
+ *                  partial = false, progress = fn, threads = N, min_range = bytes,
+ *                  split_at = {offset, ...}}) */
 static int l_scan(lua_State *L) {
   static const char *const types[] = {"string", "integer", "number", "us", NULL};
   const char *path = luaL_checkstring(L, 1);
@@ -144,6 +145,26 @@ static int l_scan(lua_State *L) {
   spec.partial = lua_toboolean(L, -1);
   lua_getfield(L, 2, "chunk");
   spec.chunk = (size_t)luaL_optinteger(L, -1, 0);
+  /* threads: default the CPUs this process may use that are idle now (as fs.workers) */
+  lua_getfield(L, 2, "threads");
+  lua_Integer threads = lua_isnil(L, -1) ? asc_cpu_free() : luaL_checkinteger(L, -1);
+  luaL_argcheck(L, threads >= 1, 2, "threads: at least 1");
+  spec.threads = threads > 64 ? 64 : (int)threads;
+  lua_getfield(L, 2, "min_range");
+  spec.min_range = (long long)luaL_optinteger(L, -1, 0);
+  lua_getfield(L, 2, "split_at"); /* tests: range starts used as they are */
+  if (lua_istable(L, -1)) {
+    size_t ns = (size_t)lua_rawlen(L, -1);
+    luaL_argcheck(L, ns < 64, 2, "split_at: fewer than 64 offsets");
+    long long *at = lua_newuserdatauv(L, (ns + 1) * sizeof *at, 0);
+    for (size_t i = 0; i < ns; i++) {
+      lua_rawgeti(L, -2, (lua_Integer)i + 1);
+      at[i] = (long long)luaL_checkinteger(L, -1);
+      lua_pop(L, 1);
+    }
+    spec.split_at = at;
+    spec.nsplit_at = ns;
+  }
   lasc_progress pc;
   if (lasc_progress_init(L, 2, &pc)) {
     spec.progress = lasc_progress_call;
@@ -166,6 +187,8 @@ static int l_scan(lua_State *L) {
   lua_setfield(L, -2, "events");
   lua_pushinteger(L, res.bytes);
   lua_setfield(L, -2, "bytes");
+  lua_pushinteger(L, res.ranges);
+  lua_setfield(L, -2, "ranges");
   if (res.warning[0]) {
     lua_pushstring(L, res.warning);
     lua_setfield(L, -2, "warning");

@@ -55,12 +55,16 @@ function column.fill(kind, value, n) end
 ---@field meta? boolean capture ph:"M" process and thread names (default true)
 ---@field partial? boolean keep the rows read before an error, returned with the message
 ---@field progress? fun(done: integer, total: integer)
+---@field threads? integer threads for one file (default: the CPUs this process may use that are idle now)
+---@field min_range? integer bytes a thread at least (default 8 MiB; smaller files are read by one thread)
+---@field split_at? integer[] tests: the byte offsets where the ranges after the first start
 
 ---What json.scan returns.
 ---@class ascope.ScanResult
 ---@field n integer rows kept
 ---@field events integer events seen
 ---@field bytes integer bytes read
+---@field ranges integer pieces read by threads and joined (1: one thread)
 ---@field columns table<string, ascope.Column> one column per field
 ---@field meta {processes: table<string, string>, threads: table<string, string>}
 ---@field warning? string

@@ -43,6 +43,14 @@ typedef struct asc_json_spec {
   /* Called about every 64 MiB; returning non-zero stops the scan with an error. */
   int (*progress)(void *ud, long long done, long long total);
   void *progress_ud;
+  /* Threads for one file (see json_par.h): 0 or 1 scan on the calling thread alone. Files
+   * smaller than min_range bytes a thread (default 8 MiB) are not shared. */
+  int threads;
+  long long min_range;
+  /* Tests: the starts of the ranges after the first, used as they are (no search for an event
+   * boundary), with one thread each; a start that is not a true boundary must be caught. */
+  const long long *split_at;
+  size_t nsplit_at;
 } asc_json_spec;
 
 typedef struct asc_json_result {
@@ -52,6 +60,7 @@ typedef struct asc_json_result {
   asc_col meta_what, meta_pid, meta_tid, meta_name;
   long long events; /* events seen, matched or not */
   long long bytes;
+  int ranges;        /* pieces read by threads and joined (1: the whole file on one thread) */
   char warning[300]; /* first value that could not be converted (it became null), or "" */
 } asc_json_result;
 

@@ -98,7 +98,9 @@ local function read_inputs(d, split, required)
       if not v then error(err, 0) end -- level 0: the message already names file and place
       return v
     elseif what == "trace" then
-      local v, err = trace.call_stacks(paths.trace, log.progress("trace_view.json"), true)
+      -- read beside the CSV when split: one CPU fewer for the trace's threads
+      local threads = split and math.max(1, (workers.scan_threads or core.fs.workers()) - 1) or nil
+      local v, err = trace.call_stacks(paths.trace, log.progress("trace_view.json"), true, threads)
       if not v then error(err, 0) end
       return v
     end

@@ -114,11 +114,17 @@ end
 -- {error = message}; a unit's failure is its own. jobs nil: ascope.workers decides (1 in an
 -- embedding program unless it says otherwise, the CPUs on the command line).
 function M.compute(recipe, plan, picks, jobs)
+  local workers = require "ascope.workers"
+  local n = workers.count(jobs)
+  -- units read at once share the CPUs: each file scan gets its part, not all of them
+  local saved = workers.scan_threads
+  if math.min(n, #picks) > 1 then workers.scan_threads = workers.share(math.min(n, #picks)) end
   local results, errs = par.map(picks, function(i)
     local r, err = recipe.work(plan, i)
     if r == nil then error(err, 0) end
     return r
-  end, { jobs = require("ascope.workers").count(jobs), here = true })
+  end, { jobs = n, here = true })
+  workers.scan_threads = saved
   local outcomes = {}
   for j, i in ipairs(picks) do
     if results[j] ~= nil then

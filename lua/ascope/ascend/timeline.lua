@@ -16,6 +16,7 @@ function M.read_json(path, progress)
     fields = { ph = "string", pid = "string", tid = "string", name = "string", ts = "us", dur = "us",
                ["args.Task Type"] = "string", id = "string" },
     progress = progress,
+    threads = require("ascope.workers").scan_threads,
   })
   if not r then return nil, err end
   local c = r.columns

@@ -7,13 +7,15 @@ local M = {}
 --   {n, name, ts (ns), dur (ns), stack, cut}
 -- or nil, message (file, byte offset, line and column of a parse error). With partial, a file
 -- that breaks off still gives the events read before the break, and cut holds the message.
-function M.call_stacks(path, progress, partial)
+-- threads: json.scan's (default: ascope.workers.scan_threads).
+function M.call_stacks(path, progress, partial, threads)
   local r, err = json.scan(path, {
     where = { cat = "cpu_op", ["args.Call stack"] = true },
     fields = { name = "string", ts = "us", dur = "us", ["args.Call stack"] = "string" },
     meta = false,
     partial = partial,
     progress = progress,
+    threads = threads or require("ascope.workers").scan_threads,
   })
   if not r then return nil, err end
   local c = r.columns
