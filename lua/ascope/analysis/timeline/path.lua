@@ -16,19 +16,20 @@ local function ms(ns) return ns and ns / 1e6 end
 
 --- Flow edges {producer row, consumer row} whose consumer sits in [w0, w1): each flow binds to
 -- the slice that holds its end on its lane. Also the number of flows left out because an end
--- had no readable time.
+-- had no readable time. The step's few flow ends are looked up in one pass over the slices
+-- (match.within): no index of every row of the trace.
 function M.flow_edges(m, w0, w1)
   local tl = m.tl
   local s_rows, f_rows = m.flow_starts, m.flow_ends
   if #f_rows == 0 then return {}, 0 end
-  local ix = match.index(tl.lane, tl.ts, tl.dur)
   local s_by_id = {}
   for k = 1, #s_rows do
     local r = s_rows[k]
     local id = tl.flow[r]
     if id then s_by_id[id] = r end
   end
-  local cons_lane, cons_ts, prod_lane, prod_ts = {}, {}, {}, {}
+  -- consumers at 1..n, producers at n+1..2n of one query list
+  local q_lane, q_ts, prod_lane, prod_ts = {}, {}, {}, {}
   local n, skipped = 0, 0
   for k = 1, #f_rows do
     local r = f_rows[k]
@@ -38,16 +39,17 @@ function M.flow_edges(m, w0, w1)
       skipped = skipped + 1 -- a time that could not be read: this flow only is left out
     elseif s and t >= w0 and t < w1 then
       n = n + 1
-      cons_lane[n], cons_ts[n] = tl.lane[r], t
+      q_lane[n], q_ts[n] = tl.lane[r], t
       prod_lane[n], prod_ts[n] = tl.lane[s], tl.ts[s]
     end
   end
   if n == 0 then return {}, skipped end
-  local cons = ix:within(cons_lane, cons_ts)
-  local prod = ix:within(prod_lane, prod_ts)
+  for k = 1, n do q_lane[n + k], q_ts[n + k] = prod_lane[k], prod_ts[k] end
+  local held = match.within(tl.lane, tl.ts, tl.dur, q_lane, q_ts)
   local edges = {}
   for k = 1, n do
-    if cons[k] and prod[k] and cons[k] ~= prod[k] then edges[#edges + 1] = { prod[k], cons[k] } end
+    local c, p = held[k], held[n + k]
+    if c and p and c ~= p then edges[#edges + 1] = { p, c } end
   end
   return edges, skipped
 end
