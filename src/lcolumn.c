@@ -872,10 +872,12 @@ static int col_argmax(lua_State *L) {
   return 2;
 }
 
-/* column.group(a [, b]) groups rows by the value of one column or the pair of values of two
- * (any kinds, same length). Returns the group number of every row (an integer column, 1-based,
- * numbered in order of first appearance), the list of distinct values ({a} or {a, b}; nil for
- * a missing value), and a table group -> integer column of its rows. */
+/* column.group(a [, b [, want]]) groups rows by the value of one column or the pair of values
+ * of two (any kinds, same length). Returns the group number of every row (an integer column,
+ * 1-based, numbered in order of first appearance), the list of distinct values ({a} or {a, b};
+ * nil for a missing value), and a table group -> integer column of its rows. want = {ids =
+ * false} or {rows = false} gives nil in place of that result: a result nobody reads is then
+ * never allocated (on a big trace each is eight bytes a row). */
 typedef struct {
   uint64_t a, b;
   uint32_t g;
@@ -895,24 +897,36 @@ static uint64_t pair_hash(uint64_t x, uint64_t y) {
   return h ^ (h >> 29);
 }
 
+static int want_field(lua_State *L, int opts, const char *k) {
+  if (!lua_istable(L, opts)) return 1;
+  int t = lua_getfield(L, opts, k);
+  int want = t == LUA_TNIL || lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return want;
+}
+
 static int column_group(lua_State *L) {
   asc_col *a = lasc_checkcolumn(L, 1);
   asc_col *b = lua_isnoneornil(L, 2) ? NULL : lasc_checkcolumn(L, 2);
   if (b && b->n != a->n) return luaL_error(L, "column.group: columns differ in length");
-  lua_settop(L, 2);
+  luaL_argcheck(L, lua_isnoneornil(L, 3) || lua_istable(L, 3), 3, "table of wanted results expected");
+  int want_ids = want_field(L, 3, "ids"), want_rows = want_field(L, 3, "rows");
+  lua_settop(L, 3);
   asc_strtab *sa = a->kind == ASC_STR ? lasc_column_strings(L, 1) : NULL;
   asc_strtab *sb = b && b->kind == ASC_STR ? lasc_column_strings(L, 2) : NULL;
   size_t n = a->n, cap = 64;
   /* the table grows with the number of groups, which is usually tiny next to the rows */
-  lasc_buf *tb = lasc_newbuf(L); /* 3: owns the hash table */
+  lasc_buf *tb = lasc_newbuf(L); /* 4: owns the hash table */
   tb->p = calloc(cap, sizeof(gslot));
   if (!tb->p) return luaL_error(L, "out of memory");
   tb->cap = cap * sizeof(gslot);
-  asc_col ids;
-  asc_col_init(&ids, ASC_I64);
-  asc_col *out = lasc_pushcolumn(L, &ids, 0); /* 4 */
-  if (asc_col_reserve(out, n + 1)) return luaL_error(L, "out of memory");
-  lua_newtable(L); /* 5: distinct values */
+  /* the group of every row, four bytes each, freed before returning: the results are made
+   * from it, and only those asked for */
+  lasc_buf *gb = lasc_newbuf(L); /* 5 */
+  gb->p = asc_alloc_array(n, sizeof(uint32_t));
+  if (!gb->p) return luaL_error(L, "out of memory");
+  uint32_t *gid = (uint32_t *)gb->p;
+  lua_newtable(L); /* 6: distinct values */
   uint32_t ng = 0;
   for (size_t i = 0; i < n; i++) {
     gslot *tab = (gslot *)tb->p;
@@ -928,8 +942,8 @@ static int column_group(lua_State *L) {
         lasc_pushcell(L, b, sb, i);
         lua_rawseti(L, -2, 2);
       }
-      lua_rawseti(L, 5, ng);
-      out->v.i[i] = ng;
+      lua_rawseti(L, 6, ng);
+      gid[i] = ng;
       if ((size_t)ng * 2 > cap) { /* rehash into a table twice the size */
         size_t nc = cap * 2;
         gslot *nt = calloc(nc, sizeof *nt);
@@ -947,29 +961,49 @@ static int column_group(lua_State *L) {
       }
       continue;
     }
-    out->v.i[i] = tab[k].g;
+    gid[i] = tab[k].g;
   }
-  out->n = n;
-  /* rows of each group */
-  size_t *count = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *count, 0); /* 6 */
-  memset(count, 0, ((size_t)ng + 1) * sizeof *count);
-  for (size_t i = 0; i < n; i++) count[out->v.i[i]]++;
-  lua_newtable(L);                                                       /* 7 */
-  asc_col **rc = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *rc, 0); /* 8 */
-  for (uint32_t g = 1; g <= ng; g++) {
-    asc_col r;
-    asc_col_init(&r, ASC_I64);
-    rc[g] = lasc_pushcolumn(L, &r, 0);
-    if (asc_col_reserve(rc[g], count[g] + 1)) return luaL_error(L, "out of memory");
-    lua_rawseti(L, 7, g);
+  free(tb->p);
+  tb->p = NULL;
+  tb->cap = 0;
+  if (want_ids) {
+    asc_col ids;
+    asc_col_init(&ids, ASC_I64);
+    asc_col *out = lasc_pushcolumn(L, &ids, 0); /* 7 */
+    if (asc_col_reserve(out, n + 1)) return luaL_error(L, "out of memory");
+    for (size_t i = 0; i < n; i++) out->v.i[i] = gid[i];
+    out->n = n;
+  } else {
+    lua_pushnil(L); /* 7 */
   }
-  for (size_t i = 0; i < n; i++) {
-    asc_col *r = rc[out->v.i[i]];
-    r->v.i[r->n++] = (int64_t)i + 1;
+  if (want_rows) {
+    /* rows of each group */
+    size_t *count = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *count, 0); /* 8 */
+    memset(count, 0, ((size_t)ng + 1) * sizeof *count);
+    for (size_t i = 0; i < n; i++) count[gid[i]]++;
+    asc_col **rc = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *rc, 0); /* 9 */
+    lua_newtable(L);                                                       /* 10 */
+    for (uint32_t g = 1; g <= ng; g++) {
+      asc_col r;
+      asc_col_init(&r, ASC_I64);
+      rc[g] = lasc_pushcolumn(L, &r, 0);
+      if (asc_col_reserve(rc[g], count[g] + 1)) return luaL_error(L, "out of memory");
+      lua_rawseti(L, 10, g);
+    }
+    for (size_t i = 0; i < n; i++) {
+      asc_col *r = rc[gid[i]];
+      r->v.i[r->n++] = (int64_t)i + 1;
+    }
   }
-  lua_pushvalue(L, 4);
-  lua_pushvalue(L, 5);
+  free(gb->p);
+  gb->p = NULL;
+  gb->cap = 0;
   lua_pushvalue(L, 7);
+  lua_pushvalue(L, 6);
+  if (want_rows)
+    lua_pushvalue(L, 10);
+  else
+    lua_pushnil(L);
   return 3;
 }
 

@@ -131,3 +131,26 @@ describe("column.group_sum with top", function()
     assert.has_error(function() column.group_sum(keys, vals, { top = 1, key_max = -1 }) end)
   end)
 end)
+
+describe("column.group leaving results out", function()
+  it("gives the same ids, values and rows as the full call, nil for what was left out", function()
+    local a = column.new("string", { "x", "y", "x", "z", "y", "x" })
+    local b = column.new("integer", { 1, 1, 1, 2, 1, 3 })
+    local ids, vals, rows = column.group(a, b)
+    local ids2, vals2, rows2 = column.group(a, b, { rows = false })
+    local ids3, vals3, rows3 = column.group(a, b, { ids = false })
+    assert.same({ 1, 2, 1, 3, 2, 4 }, { ids[1], ids[2], ids[3], ids[4], ids[5], ids[6] })
+    assert.same(vals, vals2)
+    assert.same(vals, vals3)
+    assert.is_nil(rows2)
+    assert.is_nil(ids3)
+    for i = 1, #a do assert.equal(ids[i], ids2[i]) end
+    assert.equal(#vals, #rows3)
+    for g = 1, #rows do
+      assert.equal(#rows[g], #rows3[g])
+      for k = 1, #rows[g] do assert.equal(rows[g][k], rows3[g][k]) end
+    end
+    assert.same({ 1, 3 }, { rows3[1][1], rows3[1][2] })
+    assert.has_error(function() column.group(a, b, "rows") end)
+  end)
+end)
