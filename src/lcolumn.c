@@ -1029,47 +1029,88 @@ static int column_rows_overlapping(lua_State *L) {
 
 /* col:lookup(t) for an integer column: a new column with t[value] for every row (t's values
  * are all integers, all numbers or all strings; nil for values t does not have). */
+typedef struct {
+  int state; /* 0: not read yet, 1: nil, 2: the value below */
+  union {
+    int64_t i;
+    double f;
+    uint32_t s;
+  } v;
+} lookup_slot;
+
+/* t[key] (pushed) converted to the output's kind into *slot; 0, or 1 when memory is short. */
+static int lookup_read(lua_State *L, int64_t key, int kind, asc_strtab *shared, lookup_slot *slot) {
+  if (lua_rawgeti(L, 2, key) == LUA_TNIL) {
+    slot->state = 1;
+  } else {
+    slot->state = 2;
+    if (kind == ASC_STR) {
+      size_t len;
+      const char *s = luaL_checklstring(L, -1, &len);
+      if (asc_strtab_intern(shared, s, len, &slot->v.s)) return 1;
+    } else if (kind == ASC_I64) {
+      slot->v.i = luaL_checkinteger(L, -1);
+    } else {
+      slot->v.f = luaL_checknumber(L, -1);
+    }
+  }
+  lua_pop(L, 1);
+  return 0;
+}
+
 static int col_lookup(lua_State *L) {
   asc_col *c = lasc_checkcolumn(L, 1);
   luaL_argcheck(L, c->kind == ASC_I64, 1, "lookup works on integer columns");
   luaL_checktype(L, 2, LUA_TTABLE);
-  asc_col empty;
-  asc_col_init(&empty, ASC_I64);
-  asc_col *out = lasc_pushcolumn(L, &empty, 0);
-  int outi = lua_gettop(L);
-  asc_strtab *shared = lasc_pushstrings(L);
+  lua_settop(L, 2);
+  /* t[1..len], read from the table once each: a column has many rows and few distinct keys
+   * (group numbers); len is the largest key, at most the number of rows */
+  size_t len = 0;
+  for (size_t i = 0; i < c->n; i++)
+    if (c->v.i[i] >= 1 && (uint64_t)c->v.i[i] > len) len = (size_t)c->v.i[i];
+  if (len > c->n) len = c->n;
+  lasc_buf *cb = lasc_newbuf(L); /* 3 */
+  cb->p = calloc(len ? len : 1, sizeof(lookup_slot));
+  if (!cb->p) return luaL_error(L, "out of memory");
+  lookup_slot *cache = (lookup_slot *)cb->p;
+  /* the kind is the first non-nil value's, in row order */
   int kind = -1;
-  for (size_t i = 0; i < c->n; i++) {
-    int t = c->v.i[i] == ASC_NULL_I64 ? LUA_TNIL : lua_rawgeti(L, 2, c->v.i[i]);
-    if (c->v.i[i] == ASC_NULL_I64) lua_pushnil(L);
-    if (t != LUA_TNIL && kind < 0) {
-      kind = t == LUA_TSTRING ? ASC_STR : lua_isinteger(L, -1) ? ASC_I64 : ASC_F64;
-      size_t k = out->n;
-      asc_col_free(out);
-      asc_col_init(out, (asc_kind)kind);
-      for (size_t j = 0; j < k; j++)
-        if (asc_col_push_null(out)) return luaL_error(L, "out of memory");
-    }
-    int r;
-    if (t == LUA_TNIL)
-      r = asc_col_push_null(out);
-    else if (out->kind == ASC_STR) {
-      size_t len;
-      const char *s = luaL_checklstring(L, -1, &len);
-      uint32_t id;
-      r = asc_strtab_intern(shared, s, len, &id) || asc_col_push_str(out, id);
-    } else if (out->kind == ASC_I64)
-      r = asc_col_push_i64(out, luaL_checkinteger(L, -1));
-    else
-      r = asc_col_push_f64(out, luaL_checknumber(L, -1));
+  for (size_t i = 0; i < c->n && kind < 0; i++) {
+    int64_t key = c->v.i[i];
+    if (key == ASC_NULL_I64) continue;
+    int cached = key >= 1 && (uint64_t)key <= len;
+    if (cached && cache[key - 1].state) continue;
+    int t = lua_rawgeti(L, 2, key);
+    if (t != LUA_TNIL) kind = t == LUA_TSTRING ? ASC_STR : lua_isinteger(L, -1) ? ASC_I64 : ASC_F64;
     lua_pop(L, 1);
+    if (cached && t == LUA_TNIL) cache[key - 1].state = 1;
+  }
+  asc_col empty;
+  asc_col_init(&empty, kind < 0 ? ASC_I64 : (asc_kind)kind);
+  asc_col *out = lasc_pushcolumn(L, &empty, 0); /* 4 */
+  asc_strtab *shared = lasc_pushstrings(L);     /* 5 */
+  if (asc_col_reserve(out, c->n + 1)) return luaL_error(L, "out of memory");
+  for (size_t i = 0; i < c->n; i++) {
+    int64_t key = c->v.i[i];
+    lookup_slot one = {0, {0}}, *slot = &one;
+    if (key != ASC_NULL_I64 && kind >= 0) {
+      if (key >= 1 && (uint64_t)key <= len) slot = &cache[key - 1];
+      if (slot->state != 1 && slot->state != 2 && lookup_read(L, key, kind, shared, slot))
+        return luaL_error(L, "out of memory");
+    }
+    int r = slot->state != 2       ? asc_col_push_null(out)
+            : out->kind == ASC_STR ? asc_col_push_str(out, slot->v.s)
+            : out->kind == ASC_I64 ? asc_col_push_i64(out, slot->v.i)
+                                   : asc_col_push_f64(out, slot->v.f);
     if (r) return luaL_error(L, "out of memory");
   }
+  free(cb->p);
+  cb->p = NULL;
   if (out->kind == ASC_STR) {
-    lua_pushvalue(L, -1);
-    lua_setiuservalue(L, outi, 1);
+    lua_pushvalue(L, 5);
+    lua_setiuservalue(L, 4, 1);
   }
-  lua_pushvalue(L, outi);
+  lua_pushvalue(L, 4);
   return 1;
 }
 

@@ -154,3 +154,33 @@ describe("column.group leaving results out", function()
     assert.has_error(function() column.group(a, b, "rows") end)
   end)
 end)
+
+describe("col:lookup", function()
+  -- an integer column from a list where false stands for a missing value
+  local function icol(list)
+    local c = column.new("integer")
+    for _, v in ipairs(list) do c:push(v or nil) end
+    return c
+  end
+
+  it("maps every row through the table, nil where the table or the row has nothing", function()
+    local keys = icol({ 2, 1, false, 2, 7, 0, -3, 1 })
+    local s = keys:lookup({ "a", "b" })
+    assert.same({ "b", "a", nil, "b", nil, nil, nil, "a" }, { s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8] })
+    assert.equal(8, #s)
+    local n = keys:lookup({ [1] = 10, [7] = 70 })
+    assert.same({ nil, 10, nil, nil, 70, nil, nil, 10 }, { n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8] })
+    local f = keys:lookup({ 0.5, 1.5, [-3] = 2.5 })
+    assert.same({ 1.5, 0.5, 2.5 }, { f[1], f[2], f[7] })
+    local none = keys:lookup({})
+    assert.equal(8, #none)
+    for i = 1, 8 do assert.is_nil(none[i]) end
+    -- a key beyond the rows' count is still looked up
+    assert.equal("far", icol({ 1000 }):lookup({ [1000] = "far" })[1])
+  end)
+
+  it("refuses values of another kind than the first one met", function()
+    assert.has_error(function() icol({ 1, 2 }):lookup({ 5, "x" }) end)
+    assert.has_error(function() icol({ 1, 2 }):lookup({ 5, 1.5 }) end)
+  end)
+end)
