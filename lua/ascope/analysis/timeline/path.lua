@@ -22,11 +22,12 @@ function M.flow_edges(m, w0, w1)
   local tl = m.tl
   local s_rows, f_rows = m.flow_starts, m.flow_ends
   if #f_rows == 0 then return {}, 0 end
-  local s_by_id = {}
+  local s_by_id, untimed_start = {}, false
   for k = 1, #s_rows do
     local r = s_rows[k]
     local id = tl.flow[r]
     if id then s_by_id[id] = r end
+    if not tl.ts[r] then untimed_start = true end
   end
   -- consumers at 1..n, producers at n+1..2n of one query list
   local q_lane, q_ts, prod_lane, prod_ts = {}, {}, {}, {}
@@ -34,7 +35,9 @@ function M.flow_edges(m, w0, w1)
   for k = 1, #f_rows do
     local r = f_rows[k]
     local t = tl.ts[r]
-    local s = tl.flow[r] and s_by_id[tl.flow[r]]
+    -- a timed end outside the step with every start timed is neither an edge nor a skip: its
+    -- id need not be read (most ends of a long trace are in other steps)
+    local s = (untimed_start or not t or (t >= w0 and t < w1)) and tl.flow[r] and s_by_id[tl.flow[r]]
     if s and (not t or not tl.ts[s]) then
       skipped = skipped + 1 -- a time that could not be read: this flow only is left out
     elseif s and t >= w0 and t < w1 then
