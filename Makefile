@@ -14,7 +14,7 @@ CFLAGS  ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -Iinclude -I$(LUAINC) $(CFLAGS) $(EXTRA_CFLAGS)
 
 PRIM_SRCS := src/error.c src/strtab.c src/lpat.c src/logclass.c src/column.c src/decimal.c src/json_scan.c src/json_par.c src/json_escape.c \
-             src/csv_read.c src/csv_write.c src/interval.c src/match.c src/bin.c src/db.c \
+             src/csv_read.c src/csv_write.c src/interval.c src/match.c src/stab.c src/bin.c src/db.c \
              src/fs.c src/spool.c src/par.c src/regex.c src/iconv.c src/stacktree.c src/stacktop.c src/topgroups.c \
              src/label.c
 BIND_SRCS := src/lcolumn.c src/ljson.c src/ljson_writer.c src/lcsv.c src/linterval.c src/lmatch.c src/lbin.c \

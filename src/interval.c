@@ -31,18 +31,25 @@ static size_t merge_sorted(asc_ival *v, size_t n) {
   return w;
 }
 
+int asc_iset_adopt(asc_ival *v, size_t n, asc_iset *out) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (v[i].s != ASC_NULL_I64 && v[i].e != ASC_NULL_I64 && v[i].e > v[i].s) v[k++] = v[i];
+  qsort(v, k, sizeof *v, cmp_ival);
+  out->n = merge_sorted(v, k);
+  /* a set lives as long as the analysis holds it: give back the room the merge freed */
+  asc_ival *fit = realloc(v, (out->n ? out->n : 1) * sizeof *v);
+  out->v = fit ? fit : v;
+  return 0;
+}
+
 int asc_iset_union(const int64_t *starts, const int64_t *ends, size_t n, asc_iset *out) {
   out->n = 0;
-  out->v = malloc((n ? n : 1) * sizeof *out->v);
-  if (!out->v) return -1;
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (starts[i] == ASC_NULL_I64 || ends[i] == ASC_NULL_I64 || ends[i] <= starts[i]) continue;
-    out->v[k++] = (asc_ival){starts[i], ends[i]};
-  }
-  qsort(out->v, k, sizeof *out->v, cmp_ival);
-  out->n = merge_sorted(out->v, k);
-  return 0;
+  out->v = NULL;
+  asc_ival *v = asc_alloc_array(n, sizeof *v);
+  if (!v) return -1;
+  for (size_t i = 0; i < n; i++) v[i] = (asc_ival){starts[i], ends[i]};
+  return asc_iset_adopt(v, n, out);
 }
 
 int asc_iset_union2(const asc_iset *a, const asc_iset *b, asc_iset *out) {

@@ -872,10 +872,12 @@ static int col_argmax(lua_State *L) {
   return 2;
 }
 
-/* column.group(a [, b]) groups rows by the value of one column or the pair of values of two
- * (any kinds, same length). Returns the group number of every row (an integer column, 1-based,
- * numbered in order of first appearance), the list of distinct values ({a} or {a, b}; nil for
- * a missing value), and a table group -> integer column of its rows. */
+/* column.group(a [, b [, want]]) groups rows by the value of one column or the pair of values
+ * of two (any kinds, same length). Returns the group number of every row (an integer column,
+ * 1-based, numbered in order of first appearance), the list of distinct values ({a} or {a, b};
+ * nil for a missing value), and a table group -> integer column of its rows. want = {ids =
+ * false} or {rows = false} gives nil in place of that result: a result nobody reads is then
+ * never allocated (on a big trace each is eight bytes a row). */
 typedef struct {
   uint64_t a, b;
   uint32_t g;
@@ -895,24 +897,36 @@ static uint64_t pair_hash(uint64_t x, uint64_t y) {
   return h ^ (h >> 29);
 }
 
+static int want_field(lua_State *L, int opts, const char *k) {
+  if (!lua_istable(L, opts)) return 1;
+  int t = lua_getfield(L, opts, k);
+  int want = t == LUA_TNIL || lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return want;
+}
+
 static int column_group(lua_State *L) {
   asc_col *a = lasc_checkcolumn(L, 1);
   asc_col *b = lua_isnoneornil(L, 2) ? NULL : lasc_checkcolumn(L, 2);
   if (b && b->n != a->n) return luaL_error(L, "column.group: columns differ in length");
-  lua_settop(L, 2);
+  luaL_argcheck(L, lua_isnoneornil(L, 3) || lua_istable(L, 3), 3, "table of wanted results expected");
+  int want_ids = want_field(L, 3, "ids"), want_rows = want_field(L, 3, "rows");
+  lua_settop(L, 3);
   asc_strtab *sa = a->kind == ASC_STR ? lasc_column_strings(L, 1) : NULL;
   asc_strtab *sb = b && b->kind == ASC_STR ? lasc_column_strings(L, 2) : NULL;
   size_t n = a->n, cap = 64;
   /* the table grows with the number of groups, which is usually tiny next to the rows */
-  lasc_buf *tb = lasc_newbuf(L); /* 3: owns the hash table */
+  lasc_buf *tb = lasc_newbuf(L); /* 4: owns the hash table */
   tb->p = calloc(cap, sizeof(gslot));
   if (!tb->p) return luaL_error(L, "out of memory");
   tb->cap = cap * sizeof(gslot);
-  asc_col ids;
-  asc_col_init(&ids, ASC_I64);
-  asc_col *out = lasc_pushcolumn(L, &ids, 0); /* 4 */
-  if (asc_col_reserve(out, n + 1)) return luaL_error(L, "out of memory");
-  lua_newtable(L); /* 5: distinct values */
+  /* the group of every row, four bytes each, freed before returning: the results are made
+   * from it, and only those asked for */
+  lasc_buf *gb = lasc_newbuf(L); /* 5 */
+  gb->p = asc_alloc_array(n, sizeof(uint32_t));
+  if (!gb->p) return luaL_error(L, "out of memory");
+  uint32_t *gid = (uint32_t *)gb->p;
+  lua_newtable(L); /* 6: distinct values */
   uint32_t ng = 0;
   for (size_t i = 0; i < n; i++) {
     gslot *tab = (gslot *)tb->p;
@@ -928,8 +942,8 @@ static int column_group(lua_State *L) {
         lasc_pushcell(L, b, sb, i);
         lua_rawseti(L, -2, 2);
       }
-      lua_rawseti(L, 5, ng);
-      out->v.i[i] = ng;
+      lua_rawseti(L, 6, ng);
+      gid[i] = ng;
       if ((size_t)ng * 2 > cap) { /* rehash into a table twice the size */
         size_t nc = cap * 2;
         gslot *nt = calloc(nc, sizeof *nt);
@@ -947,29 +961,49 @@ static int column_group(lua_State *L) {
       }
       continue;
     }
-    out->v.i[i] = tab[k].g;
+    gid[i] = tab[k].g;
   }
-  out->n = n;
-  /* rows of each group */
-  size_t *count = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *count, 0); /* 6 */
-  memset(count, 0, ((size_t)ng + 1) * sizeof *count);
-  for (size_t i = 0; i < n; i++) count[out->v.i[i]]++;
-  lua_newtable(L);                                                       /* 7 */
-  asc_col **rc = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *rc, 0); /* 8 */
-  for (uint32_t g = 1; g <= ng; g++) {
-    asc_col r;
-    asc_col_init(&r, ASC_I64);
-    rc[g] = lasc_pushcolumn(L, &r, 0);
-    if (asc_col_reserve(rc[g], count[g] + 1)) return luaL_error(L, "out of memory");
-    lua_rawseti(L, 7, g);
+  free(tb->p);
+  tb->p = NULL;
+  tb->cap = 0;
+  if (want_ids) {
+    asc_col ids;
+    asc_col_init(&ids, ASC_I64);
+    asc_col *out = lasc_pushcolumn(L, &ids, 0); /* 7 */
+    if (asc_col_reserve(out, n + 1)) return luaL_error(L, "out of memory");
+    for (size_t i = 0; i < n; i++) out->v.i[i] = gid[i];
+    out->n = n;
+  } else {
+    lua_pushnil(L); /* 7 */
   }
-  for (size_t i = 0; i < n; i++) {
-    asc_col *r = rc[out->v.i[i]];
-    r->v.i[r->n++] = (int64_t)i + 1;
+  if (want_rows) {
+    /* rows of each group */
+    size_t *count = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *count, 0); /* 8 */
+    memset(count, 0, ((size_t)ng + 1) * sizeof *count);
+    for (size_t i = 0; i < n; i++) count[gid[i]]++;
+    asc_col **rc = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *rc, 0); /* 9 */
+    lua_newtable(L);                                                       /* 10 */
+    for (uint32_t g = 1; g <= ng; g++) {
+      asc_col r;
+      asc_col_init(&r, ASC_I64);
+      rc[g] = lasc_pushcolumn(L, &r, 0);
+      if (asc_col_reserve(rc[g], count[g] + 1)) return luaL_error(L, "out of memory");
+      lua_rawseti(L, 10, g);
+    }
+    for (size_t i = 0; i < n; i++) {
+      asc_col *r = rc[gid[i]];
+      r->v.i[r->n++] = (int64_t)i + 1;
+    }
   }
-  lua_pushvalue(L, 4);
-  lua_pushvalue(L, 5);
+  free(gb->p);
+  gb->p = NULL;
+  gb->cap = 0;
   lua_pushvalue(L, 7);
+  lua_pushvalue(L, 6);
+  if (want_rows)
+    lua_pushvalue(L, 10);
+  else
+    lua_pushnil(L);
   return 3;
 }
 
@@ -995,47 +1029,88 @@ static int column_rows_overlapping(lua_State *L) {
 
 /* col:lookup(t) for an integer column: a new column with t[value] for every row (t's values
  * are all integers, all numbers or all strings; nil for values t does not have). */
+typedef struct {
+  int state; /* 0: not read yet, 1: nil, 2: the value below */
+  union {
+    int64_t i;
+    double f;
+    uint32_t s;
+  } v;
+} lookup_slot;
+
+/* t[key] (pushed) converted to the output's kind into *slot; 0, or 1 when memory is short. */
+static int lookup_read(lua_State *L, int64_t key, int kind, asc_strtab *shared, lookup_slot *slot) {
+  if (lua_rawgeti(L, 2, key) == LUA_TNIL) {
+    slot->state = 1;
+  } else {
+    slot->state = 2;
+    if (kind == ASC_STR) {
+      size_t len;
+      const char *s = luaL_checklstring(L, -1, &len);
+      if (asc_strtab_intern(shared, s, len, &slot->v.s)) return 1;
+    } else if (kind == ASC_I64) {
+      slot->v.i = luaL_checkinteger(L, -1);
+    } else {
+      slot->v.f = luaL_checknumber(L, -1);
+    }
+  }
+  lua_pop(L, 1);
+  return 0;
+}
+
 static int col_lookup(lua_State *L) {
   asc_col *c = lasc_checkcolumn(L, 1);
   luaL_argcheck(L, c->kind == ASC_I64, 1, "lookup works on integer columns");
   luaL_checktype(L, 2, LUA_TTABLE);
-  asc_col empty;
-  asc_col_init(&empty, ASC_I64);
-  asc_col *out = lasc_pushcolumn(L, &empty, 0);
-  int outi = lua_gettop(L);
-  asc_strtab *shared = lasc_pushstrings(L);
+  lua_settop(L, 2);
+  /* t[1..len], read from the table once each: a column has many rows and few distinct keys
+   * (group numbers); len is the largest key, at most the number of rows */
+  size_t len = 0;
+  for (size_t i = 0; i < c->n; i++)
+    if (c->v.i[i] >= 1 && (uint64_t)c->v.i[i] > len) len = (size_t)c->v.i[i];
+  if (len > c->n) len = c->n;
+  lasc_buf *cb = lasc_newbuf(L); /* 3 */
+  cb->p = calloc(len ? len : 1, sizeof(lookup_slot));
+  if (!cb->p) return luaL_error(L, "out of memory");
+  lookup_slot *cache = (lookup_slot *)cb->p;
+  /* the kind is the first non-nil value's, in row order */
   int kind = -1;
-  for (size_t i = 0; i < c->n; i++) {
-    int t = c->v.i[i] == ASC_NULL_I64 ? LUA_TNIL : lua_rawgeti(L, 2, c->v.i[i]);
-    if (c->v.i[i] == ASC_NULL_I64) lua_pushnil(L);
-    if (t != LUA_TNIL && kind < 0) {
-      kind = t == LUA_TSTRING ? ASC_STR : lua_isinteger(L, -1) ? ASC_I64 : ASC_F64;
-      size_t k = out->n;
-      asc_col_free(out);
-      asc_col_init(out, (asc_kind)kind);
-      for (size_t j = 0; j < k; j++)
-        if (asc_col_push_null(out)) return luaL_error(L, "out of memory");
-    }
-    int r;
-    if (t == LUA_TNIL)
-      r = asc_col_push_null(out);
-    else if (out->kind == ASC_STR) {
-      size_t len;
-      const char *s = luaL_checklstring(L, -1, &len);
-      uint32_t id;
-      r = asc_strtab_intern(shared, s, len, &id) || asc_col_push_str(out, id);
-    } else if (out->kind == ASC_I64)
-      r = asc_col_push_i64(out, luaL_checkinteger(L, -1));
-    else
-      r = asc_col_push_f64(out, luaL_checknumber(L, -1));
+  for (size_t i = 0; i < c->n && kind < 0; i++) {
+    int64_t key = c->v.i[i];
+    if (key == ASC_NULL_I64) continue;
+    int cached = key >= 1 && (uint64_t)key <= len;
+    if (cached && cache[key - 1].state) continue;
+    int t = lua_rawgeti(L, 2, key);
+    if (t != LUA_TNIL) kind = t == LUA_TSTRING ? ASC_STR : lua_isinteger(L, -1) ? ASC_I64 : ASC_F64;
     lua_pop(L, 1);
+    if (cached && t == LUA_TNIL) cache[key - 1].state = 1;
+  }
+  asc_col empty;
+  asc_col_init(&empty, kind < 0 ? ASC_I64 : (asc_kind)kind);
+  asc_col *out = lasc_pushcolumn(L, &empty, 0); /* 4 */
+  asc_strtab *shared = lasc_pushstrings(L);     /* 5 */
+  if (asc_col_reserve(out, c->n + 1)) return luaL_error(L, "out of memory");
+  for (size_t i = 0; i < c->n; i++) {
+    int64_t key = c->v.i[i];
+    lookup_slot one = {0, {0}}, *slot = &one;
+    if (key != ASC_NULL_I64 && kind >= 0) {
+      if (key >= 1 && (uint64_t)key <= len) slot = &cache[key - 1];
+      if (slot->state != 1 && slot->state != 2 && lookup_read(L, key, kind, shared, slot))
+        return luaL_error(L, "out of memory");
+    }
+    int r = slot->state != 2       ? asc_col_push_null(out)
+            : out->kind == ASC_STR ? asc_col_push_str(out, slot->v.s)
+            : out->kind == ASC_I64 ? asc_col_push_i64(out, slot->v.i)
+                                   : asc_col_push_f64(out, slot->v.f);
     if (r) return luaL_error(L, "out of memory");
   }
+  free(cb->p);
+  cb->p = NULL;
   if (out->kind == ASC_STR) {
-    lua_pushvalue(L, -1);
-    lua_setiuservalue(L, outi, 1);
+    lua_pushvalue(L, 5);
+    lua_setiuservalue(L, 4, 1);
   }
-  lua_pushvalue(L, outi);
+  lua_pushvalue(L, 4);
   return 1;
 }
 

@@ -30,13 +30,15 @@ static int build(lua_State *L, int durations) {
   const char *fn = durations ? "interval.from_durations" : "interval.union";
   size_t ns, ne, nr = 0;
   int os, oe, orow = 0;
+  int clip = !lua_isnoneornil(L, 4);
+  int64_t lo = clip ? luaL_checkinteger(L, 4) : 0, hi = clip ? luaL_checkinteger(L, 5) : 0;
   int64_t *s = lasc_toint64s(L, 1, &ns, &os);
   int64_t *e = lasc_toint64s(L, 2, &ne, &oe);
   int selected = !lua_isnoneornil(L, 3);
   int64_t *rows = selected ? lasc_toint64s(L, 3, &nr, &orow) : NULL;
-  size_t n = selected ? nr : ns;
-  int64_t *ss = malloc((n ? n : 1) * sizeof *ss), *ee = malloc((n ? n : 1) * sizeof *ee);
-  int rc = ns != ne ? -2 : (!ss || !ee) ? -1 : 0;
+  size_t n = selected ? nr : ns, kept = 0;
+  asc_ival *v = asc_alloc_array(n, sizeof *v);
+  int rc = ns != ne ? -2 : !v ? -1 : 0;
   for (size_t k = 0; rc == 0 && k < n; k++) {
     size_t i = k;
     if (selected) {
@@ -46,15 +48,22 @@ static int build(lua_State *L, int durations) {
       }
       i = (size_t)rows[k] - 1;
     }
-    ss[k] = s[i];
-    ee[k] = !durations                                     ? e[i]
-            : s[i] == ASC_NULL_I64 || e[i] == ASC_NULL_I64 ? ASC_NULL_I64
-                                                           : asc_sat_add(s[i], e[i]);
+    int64_t a = s[i], b = !durations                                     ? e[i]
+                          : s[i] == ASC_NULL_I64 || e[i] == ASC_NULL_I64 ? ASC_NULL_I64
+                                                                         : asc_sat_add(s[i], e[i]);
+    if (clip) { /* only what meets [lo, hi), cut to it: the union of the cut pieces is the clip of the union
+                 */
+      if (a == ASC_NULL_I64 || b == ASC_NULL_I64 || b <= a || b <= lo || a >= hi || lo >= hi) continue;
+      if (a < lo) a = lo;
+      if (b > hi) b = hi;
+    }
+    v[kept++] = (asc_ival){a, b};
   }
   asc_iset r;
-  if (rc == 0) rc = asc_iset_union(ss, ee, n, &r);
-  free(ss);
-  free(ee);
+  if (rc == 0)
+    rc = asc_iset_adopt(v, kept, &r); /* v is the set's now */
+  else
+    free(v);
   if (os) free(s);
   if (oe) free(e);
   if (orow) free(rows);
@@ -65,10 +74,11 @@ static int build(lua_State *L, int durations) {
   return 1;
 }
 
-/* interval.union(starts, ends [, rows]) */
+/* interval.union(starts, ends [, rows [, lo, hi]]): with lo and hi, the union clipped to
+ * [lo, hi) (what :clip(lo, hi) gives) without ever holding the intervals outside it. */
 static int l_union(lua_State *L) { return build(L, 0); }
 
-/* interval.from_durations(starts, durations [, rows]) */
+/* interval.from_durations(starts, durations [, rows [, lo, hi]]) */
 static int l_from_durations(lua_State *L) { return build(L, 1); }
 
 typedef int (*binop)(const asc_iset *, const asc_iset *, asc_iset *);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ascope/match.h"
+#include "ascope/stab.h"
 #include "ascope/checked.h"
 #include "lbind.h"
 
@@ -154,6 +155,43 @@ static int m_within_or_latest(lua_State *L) {
   return n + 1;
 }
 
+/* match.within(keys, starts, durations, qkeys, qtimes): what match.index(keys, starts,
+ * durations):within(qkeys, qtimes) answers (a column of 1-based rows, null where no slice holds
+ * the time, and the number matched), without building the index: one pass over the slices,
+ * memory for the queries only. Keys are integers (an integer column or a sequence). */
+static int l_within(lua_State *L) {
+  size_t nk, ns, nd, nqk, nqt;
+  int ok, os, od, oqk, oqt;
+  int64_t *k = lasc_toint64s(L, 1, &nk, &ok);
+  int64_t *s = lasc_toint64s(L, 2, &ns, &os);
+  int64_t *d = lasc_toint64s(L, 3, &nd, &od);
+  int64_t *qk = lasc_toint64s(L, 4, &nqk, &oqk);
+  int64_t *qt = lasc_toint64s(L, 5, &nqt, &oqt);
+  asc_col out;
+  asc_col_init(&out, ASC_I64);
+  int rc = nk != ns || nd != ns || nqk != nqt ? -2 : asc_col_reserve(&out, nqt + 1);
+  if (rc == 0) rc = asc_stab_within(k, s, d, ns, qk, qt, nqt, out.v.i);
+  if (ok) free(k);
+  if (os) free(s);
+  if (od) free(d);
+  if (oqk) free(qk);
+  if (oqt) free(qt);
+  if (rc) asc_col_free(&out);
+  if (rc == -2)
+    return luaL_error(L,
+                      "match.within: keys, starts and durations, or query keys and times, differ in length");
+  if (rc) return oom(L);
+  lua_Integer matched = 0;
+  for (size_t j = 0; j < nqt; j++) {
+    if (out.v.i[j] >= 0) matched++;
+    out.v.i[j] = out.v.i[j] < 0 ? ASC_NULL_I64 : out.v.i[j] + 1;
+  }
+  out.n = nqt;
+  lasc_pushcolumn(L, &out, 0);
+  lua_pushinteger(L, matched);
+  return 2;
+}
+
 static int m_len(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)((asc_match_index *)luaL_checkudata(L, 1, INDEX_MT))->n);
   return 1;
@@ -167,7 +205,7 @@ static int m_gc(lua_State *L) {
 int lasc_open_match(lua_State *L) {
   static const luaL_Reg methods[] = {
       {"latest", m_latest}, {"within", m_within}, {"within_or_latest", m_within_or_latest}, {NULL, NULL}};
-  static const luaL_Reg fns[] = {{"index", l_index}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"index", l_index}, {"within", l_within}, {NULL, NULL}};
   if (luaL_newmetatable(L, INDEX_MT)) {
     lua_pushcfunction(L, m_gc);
     lua_setfield(L, -2, "__gc");

@@ -171,13 +171,17 @@ local interval = {}
 ---@param starts ascope.Column|integer[]
 ---@param ends ascope.Column|integer[]
 ---@param rows? ascope.Column|integer[]
+---@param lo? integer with hi: the union clipped to [lo, hi), built without the intervals outside it
+---@param hi? integer
 ---@return ascope.IntervalSet
-function interval.union(starts, ends, rows) end
+function interval.union(starts, ends, rows, lo, hi) end
 ---@param starts ascope.Column|integer[]
 ---@param durations ascope.Column|integer[]
 ---@param rows? ascope.Column|integer[]
+---@param lo? integer with hi: the union clipped to [lo, hi), built without the intervals outside it
+---@param hi? integer
 ---@return ascope.IntervalSet
-function interval.from_durations(starts, durations, rows) end
+function interval.from_durations(starts, durations, rows, lo, hi) end
 
 ---A grouped, sorted index: key -> sorted start times.
 ---@class ascope.MatchIndex
@@ -200,6 +204,16 @@ local match = {}
 ---@param durations? ascope.Column
 ---@return ascope.MatchIndex
 function match.index(keys, starts, durations) end
+---What match.index(keys, starts, durations):within(qkeys, qtimes) gives, without the index: one
+---pass over the slices, memory for the queries only (for a few queries among many rows).
+---Keys are integers.
+---@param keys ascope.Column|integer[]
+---@param starts ascope.Column|integer[]
+---@param durations ascope.Column|integer[]
+---@param qkeys ascope.Column|integer[]
+---@param qtimes ascope.Column|integer[]
+---@return ascope.Column rows, integer matched
+function match.within(keys, starts, durations, qkeys, qtimes) end
 
 ---@alias ascope.Scalar "i8"|"u8"|"i16"|"u16"|"i32"|"u32"|"i64"|"u64"|"f32"|"f64"
 

@@ -18,6 +18,9 @@ typedef struct asc_iset {
 /* Union of n intervals given as starts and ends (ends[i] < starts[i] and INT64_MIN values are
  * skipped; empty intervals are dropped). Touching intervals merge. */
 int asc_iset_union(const int64_t *starts, const int64_t *ends, size_t n, asc_iset *out);
+/* The same union of n intervals already in v (a malloc'd block): the set takes v over and
+ * sorts and merges it in place, so building a set needs no second copy. Returns 0. */
+int asc_iset_adopt(asc_ival *v, size_t n, asc_iset *out);
 int asc_iset_union2(const asc_iset *a, const asc_iset *b, asc_iset *out);
 int asc_iset_intersect(const asc_iset *a, const asc_iset *b, asc_iset *out);
 int asc_iset_subtract(const asc_iset *a, const asc_iset *b, asc_iset *out);

@@ -131,3 +131,56 @@ describe("column.group_sum with top", function()
     assert.has_error(function() column.group_sum(keys, vals, { top = 1, key_max = -1 }) end)
   end)
 end)
+
+describe("column.group leaving results out", function()
+  it("gives the same ids, values and rows as the full call, nil for what was left out", function()
+    local a = column.new("string", { "x", "y", "x", "z", "y", "x" })
+    local b = column.new("integer", { 1, 1, 1, 2, 1, 3 })
+    local ids, vals, rows = column.group(a, b)
+    local ids2, vals2, rows2 = column.group(a, b, { rows = false })
+    local ids3, vals3, rows3 = column.group(a, b, { ids = false })
+    assert.same({ 1, 2, 1, 3, 2, 4 }, { ids[1], ids[2], ids[3], ids[4], ids[5], ids[6] })
+    assert.same(vals, vals2)
+    assert.same(vals, vals3)
+    assert.is_nil(rows2)
+    assert.is_nil(ids3)
+    for i = 1, #a do assert.equal(ids[i], ids2[i]) end
+    assert.equal(#vals, #rows3)
+    for g = 1, #rows do
+      assert.equal(#rows[g], #rows3[g])
+      for k = 1, #rows[g] do assert.equal(rows[g][k], rows3[g][k]) end
+    end
+    assert.same({ 1, 3 }, { rows3[1][1], rows3[1][2] })
+    assert.has_error(function() column.group(a, b, "rows") end)
+  end)
+end)
+
+describe("col:lookup", function()
+  -- an integer column from a list where false stands for a missing value
+  local function icol(list)
+    local c = column.new("integer")
+    for _, v in ipairs(list) do c:push(v or nil) end
+    return c
+  end
+
+  it("maps every row through the table, nil where the table or the row has nothing", function()
+    local keys = icol({ 2, 1, false, 2, 7, 0, -3, 1 })
+    local s = keys:lookup({ "a", "b" })
+    assert.same({ "b", "a", nil, "b", nil, nil, nil, "a" }, { s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8] })
+    assert.equal(8, #s)
+    local n = keys:lookup({ [1] = 10, [7] = 70 })
+    assert.same({ nil, 10, nil, nil, 70, nil, nil, 10 }, { n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8] })
+    local f = keys:lookup({ 0.5, 1.5, [-3] = 2.5 })
+    assert.same({ 1.5, 0.5, 2.5 }, { f[1], f[2], f[7] })
+    local none = keys:lookup({})
+    assert.equal(8, #none)
+    for i = 1, 8 do assert.is_nil(none[i]) end
+    -- a key beyond the rows' count is still looked up
+    assert.equal("far", icol({ 1000 }):lookup({ [1000] = "far" })[1])
+  end)
+
+  it("refuses values of another kind than the first one met", function()
+    assert.has_error(function() icol({ 1, 2 }):lookup({ 5, "x" }) end)
+    assert.has_error(function() icol({ 1, 2 }):lookup({ 5, 1.5 }) end)
+  end)
+end)

@@ -102,4 +102,29 @@ describe("interval sets", function()
       assert.equal(15, all:subtract(e):total())
     end
   end)
+
+  it("built with a window, it is the clip of the whole set, as a grid sees it", function()
+    math.randomseed(31)
+    for _ = 1, 60 do
+      local s, e = random_intervals(math.random(0, 30), 200)
+      local d, rows = {}, {}
+      for i = 1, #s do
+        d[i] = e[i] - s[i]
+        if math.random(1, 3) > 1 then rows[#rows + 1] = i end
+      end
+      local lo = math.random(-20, 220)
+      local hi = lo + math.random(-10, 120)
+      local whole = interval.from_durations(s, d, rows):clip(lo, hi)
+      local built = interval.from_durations(s, d, rows, lo, hi)
+      local ws, we = whole:columns()
+      local bs, be = built:columns()
+      assert.equal(#ws, #bs)
+      for k = 1, #ws do assert.same({ ws[k], we[k] }, { bs[k], be[k] }) end
+      local ss, ee = {}, {}
+      for k, i in ipairs(rows) do ss[k], ee[k] = s[i], e[i] end
+      local g = grid(ss, ee, lo, hi)
+      assert.equal(count(g, lo, hi, function(gg, t) return gg[t] end), built:total())
+    end
+    assert.equal(0, #interval.union({ 1, 5 }, { 4, 9 }, nil, 9, 3)) -- an empty window
+  end)
 end)

@@ -19,6 +19,13 @@ local function brute_within(keys, starts, durs, key, t)
   return best
 end
 
+-- an integer column from a list where false stands for a missing value
+local function icol(list)
+  local c = core.column.new("integer")
+  for _, v in ipairs(list) do c:push(v or nil) end
+  return c
+end
+
 describe("match index", function()
   it("finds the latest start <= t and the latest containing start, as brute force does", function()
     math.randomseed(11)
@@ -57,5 +64,48 @@ describe("match index", function()
     assert.equal(3, rows[1])
     assert.equal(2, rows[2])
     assert.is_nil(rows[3])
+  end)
+
+  it("match.within answers what the index's within answers, without the index", function()
+    math.randomseed(23)
+    for round = 1, 40 do
+      local keys, starts, durs = {}, {}, {}
+      local n = math.random(0, 60)
+      for i = 1, n do
+        keys[i] = math.random(1, 4)
+        -- few distinct starts so that ties and nesting are common; some times are missing
+        starts[i] = math.random(1, 12) > 1 and math.random(0, 30) * 10
+        durs[i] = math.random(1, 10) > 1 and math.random(0, 8) * 10
+      end
+      local kc, sc, dc = icol(keys), icol(starts), icol(durs)
+      local qk, qt = {}, {}
+      for j = 1, math.random(0, 80) do
+        qk[j] = math.random(0, 5)
+        qt[j] = math.random(-2, 400)
+      end
+      local want, want_n = match.index(kc, sc, dc):within(qk, qt)
+      local got, got_n = match.within(kc, sc, dc, qk, qt)
+      assert.equal(#qk, #got, "round " .. round)
+      assert.equal(want_n, got_n, "round " .. round)
+      for j = 1, #qk do
+        assert.equal(want[j], got[j], ("round %d query %d"):format(round, j))
+        if got[j] then -- the row holds the time, on the query's key
+          assert.equal(qk[j], keys[got[j]])
+          assert.is_true(starts[got[j]] <= qt[j] and qt[j] <= starts[got[j]] + durs[got[j]])
+        end
+      end
+    end
+  end)
+
+  it("match.within: the latest start wins, a tie goes to the later row, a missing time matches nothing", function()
+    local keys, starts = icol({ 1, 1, 1, 2, 1 }), icol({ 0, 10, 10, 0, 50 })
+    local durs = icol({ 100, 20, 5, 100, false })
+    local rows, matched = match.within(keys, starts, durs, { 1, 1, 1, 2, 1, 3, 1 },
+      icol({ 12, 25, 31, 100, 55, 5, false }))
+    assert.same({ 3, 2, 1, 4, 1 }, { rows[1], rows[2], rows[3], rows[4], rows[5] })
+    assert.is_nil(rows[6])
+    assert.is_nil(rows[7])
+    assert.equal(5, matched)
+    assert.has_error(function() match.within(keys, starts, durs, { 1 }, { 1, 2 }) end)
   end)
 end)

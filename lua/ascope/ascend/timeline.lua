@@ -20,7 +20,7 @@ function M.read_json(path, progress)
   })
   if not r then return nil, err end
   local c = r.columns
-  local lane_ids, pairs_ = column.group(c.pid, c.tid)
+  local lane_ids, pairs_ = column.group(c.pid, c.tid, { rows = false })
   local lanes = {}
   for i, p in ipairs(pairs_) do
     local pid, tid = p[1] or "?", p[2] or "?"
@@ -98,7 +98,7 @@ function M.read_db(path)
   h:close()
   if not r then return nil, qerr end
   local c = r.columns
-  local lane_ids, names = column.group(c.lane)
+  local lane_ids, names = column.group(c.lane, nil, { rows = false })
   local lanes = {}
   for i, p in ipairs(names) do lanes[i] = p[1] end
   return { n = r.n, lane = lane_ids, lanes = lanes, name = c.name, ts = c.ts, dur = c.dur,

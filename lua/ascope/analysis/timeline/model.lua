@@ -60,6 +60,9 @@ end
 -- first match wins: a receive wait is also a P2P op, tagged as the narrower one
 M.TAGS = { "p2p_wait", "p2p", "host_launch", "dataloader", "prefill", "decode", "request" }
 
+-- what column.group should not allocate: each left-out result is eight bytes a row
+local ROWS_ONLY, IDS_ONLY = { ids = false }, { rows = false }
+
 local function concat(cols)
   if #cols == 0 then return column.new("integer") end
   if #cols == 1 then return cols[1] end
@@ -71,7 +74,7 @@ M.concat = concat
 -- sorted by start: {id, start, dur}.
 function M.steps(tl, rules)
   local steps = {}
-  local _, names, rows_of = column.group(tl.name)
+  local _, names, rows_of = column.group(tl.name, nil, ROWS_ONLY)
   for i, p in ipairs(names) do
     local n = p[1] and p[1]:match(rules.patterns.step)
     if n then
@@ -96,6 +99,8 @@ function M.steps(tl, rules)
     end
   end
   table.sort(unique, function(a, b) return a.start < b.start end)
+  names, rows_of = nil, nil -- luacheck: ignore 311
+  collectgarbage() -- the rows of every name, eight bytes a row, before the busy sets are made
   return unique
 end
 
@@ -118,7 +123,10 @@ function M.build(tl, rules, re)
     m.lanes[i] = { index = i, name = name, kind = lane_kind(name, re),
                    process = name:match("^(.-)/"), thread = name:match("/(.*)$") }
   end
-  local pair_ids, pairs_ = column.group(tl.task_type, tl.name)
+  -- Each intermediate below is a column of a row's worth of values; the collector sees them as
+  -- small objects, so each is let go (and collected) before the next is made: the peak is two
+  -- or three of them, not all of them.
+  local pair_ids, pairs_ = column.group(tl.task_type, tl.name, IDS_ONLY)
   local class_by_pair, tag_by_pair = {}, {}
   for i, p in ipairs(pairs_) do
     class_by_pair[i] = M.classify(p[1], p[2], types, re)
@@ -131,7 +139,10 @@ function M.build(tl, rules, re)
   end
   local cls = pair_ids:lookup(class_by_pair)
   m.class = cls
-  local _, lt, lt_rows = column.group(tl.lane, pair_ids:lookup(tag_by_pair))
+  local tags = pair_ids:lookup(tag_by_pair)
+  pair_ids = nil -- luacheck: ignore 311
+  collectgarbage()
+  local _, lt, lt_rows = column.group(tl.lane, tags, ROWS_ONLY)
   m.tagged = {} -- lane -> tag -> rows
   for g, key in ipairs(lt) do
     if key[2] then
@@ -139,9 +150,11 @@ function M.build(tl, rules, re)
       m.tagged[key[1]][key[2]] = lt_rows[g]
     end
   end
+  tags, lt_rows = nil, nil -- luacheck: ignore 311
+  collectgarbage()
   -- slices by (lane, class); flows by ph
-  local _, lc, lc_rows = column.group(tl.lane, cls)
-  local _, lp, lp_rows = column.group(tl.lane, tl.ph)
+  local _, lc, lc_rows = column.group(tl.lane, cls, ROWS_ONLY)
+  local _, lp, lp_rows = column.group(tl.lane, tl.ph, ROWS_ONLY)
   m.rows = {}  -- lane -> class -> rows of slices (ph X)
   m.slices = {} -- lane -> rows of slices
   local by_ph = {}
@@ -198,9 +211,8 @@ end
 
 --- Busy union of rows, clipped to [w0, w1) when given.
 function M.busy(m, rows, w0, w1)
-  local s = interval.from_durations(m.tl.ts, m.tl.dur, rows)
-  if w0 then s = s:clip(w0, w1) end
-  return s
+  -- clipped while built: a step's set never holds the rest of the trace
+  return interval.from_durations(m.tl.ts, m.tl.dur, rows, w0, w1)
 end
 
 --- Rows of X slices that start in [w0, w1) on lanes of the given kinds (a set), in row order.

@@ -16,38 +16,43 @@ local function ms(ns) return ns and ns / 1e6 end
 
 --- Flow edges {producer row, consumer row} whose consumer sits in [w0, w1): each flow binds to
 -- the slice that holds its end on its lane. Also the number of flows left out because an end
--- had no readable time.
+-- had no readable time. The step's few flow ends are looked up in one pass over the slices
+-- (match.within): no index of every row of the trace.
 function M.flow_edges(m, w0, w1)
   local tl = m.tl
   local s_rows, f_rows = m.flow_starts, m.flow_ends
   if #f_rows == 0 then return {}, 0 end
-  local ix = match.index(tl.lane, tl.ts, tl.dur)
-  local s_by_id = {}
+  local s_by_id, untimed_start = {}, false
   for k = 1, #s_rows do
     local r = s_rows[k]
     local id = tl.flow[r]
     if id then s_by_id[id] = r end
+    if not tl.ts[r] then untimed_start = true end
   end
-  local cons_lane, cons_ts, prod_lane, prod_ts = {}, {}, {}, {}
+  -- consumers at 1..n, producers at n+1..2n of one query list
+  local q_lane, q_ts, prod_lane, prod_ts = {}, {}, {}, {}
   local n, skipped = 0, 0
   for k = 1, #f_rows do
     local r = f_rows[k]
     local t = tl.ts[r]
-    local s = tl.flow[r] and s_by_id[tl.flow[r]]
+    -- a timed end outside the step with every start timed is neither an edge nor a skip: its
+    -- id need not be read (most ends of a long trace are in other steps)
+    local s = (untimed_start or not t or (t >= w0 and t < w1)) and tl.flow[r] and s_by_id[tl.flow[r]]
     if s and (not t or not tl.ts[s]) then
       skipped = skipped + 1 -- a time that could not be read: this flow only is left out
     elseif s and t >= w0 and t < w1 then
       n = n + 1
-      cons_lane[n], cons_ts[n] = tl.lane[r], t
+      q_lane[n], q_ts[n] = tl.lane[r], t
       prod_lane[n], prod_ts[n] = tl.lane[s], tl.ts[s]
     end
   end
   if n == 0 then return {}, skipped end
-  local cons = ix:within(cons_lane, cons_ts)
-  local prod = ix:within(prod_lane, prod_ts)
+  for k = 1, n do q_lane[n + k], q_ts[n + k] = prod_lane[k], prod_ts[k] end
+  local held = match.within(tl.lane, tl.ts, tl.dur, q_lane, q_ts)
   local edges = {}
   for k = 1, n do
-    if cons[k] and prod[k] and cons[k] ~= prod[k] then edges[#edges + 1] = { prod[k], cons[k] } end
+    local c, p = held[k], held[n + k]
+    if c and p and c ~= p then edges[#edges + 1] = { p, c } end
   end
   return edges, skipped
 end
@@ -92,9 +97,15 @@ end
 
 local DEVICE_KINDS = { device = true, comm = true }
 
--- device and communication slices that start in [w0, w1)
+-- device and communication slices that start in [w0, w1); the longest path and the hotspots
+-- walk the same step, so its rows are found once
 local function step_rows(m, w0, w1, fn)
-  for _, r in ipairs(model_mod.window_rows(m, w0, w1, DEVICE_KINDS)) do fn(r) end
+  local c = m.device_window
+  if not (c and c.w0 == w0 and c.w1 == w1) then
+    c = { w0 = w0, w1 = w1, rows = model_mod.window_rows(m, w0, w1, DEVICE_KINDS) }
+    m.device_window = c
+  end
+  for _, r in ipairs(c.rows) do fn(r) end
 end
 
 --- The longest path over the step's tasks, clipped to the stage [lo, hi].
@@ -102,46 +113,47 @@ end
 -- path's communication time: the union of what its communication tasks add (an interval set).
 function M.longest(m, w0, w1, lo, hi, edges)
   local tl = m.tl
-  local nodes, seen = {}, {}
-  step_rows(m, w0, w1, function(r)
+  -- each node's start, duration and lane read from the columns once: the sort and the walk
+  -- below look at them many times
+  local nodes, seen, ts, dur, lane_of = {}, {}, {}, {}, {}
+  local function add(r)
     nodes[#nodes + 1] = r
     seen[r] = true
-  end)
+    ts[r], dur[r], lane_of[r] = tl.ts[r], tl.dur[r], tl.lane[r]
+  end
+  step_rows(m, w0, w1, add)
   local preds = {}
   for _, e in ipairs(edges) do
     local p, c = e[1], e[2]
     if seen[c] and tl.dur[p] then
-      if not seen[p] then
-        nodes[#nodes + 1] = p
-        seen[p] = true
-      end
+      if not seen[p] then add(p) end
       preds[c] = preds[c] or {}
       table.insert(preds[c], p)
     end
   end
   if #nodes == 0 then return nil end
   table.sort(nodes, function(a, b)
-    local ta, tb = tl.ts[a], tl.ts[b]
+    local ta, tb = ts[a], ts[b]
     if ta ~= tb then return ta < tb end
     return a < b
   end)
-  local function s_of(r) return math.min(math.max(tl.ts[r], lo), hi) end
-  local function e_of(r) return math.min(math.max(tl.ts[r] + tl.dur[r], lo), hi) end
+  local function s_of(r) return math.min(math.max(ts[r], lo), hi) end
+  local function e_of(r) return math.min(math.max(ts[r] + dur[r], lo), hi) end
   -- a node adds the part of its clipped interval after its predecessor's (clipped) end, so a
   -- path covers each instant of [lo, hi] at most once: its length never exceeds hi - lo
   local last_on_lane = {}
   local dist, from, gain, reach = {}, {}, {}, {}
   local best, best_node = -1, nil
   for _, r in ipairs(nodes) do
-    local lane = tl.lane[r]
+    local lane = lane_of[r]
     local s0, e0 = s_of(r), e_of(r)
     local d0, f0, g0, r0 = e0 - s0, nil, e0 - s0, e0
     local function consider(p)
       if not dist[p] then return end
       local pe = reach[p]
-      local add = e0 - math.max(s0, pe)
-      if add < 0 then add = 0 end
-      if dist[p] + add > d0 then d0, f0, g0, r0 = dist[p] + add, p, add, math.max(e0, pe) end
+      local add_ = e0 - math.max(s0, pe)
+      if add_ < 0 then add_ = 0 end
+      if dist[p] + add_ > d0 then d0, f0, g0, r0 = dist[p] + add_, p, add_, math.max(e0, pe) end
     end
     local prev = last_on_lane[lane]
     if prev then consider(prev) end
@@ -154,7 +166,7 @@ function M.longest(m, w0, w1, lo, hi, edges)
   local r = best_node
   while r do
     path[#path + 1] = r
-    if m.lanes[tl.lane[r]].kind == "comm" then
+    if m.lanes[lane_of[r]].kind == "comm" then
       starts[#starts + 1], ends[#ends + 1] = e_of(r) - gain[r], e_of(r)
     end
     r = from[r]

@@ -1,0 +1,80 @@
+-- Flow edges against the definition: each flow end binds to the slice of its lane with the latest
+-- start that holds its time (ties to the later row); a flow whose start or end has no time is
+-- counted as skipped, one that ends outside the step is left out.
+local core = require "ascope_core"
+local path = require "ascope.analysis.timeline.path"
+local column = core.column
+
+local function icol(list, n)
+  local c = column.new("integer")
+  for i = 1, n do c:push(list[i] or nil) end
+  return c
+end
+
+local function brute(rows, starts, ends, w0, w1)
+  local s_by_id = {}
+  for _, r in ipairs(starts) do
+    if rows[r].flow then s_by_id[rows[r].flow] = r end
+  end
+  local function holder(lane, t)
+    local best
+    for i, x in ipairs(rows) do
+      if x.ph == "X" and x.lane == lane and x.ts and x.dur and x.ts <= t and t <= x.ts + x.dur
+        and (not best or x.ts >= rows[best].ts) then best = i end
+    end
+    return best
+  end
+  local edges, skipped = {}, 0
+  for _, r in ipairs(ends) do
+    local s = rows[r].flow and s_by_id[rows[r].flow]
+    local t = rows[r].ts
+    if s and (not t or not rows[s].ts) then
+      skipped = skipped + 1
+    elseif s and t >= w0 and t < w1 then
+      local c, p = holder(rows[r].lane, t), holder(rows[s].lane, rows[s].ts)
+      if c and p and c ~= p then edges[#edges + 1] = { p, c } end
+    end
+  end
+  return edges, skipped
+end
+
+describe("timeline flow edges", function()
+  it("bind each end to the slice that holds it, as the definition says, on random traces", function()
+    math.randomseed(5)
+    local total_edges, total_skipped = 0, 0
+    for _ = 1, 200 do
+      local rows, starts, ends = {}, {}, {}
+      local n = math.random(1, 80)
+      local untimed = math.random(1, 3) == 1
+      for i = 1, n do
+        local kind = math.random(1, 4)
+        local x = { lane = math.random(1, 3), ts = math.random(0, 40) * 5 }
+        if kind <= 2 then
+          x.ph, x.dur = "X", math.random(1, 8) > 1 and math.random(0, 10) * 5 or nil
+        else
+          x.ph, x.flow = kind == 3 and "s" or "f", tostring(math.random(1, 12))
+          if untimed and math.random(1, 6) == 1 then x.ts = nil end
+          if kind == 3 then starts[#starts + 1] = i else ends[#ends + 1] = i end
+        end
+        rows[i] = x
+      end
+      local lane, ts, dur, flow = {}, {}, {}, column.new("string")
+      for i, x in ipairs(rows) do
+        lane[i], ts[i], dur[i] = x.lane, x.ts, x.dur
+        flow:push(x.flow)
+      end
+      local tl = { lane = icol(lane, n), ts = icol(ts, n), dur = icol(dur, n), flow = flow }
+      local m = { tl = tl, flow_starts = icol(starts, #starts), flow_ends = icol(ends, #ends) }
+      local w0 = math.random(0, 150)
+      local w1 = w0 + math.random(0, 100)
+      local want, want_skipped = brute(rows, starts, ends, w0, w1)
+      local got, got_skipped = path.flow_edges(m, w0, w1)
+      assert.same(want, got)
+      assert.equal(want_skipped, got_skipped)
+      total_edges, total_skipped = total_edges + #got, total_skipped + got_skipped
+    end
+    -- the random traces exercised both outcomes
+    assert.is_true(total_edges > 80)
+    assert.is_true(total_skipped > 50)
+  end)
+end)

@@ -1,0 +1,81 @@
+/* The queries are sorted by (key, t); every slice finds the run of queries it holds by two
+ * binary searches and offers itself to that run through a segment tree of running bests (a
+ * range update and a point read, no push-down). O(n log m + m log m) time, O(m) memory, and no
+ * slice is visited twice however deeply the slices nest. */
+#include "ascope/stab.h"
+
+#include <stdlib.h>
+
+#include "ascope/checked.h"
+#include "ascope/column.h"
+
+typedef struct {
+  int64_t key, t;
+  size_t j; /* the query's position in the input */
+} query;
+
+static int cmp_query(const void *x, const void *y) {
+  const query *a = x, *b = y;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
+  if (a->t != b->t) return a->t < b->t ? -1 : 1;
+  return a->j < b->j ? -1 : a->j > b->j;
+}
+
+/* First query after (key, t) (or at it, when at is set). */
+static size_t first_from(const query *q, size_t m, int64_t key, int64_t t, int at) {
+  size_t lo = 0, hi = m;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (q[mid].key < key || (q[mid].key == key && (q[mid].t < t || (!at && q[mid].t == t))))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Slices arrive in input order, so a later one wins a tie on the start. */
+static void offer(int64_t *best, size_t i, const int64_t *starts, int64_t row) {
+  if (best[i] < 0 || starts[row] >= starts[best[i]]) best[i] = row;
+}
+
+int asc_stab_within(const int64_t *keys, const int64_t *starts, const int64_t *durs, size_t n,
+                    const int64_t *qkeys, const int64_t *qts, size_t m, int64_t *out) {
+  query *q = asc_alloc_array(m, sizeof *q);
+  size_t nq = 0;
+  if (!q) return -1;
+  for (size_t j = 0; j < m; j++)
+    if (qts[j] != ASC_NULL_I64) q[nq++] = (query){qkeys[j], qts[j], j};
+  qsort(q, nq, sizeof *q, cmp_query);
+  size_t cells;
+  int64_t *best = asc_size_mul(nq ? nq : 1, 2, &cells) ? NULL : asc_alloc_array(cells, sizeof *best);
+  if (!best) {
+    free(q);
+    return -1;
+  }
+  for (size_t i = 0; i < cells; i++) best[i] = -1;
+  for (size_t r = 0; r < n && nq; r++) {
+    if (starts[r] == ASC_NULL_I64 || durs[r] == ASC_NULL_I64) continue;
+    size_t lo = first_from(q, nq, keys[r], starts[r], 1);
+    int64_t end = asc_sat_add(starts[r], durs[r]);
+    if (lo == nq || q[lo].key != keys[r] || q[lo].t > end) continue;
+    size_t hi = first_from(q + lo, nq - lo, keys[r], end, 0) + lo;
+    /* [lo, hi) as leaves nq..2nq-1 of the tree */
+    for (size_t a = lo + nq, b = hi + nq; a < b; a >>= 1, b >>= 1) {
+      if (a & 1) offer(best, a++, starts, (int64_t)r);
+      if (b & 1) offer(best, --b, starts, (int64_t)r);
+    }
+  }
+  for (size_t j = 0; j < m; j++) out[j] = -1;
+  for (size_t k = 0; k < nq; k++) {
+    int64_t row = -1;
+    for (size_t i = k + nq; i >= 1; i >>= 1)
+      if (best[i] >= 0 &&
+          (row < 0 || starts[best[i]] > starts[row] || (starts[best[i]] == starts[row] && best[i] > row)))
+        row = best[i];
+    out[q[k].j] = row;
+  }
+  free(best);
+  free(q);
+  return 0;
+}
