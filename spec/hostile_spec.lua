@@ -119,6 +119,34 @@ describe("hostile input to memory", function()
     assert.same({ 0 }, (ranks_in(dir .. "/out/memory_summary.json")))
   end)
 
+  it("plog, graph and opjitter name a folder tree too deep to read, exit 1, and keep what they read", function()
+    local deep = ("/d"):rep(70)
+    local too_deep = "folders nested more than 64 deep are not read"
+    -- plog: the log beside the deep tree is classified
+    h.copy("spec/fixtures/plog/seed_pattern.log", dir .. "/logs/device-0/plog-1.log")
+    assert(core.fs.mkdirs(dir .. "/logs" .. deep))
+    local code, _, err = h.run("plog", dir .. "/logs", "-o", dir .. "/po", "-q")
+    assert.equal(1, code, err)
+    assert.truthy(err:find(too_deep, 1, true), err)
+    assert.truthy(core.json.load(dir .. "/po/plog_summary.json").files >= 1)
+    -- graph: the two cards beside it are compared
+    local g = '{"graph": [{"name": "g", "op": [{"name": "MoeDistributeDispatchV2_1", "type": "MoeDistributeDispatchV2"}]}]}'
+    h.write(dir .. "/graphs/graph_1_device0.json", g)
+    h.write(dir .. "/graphs/graph_1_device1.json", g)
+    assert(core.fs.mkdirs(dir .. "/graphs" .. deep))
+    code, _, err = h.run("graph", dir .. "/graphs", "-o", dir .. "/go", "-q")
+    assert.equal(1, code, err)
+    assert.truthy(err:find(too_deep, 1, true), err)
+    assert.equal(1, #core.json.load(dir .. "/go/graph_summary.json").pairs)
+    -- opjitter: the card beside it is read
+    h.write(dir .. "/prof/card_0/kernel_details.csv", "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us)\n"
+      .. "1,Add_1,Add,AI_VECTOR_CORE,1000.000,5.0\n")
+    assert(core.fs.mkdirs(dir .. "/prof" .. deep))
+    code, _, err = h.run("opjitter", dir .. "/prof", "-o", dir .. "/oo", "-q")
+    assert.equal(1, code, err)
+    assert.truthy(err:find(too_deep, 1, true), err)
+  end)
+
   it("refuses FIFOs standing for input files without waiting on them, and keeps the other ranks", function()
     local a = rank(dir .. "/in", "a", 0)
     local b = rank(dir .. "/in", "b", 1)

@@ -57,9 +57,11 @@ function M.run(opts, more)
   if not path then return nil, i18n.t("graph.no_input") end
   local rules, rerr = M.rules(opts.rules)
   if not rules then return nil, rerr end
-  local files, skipped = reader.files(path, rules, opts.output)
+  local files, skipped, unread = reader.files(path, rules, opts.output)
   if not files then return nil, skipped end
   local by_card, failed, seen = {}, {}, {}
+  -- a folder that could not be read may hold a card's graph: the run fails, the others are compared
+  for _, why in ipairs(unread) do failed[#failed + 1] = { path = path, reason = why } end
   for _, f in ipairs(files) do
     local p = f.path
     local card = reader.card_of(p, rules)

@@ -76,7 +76,8 @@ local function card_of(path, data)
   return nil
 end
 
---- Kernel files under path: {{card, path}} sorted by card, plus problems.
+--- Kernel files under path, in path order, and the messages of the folders that could not be
+-- read; or nil, message.
 function M.find(path)
   local list, problems = discover.files("kernel_details", path)
   if not list then return nil, problems end
@@ -99,7 +100,7 @@ function M.plan(path, opts)
   local units = {}
   for i, p in ipairs(files) do units[i] = { key = p, files = { p } } end
   return { units = units, rules = rules, opts = opts, unit_name = "shard.units.file",
-           context = { input = path, files = files, cards = opts.cards } }
+           context = { input = path, files = files, cards = opts.cards, unread = ferr } }
 end
 
 --- One kernel file: {card, data} or {card, error} (the card read from the folders when the
@@ -115,6 +116,8 @@ end
 function M.assemble(context, outcomes, rules)
   local files = context.files
   local by_card, failed, warnings = {}, {}, {}
+  -- a folder that could not be read may hold a card's kernels: the run fails, the others are kept
+  for _, why in ipairs(context.unread or {}) do failed[#failed + 1] = { path = context.input, reason = why } end
   for i, p in ipairs(files) do
     local o = outcomes[i]
     local got = o.ok or {}

@@ -68,7 +68,7 @@ function M.run(opts, more)
   if not rules then return nil, rerr end
   local files, ferr = reader.files(path, rules)
   if not files then return nil, ferr end
-  if #files == 0 then return nil, i18n.t("plog.no_files", path) end
+  if #files == 0 and #ferr == 0 then return nil, i18n.t("plog.no_files", path) end
   local classifier, cerr, number = reader.classifier(rules)
   if not classifier then return nil, i18n.t("plog.rules_error", cerr) end
   local formats, ferr2 = recipe.format_set(M.spec, opts.format)
@@ -77,6 +77,8 @@ function M.run(opts, more)
   local res, err = analysis.classify(files, rules, classifier, number, csv, M.MAX_FAILURES)
   if not res then return nil, err end
   res.input = path
+  -- a folder that could not be read may hold logs: the run fails, what was read is kept
+  for _, why in ipairs(ferr) do res.failed[#res.failed + 1] = { path = path, reason = why } end
   res.unreadable = {}
   for i, f in ipairs(res.failed) do res.unreadable[i] = { path = f.path, message = f.reason } end
   return res

@@ -39,7 +39,8 @@ end
 --- The graph files under path (a file is taken as it is), in name order: {path, kind}; files
 -- inside skip_dir (an earlier run's output folder inside the input: its graph_summary.json is no
 -- card's graph, found by real path whatever way either is spelled) are left out and counted.
--- Returns the list and that count, or nil, message.
+-- Returns the list, that count and the messages of the folders that could not be read; or nil,
+-- message.
 function M.files(path, rules, skip_dir)
   local list, err = discover.files("graph", path, rules)
   if not list then return nil, err end
@@ -53,7 +54,7 @@ function M.files(path, rules, skip_dir)
       out[#out + 1] = { path = f.path, kind = f.of }
     end
   end
-  return out, skipped
+  return out, skipped, err
 end
 
 return M

@@ -68,13 +68,14 @@ function M.card_of_path(path)
   return n and math.tointeger(tonumber(n))
 end
 
---- Log files under path (a file is taken as it is), or nil, message.
+--- Log files under path (a file is taken as it is) and the messages of the folders that could
+-- not be read; or nil, message.
 function M.files(path, rules)
   local list, err = discover.files("plog", path, rules)
   if not list then return nil, err end
   local out = {}
   for i, f in ipairs(list) do out[i] = f.path end
-  return out
+  return out, err
 end
 
 return M
