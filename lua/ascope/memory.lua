@@ -306,7 +306,8 @@ end
 function M.plan(a, b)
   local opts = recipe.options(M.spec, a, b)
   local input = opts.input
-  if not input or not core.fs.stat(input) then return nil, t("input.no_such", tostring(input)) end
+  if not input then return nil, t("input.none") end
+  if not core.fs.stat(input) then return nil, t("input.no_such", input) end
   local rules, rerr = M.rules(opts.rules)
   if not rules then return nil, rerr end
   opts.match = opts.match or (rules.match and rules.match.default_mode) or "latest"

@@ -119,12 +119,13 @@ function M.compute(recipe, plan, picks, jobs)
   -- units read at once share the CPUs: each file scan gets its part, not all of them
   local saved = workers.scan_threads
   if math.min(n, #picks) > 1 then workers.scan_threads = workers.share(math.min(n, #picks)) end
-  local results, errs = par.map(picks, function(i)
+  local ok, results, errs = pcall(par.map, picks, function(i)
     local r, err = recipe.work(plan, i)
     if r == nil then error(err, 0) end
     return r
   end, { jobs = n, here = true })
   workers.scan_threads = saved
+  if not ok then error(results, 0) end
   local outcomes = {}
   for j, i in ipairs(picks) do
     if results[j] ~= nil then

@@ -164,7 +164,7 @@ function M.plan(a, b)
   local opts = recipe.options(M.spec, a, b)
   opts.top_n = opts.top_n or opts.top -- top_n: the name earlier scripts use
   local input = opts.input
-  if not input then return nil, t("input.no_such", tostring(input)) end
+  if not input then return nil, t("input.none") end
   local rules, rerr = M.rules(opts.rules)
   if not rules then return nil, rerr, "usage" end
   local re, perr = patterns.compile(rules, opts)

@@ -2,7 +2,6 @@
 return {
   ["memory.summary"] = "memory: %d rank(s), %d events, written to %s",
   ["memory.rank_failed"] = "rank %s (%s): %s",
-  ["memory.no_trace"] = "%s: no trace_view.json; rows are kept with empty call stacks",
   ["memory.no_ranks"] = "no profiling data found under %s (looked for *_ascend_pt folders with ASCEND_PROFILER_OUTPUT/operator_memory.csv)",
   ["memory.reading"] = "rank %s (%s): reading %s",
   ["memory.bad_cells"] = "%s: %d value(s) are not numbers and were left empty; first: %s",
@@ -17,6 +16,7 @@ return {
   ["memory.fallback"] = "rank %s: %d of %d 'latest' matches point at an operator that had already ended; --match within-or-latest would attribute %d row(s) to an operator still running",
   ["input.bad_cells"] = "%s: %d value(s) are not numbers and were left empty; first: %s",
   ["input.not_regular"] = "%s (not a regular file: a FIFO, device or folder is not read)",
+  ["input.none"] = "no input given: a profiling folder or file",
   ["input.no_such"] = "%s: no such file or folder",
   ["ranks.not_a_number"] = "--rank-list: %s is not a rank number (in %q)",
   ["ranks.backwards"] = "--rank-list: range %s runs backwards",
@@ -24,7 +24,6 @@ return {
   ["outputs.unknown_format"] = "--format: unknown output %q (%s)",
   ["timeline.flows_skipped"] = "%d flow event(s) without a readable time were left out of the critical path",
   ["timeline.no_input"] = "%s: no timeline found (trace_view.json, msprof_*.json or ascend_pytorch_profiler_*.db)",
-  ["check.failed"] = "check %s failed: %s",
   -- rule files: schema checks (ascope.schema, ascope.rule_schemas) and the sandbox (ascope.sandbox)
   ["rules.where_rule"] = "rule %s",
   ["rules.where_key"] = "key %s",

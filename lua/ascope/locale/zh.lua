@@ -2,13 +2,13 @@
 return {
   ["memory.summary"] = "内存分析：%d 个 rank，%d 条记录，已写入 %s",
   ["memory.rank_failed"] = "rank %s（%s）：%s",
-  ["memory.no_trace"] = "%s：缺少 trace_view.json，记录保留但调用栈为空",
   ["memory.no_ranks"] = "在 %s 下未找到 profiling 数据（需要含 ASCEND_PROFILER_OUTPUT/operator_memory.csv 的 *_ascend_pt 目录）",
   ["memory.reading"] = "rank %s（%s）：读取 %s",
   ["memory.bad_cells"] = "%s：%d 个值不是数字，已置空；第一个：%s",
   ["memory.trace_warning"] = "%s：%s（已置空）",
   ["input.bad_cells"] = "%s：%d 个值不是数字，已置空；第一个：%s",
   ["input.not_regular"] = "%s（不是普通文件：FIFO、设备或文件夹不会被读取）",
+  ["input.none"] = "未给出输入：需要 profiling 目录或文件",
   ["input.no_such"] = "%s：文件或目录不存在",
   ["ranks.not_a_number"] = "--rank-list：%s 不是 rank 编号（位于 %q）",
   ["ranks.backwards"] = "--rank-list：范围 %s 是倒序的",
@@ -24,7 +24,6 @@ return {
   ["memory.partial"] = "rank %s（%s）结果不完整：%s",
   ["memory.partial_ranks"] = "%d 个 rank 结果不完整；其行已写出",
   ["memory.fallback"] = "rank %s：%d / %d 条 latest 匹配指向已结束的算子；--match within-or-latest 会把其中 %d 行改为关联到仍在运行的算子",
-  ["check.failed"] = "检查 %s 未通过：%s",
   -- 规则文件：schema 检查（ascope.schema、ascope.rule_schemas）与沙箱（ascope.sandbox）
   ["rules.where_rule"] = "规则 %s",
   ["rules.where_key"] = "键 %s",
