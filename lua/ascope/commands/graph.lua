@@ -9,16 +9,6 @@ local t = i18n.t
 
 local M = { spec = graph.spec }
 
---- The formats --format asks for, as the list write takes (graph writes json only).
-function M.formats(opts)
-  local list = {}
-  for f in (opts.format or "json"):gmatch("[^,%s]+") do
-    if f ~= "json" then errors.usage(t("cli.unknown_format", f, "json")) end
-    list[1] = f
-  end
-  return list
-end
-
 --- What is told before the outputs are written: the cards, their nodes, each pair's verdict.
 function M.show_before(res, opts)
   if res.skipped_output > 0 then log.line("INFO", t("graph.skipped_output", res.skipped_output, opts.output)) end
@@ -36,7 +26,7 @@ end
 function M.main(opts, words)
   local input = opts.input or words[1]
   if not input then errors.usage(t("cli.needs", "graph", "GRAPH_PATH", "graph")) end
-  M.formats(opts) -- a usage error before any reading
+  front.formats(graph, opts) -- a usage error before any reading
   -- a rule file that does not hold is the command line's mistake (exit 2), told once
   local rules_ok, rules_err = graph.rules(opts.rules)
   if not rules_ok then errors.usage("%s", rules_err) end

@@ -2,7 +2,6 @@
 local moe = require "ascope.moe"
 local report = require "ascope.report.moe"
 local errors = require "ascope.errors"
-local outputs = require "ascope.report.outputs"
 local i18n = require "ascope.i18n"
 local shard = require "ascope.shard"
 local merge_command = require "ascope.commands.merge"
@@ -12,7 +11,6 @@ local M = {}
 
 M.spec = moe.spec
 
-local FORMATS = { "csv", "json", "html" }
 
 -- the steps as they run, on stderr; the findings are printed once, in the recap at the end
 local step_log = moe.step_log
@@ -27,7 +25,7 @@ function M.main(opts, words, ctx)
   if #words > 0 then errors.usage(i18n.t("cli.unexpected_parameter", words[1])) end
   if not opts.target_dir then errors.usage(i18n.t("cli.needs", "moe", "TARGET_DIR=...", "moe")) end
   if not opts.soc_version then errors.usage(i18n.t("cli.needs", "moe", "SOC_VERSION=910_93|950|910B", "moe")) end
-  M.formats(opts) -- a usage error before any reading
+  front.formats(moe, opts) -- a usage error before any reading
   -- a rule file that does not hold is the command line's mistake, told once (not once per card)
   local rules_ok, rules_err = moe.rules(opts.rules)
   if not rules_ok then errors.usage("%s", rules_err) end
@@ -61,8 +59,6 @@ function M.show_after(res, _, composed)
   for _, l in ipairs(report.summary_lines(res, not composed)) do print(l) end
 end
 
---- The formats --format asks for, as the list write takes.
-function M.formats(opts) return outputs.list(opts.format, FORMATS) end
 
 --- Write the outputs of a result and print its summary; returns the exit code, the findings,
 -- the result and its summary data.

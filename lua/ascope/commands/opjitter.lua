@@ -2,7 +2,6 @@
 local opjitter = require "ascope.opjitter"
 local report = require "ascope.report.opjitter"
 local errors = require "ascope.errors"
-local outputs = require "ascope.report.outputs"
 local i18n = require "ascope.i18n"
 local shard = require "ascope.shard"
 local merge_command = require "ascope.commands.merge"
@@ -11,12 +10,10 @@ local log = require "ascope.log"
 
 local M = { recipe = opjitter, spec = opjitter.spec }
 
-local FORMATS = { "csv", "json", "html" }
-
 function M.main(opts, words, ctx)
   local input = opts.input or words[1]
   if not input then errors.usage(i18n.t("cli.needs", "opjitter", "PROFILING_PATH", "opjitter")) end
-  M.formats(opts) -- a usage error before any reading
+  front.formats(opjitter, opts) -- a usage error before any reading
   if opts.shard then shard.parse(opts.shard) end -- a usage error before any reading
   local plan, err = opjitter.plan(input, { rules = opts.rules, cards = opts.cards, jobs = opts.jobs })
   if not plan then error(err, 0) end
@@ -38,8 +35,6 @@ function M.show_after(res, opts)
   print(i18n.t("opjitter.results", opts.output, opts.format))
 end
 
---- The formats --format asks for, as the list write takes.
-function M.formats(opts) return outputs.list(opts.format, FORMATS) end
 
 --- Write the outputs of a result and print its summary; returns the exit code, the findings,
 -- the result and its summary data.

@@ -3,16 +3,10 @@ local plog = require "ascope.plog"
 local report = require "ascope.report.plog"
 local errors = require "ascope.errors"
 local log = require "ascope.log"
-local outputs = require "ascope.report.outputs"
 local front = require "ascope.commands.front"
 local i18n = require "ascope.i18n"
 
 local M = { spec = plog.spec }
-
-local FORMATS = { "csv", "json" }
-
---- The formats --format asks for, as the list write takes.
-function M.formats(opts) return outputs.list(opts.format or "csv,json", FORMATS) end
 
 --- Nothing is printed before the outputs are written.
 function M.show_before() end
@@ -27,7 +21,7 @@ end
 function M.main(opts, words)
   local input = opts.input or words[1]
   if not input then errors.usage(i18n.t("cli.needs", "plog", "PLOG_PATH", "plog")) end
-  M.formats(opts) -- a usage error before any reading
+  front.formats(plog, opts) -- a usage error before any reading
   local res, err = plog.run({ input = input, rules = opts.rules, format = opts.format })
   if not res then error(err, 0) end
   return front.finish(M, plog, res, opts, report.data(res))

@@ -435,7 +435,6 @@ return {
   ["cli.unexpected_argument"] = "unexpected argument %q",
   ["cli.unexpected_parameter"] = "unexpected argument %q (parameters are KEY=VALUE)",
   ["cli.needs"] = "ascope %s needs %s; see 'ascope help %s'",
-  ["cli.unknown_format"] = "--format: unknown output %q (%s)",
   ["merge.needs_parts"] = "ascope merge needs the PART folders of the --shard runs; see 'ascope help merge'",
   ["merge.command"] = "command %s",
   ["merge.merging"] = "merging %d part(s) of 'ascope %s %s'",

@@ -435,7 +435,6 @@ return {
   ["cli.unexpected_argument"] = "多余的参数 %q",
   ["cli.unexpected_parameter"] = "多余的参数 %q（参数形如 KEY=VALUE）",
   ["cli.needs"] = "ascope %s 需要 %s；参见 'ascope help %s'",
-  ["cli.unknown_format"] = "--format：未知的输出 %q（%s）",
   ["merge.needs_parts"] = "ascope merge 需要各次 --shard 运行的 PART 目录；参见 'ascope help merge'",
   ["merge.command"] = "命令 %s",
   ["merge.merging"] = "合并 %d 个部分：'ascope %s %s'",

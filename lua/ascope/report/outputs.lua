@@ -13,28 +13,6 @@ local i18n = require "ascope.i18n"
 
 local M = {}
 
---- The outputs a --format LIST asks for, as a set; a usage error naming an output that is not
--- one of names.
-function M.formats(text, names)
-  local known, formats = {}, {}
-  for _, n in ipairs(names) do known[n] = true end
-  for f in text:gmatch("[^,%s]+") do
-    if not known[f] then
-      require("ascope.errors").usage("%s", require("ascope.i18n").t("outputs.unknown_format", f, table.concat(names, ", ")))
-    end
-    formats[f] = true
-  end
-  return formats
-end
-
---- The outputs a --format LIST asks for as a list, in the order of names (what a job's write
--- takes); a usage error as for formats.
-function M.list(text, names)
-  local set, list = M.formats(text, names), {}
-  for _, n in ipairs(names) do if set[n] then list[#list + 1] = n end end
-  return list
-end
-
 --- Deal outputs (each with weight, default 1) into at most `jobs` groups.
 function M.groups(outputs, jobs)
   local n = math.max(1, math.min(jobs, #outputs))
