@@ -1,5 +1,8 @@
---- Number formatting that keeps exact times exact.
+--- Number formatting that keeps exact times exact, and the marks the JSON writers read.
 local M = {}
+
+--- t (a new table when nil) marked to be written as a JSON array, [] when empty.
+function M.array(t) return setmetatable(t or {}, { __jsontype = "array" }) end
 
 --- Exact decimal text of ns / 10^digits, trailing zeros dropped, at least one decimal:
 -- fmt.scaled(1000100000, 6) -> "1000.1", fmt.scaled(6000000000, 6) -> "6000.0"

@@ -43,7 +43,7 @@ M.spec = {
   examples = { "ascope diagnose TARGET_DIR=dumps SOC_VERSION=950 PLOG_PATH=logs GRAPH_PATH=graphs -o out" },
 }
 
-local function array(t) return setmetatable(t or {}, { __jsontype = "array" }) end
+local array = require("ascope.fmt").array
 
 -- The source of a finding: the analysis it came from, under the step's name.
 local function source_of(step, a)

@@ -7,7 +7,7 @@ local t = i18n.t
 
 local M = {}
 
-local function array(list) return setmetatable(list or {}, { __jsontype = "array" }) end
+local array = require("ascope.fmt").array
 
 --- graph_summary.json as plain data.
 function M.data(res)

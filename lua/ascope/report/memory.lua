@@ -55,7 +55,7 @@ function M.events_csv(result, path)
   return w:close()
 end
 
-local function array(list) return setmetatable(list or {}, { __jsontype = "array" }) end
+local array = require("ascope.fmt").array
 
 local function sites_out(list)
   local out = array()

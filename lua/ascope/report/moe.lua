@@ -10,7 +10,7 @@ local json, column = core.json, core.column
 
 local M = {}
 
-local function array(t) return setmetatable(t or {}, { __jsontype = "array" }) end
+local array = require("ascope.fmt").array
 local SIDES = { "dispatch", "combine" }
 local FIELDS = { "flag", "position", "rank_id", "moe_expert_num", "ep_world_size", "global_bs", "run_count",
                  "hccl_rank_id", "hccl_ep_world_size" }

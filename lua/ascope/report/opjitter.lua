@@ -8,7 +8,7 @@ local json = core.json
 
 local M = {}
 
-local function array(t) return setmetatable(t or {}, { __jsontype = "array" }) end
+local array = require("ascope.fmt").array
 local function na(v) return v == nil and "NA" or v end
 
 function M.all_csv(res, path)

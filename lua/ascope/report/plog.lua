@@ -8,7 +8,7 @@ local i18n = require "ascope.i18n"
 
 local M = {}
 
-local function array(t) return setmetatable(t or {}, { __jsontype = "array" }) end
+local array = require("ascope.fmt").array
 local function title_of(c) return i18n.t(c.title) end
 
 -- The error_plog.csv type of an [ERROR] line no classifier knows.

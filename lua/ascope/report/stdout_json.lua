@@ -7,7 +7,7 @@ local json = require("ascope_core").json
 
 local M = {}
 
-local function array(t) return setmetatable(t or {}, { __jsontype = "array" }) end
+local array = require("ascope.fmt").array
 
 local function scalar(v)
   local k = type(v)

@@ -15,9 +15,7 @@ local function T(key, ...) return i18n.t("report.timeline.md." .. key, ...) end
 
 local M = {}
 
-local function array(t)
-  return setmetatable(t or {}, { __jsontype = "array" })
-end
+local array = require("ascope.fmt").array
 
 -- what every dimension's json(r, kit) and md(r, kit) may use
 local function json_of(d, r)
