@@ -804,10 +804,12 @@ static int scan_file(const char *path, const asc_json_spec *spec, asc_json_range
   if (!spec->strings) return asc_fail(err, path, -1, 0, 0, "no string table given");
   FILE *f = asc_open_input(path, err);
   if (!f) return -1;
-  fseeko(f, 0, SEEK_END);
-  long long total = ftello(f);
+  long long total = fseeko(f, 0, SEEK_END) == 0 ? ftello(f) : -1;
   long long from = rg ? rg->from : 0;
-  fseeko(f, from, SEEK_SET);
+  if (total < 0 || fseeko(f, from, SEEK_SET) != 0) { /* a range read from the wrong place is no range */
+    fclose(f);
+    return asc_fail(err, path, from, 0, 0, "cannot seek in the file");
+  }
 
   scan sc;
   memset(&sc, 0, sizeof sc);
