@@ -166,7 +166,7 @@ describe("input discovery", function()
     assert.same({}, (discover.files("graph", dir .. "/odd.bin", rules)))
     local list, err = discover.files("graph", dir .. "/none", rules)
     assert.is_nil(list)
-    assert.equal(i18n.t("graph.no_path", dir .. "/none"), err)
+    assert.equal(i18n.t("input.no_such", dir .. "/none"), err)
   end)
 
   it("sorts a card folder's dump files into workspaces, inputs, windows, kernels and raw dumps", function()

@@ -132,14 +132,14 @@ local function read_folder(d, opts, classify, rules, warnings, problems, split)
   if not inputs then return nil, err end
   local mem, tr = inputs.mem, inputs.trace
   if mem.bad_cells > 0 then
-    warnings[#warnings + 1] = t("memory.bad_cells", inputs.mem_path, mem.bad_cells, mem.first_bad)
+    warnings[#warnings + 1] = t("input.bad_cells", inputs.mem_path, mem.bad_cells, mem.first_bad)
   end
   if tr and tr.warning then warnings[#warnings + 1] = t("memory.trace_warning", inputs.trace_path, tr.warning) end
   if tr and tr.cut then problems[#problems + 1] = t("memory.trace_cut", tr.cut, tr.n) end
   if inputs.record_error then problems[#problems + 1] = t("memory.record_unreadable", inputs.record_error) end
   local rec = inputs.record
   if rec and rec.bad_cells > 0 then
-    warnings[#warnings + 1] = t("memory.bad_cells", inputs.record_path, rec.bad_cells, rec.first_bad)
+    warnings[#warnings + 1] = t("input.bad_cells", inputs.record_path, rec.bad_cells, rec.first_bad)
   end
   if mem.cut then warnings[#warnings + 1] = mem.cut end
   local att = analysis.attribute(mem, tr, opts.match)

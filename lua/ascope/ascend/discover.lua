@@ -130,7 +130,6 @@ end
 --   deep    a name pattern looked for anywhere below the rank folder when nothing else matched
 --   walk    found by M.files: every file of the kind under a path, in path order
 --   as_is   with walk: a path that is a file is taken whatever its name
---   missing the key of the message for a path that is not there (default input.no_such)
 --   reader  the function that reads the file, as "module.function"
 M.inputs = {
   operator_memory = { names = { "operator_memory%.csv" }, reader = "ascope.ascend.memory_csv.read" },
@@ -143,10 +142,10 @@ M.inputs = {
   kernel_details = { names = { "kernel_details%.csv", "op_summary.*%.csv" }, walk = true,
                      reader = "ascope.ascend.kernel_csv.read" },
   -- plog and device logs: the names rules/plog.lua's files list (unanchored patterns)
-  plog = { walk = true, as_is = true, missing = "plog.no_path", reader = "ascope.ascend.plog.classifier",
+  plog = { walk = true, as_is = true, reader = "ascope.ascend.plog.classifier",
            match = function(name, rules) return model.matches(name, rules.files) or nil end },
   -- compiled graphs: the kinds of rules/graph.lua's files list (the entry a name matches)
-  graph = { walk = true, missing = "graph.no_path", reader = "ascope.ascend.graph.nodes",
+  graph = { walk = true, reader = "ascope.ascend.graph.nodes",
             match = function(name, rules)
               for _, f in ipairs(rules.files) do
                 if name:match(f.name) then return f end
@@ -215,7 +214,7 @@ end
 function M.files(kind, path, rules)
   local k = input_kind(kind)
   local st = fs.stat(path)
-  if not st then return nil, i18n.t(k.missing or "input.no_such", path) end
+  if not st then return nil, i18n.t("input.no_such", path) end
   local all, unreadable = { path }, nil
   if st.type ~= "file" then all, unreadable = fs.walk(path) end
   local out = {}

@@ -174,7 +174,7 @@ local function compose(st, out, anomalies)
 end
 
 function M.main(opts, words)
-  if #words > 0 then errors.usage("%s", i18n.t("diagnose.unexpected_argument", words[1])) end
+  if #words > 0 then errors.usage("%s", i18n.t("cli.unexpected_parameter", words[1])) end
   local out = opts.output
   local plan = {}
   if opts.target_dir and opts.soc_version then
