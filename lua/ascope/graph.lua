@@ -84,8 +84,7 @@ function M.run(opts, more)
   for c in pairs(seen) do cards[#cards + 1] = c end
   table.sort(cards)
   if #cards == 0 and #failed == 0 then return nil, i18n.t("graph.no_files", path) end
-  local unreadable = {}
-  for i, f in ipairs(failed) do unreadable[i] = { path = f.path, message = f.reason } end
+  local unreadable = recipe.unreadable(failed)
   return { cards = cards, graphs = by_card, failed = failed, unreadable = unreadable, input = path, rules = rules,
            skipped_output = skipped, pairs = analysis.pairs(cards, by_card) }
 end

@@ -167,8 +167,7 @@ function M.assemble(context, outcomes, rules)
   res.aiv = analysis.aiv_checks(cards, rules)
   res.rules = rules
   res.input = context.input
-  res.unreadable = {}
-  for i, f in ipairs(failed) do res.unreadable[i] = { path = f.path, message = f.reason } end
+  res.unreadable = recipe.unreadable(failed)
   return res
 end
 

@@ -79,8 +79,7 @@ function M.run(opts, more)
   res.input = path
   -- a folder that could not be read may hold logs: the run fails, what was read is kept
   for _, why in ipairs(ferr) do res.failed[#res.failed + 1] = { path = path, reason = why } end
-  res.unreadable = {}
-  for i, f in ipairs(res.failed) do res.unreadable[i] = { path = f.path, message = f.reason } end
+  res.unreadable = recipe.unreadable(res.failed)
   return res
 end
 

@@ -88,6 +88,14 @@ function M.format_set(spec, asked)
   return set
 end
 
+--- A result's unreadable list from its failures ({path or dirs, reason}): {{path, message}},
+-- the path falling back to the first folder of the failure, then to input.
+function M.unreadable(failed, input)
+  local list = {}
+  for i, f in ipairs(failed) do list[i] = { path = f.path or (f.dirs and f.dirs[1]) or input, message = f.reason } end
+  return list
+end
+
 --- Write a job's outputs: writers maps a format to {file, write = function(result, path, wopts),
 -- weight = relative cost}; writers.order (a list of formats), when given, is the order the
 -- files are listed in, else the order asked. wopts: formats (see formats()), jobs (worker

@@ -198,8 +198,7 @@ function M.assemble(context, outcomes, rules)
       res.failed[#res.failed + 1] = { role = e.role, rank = e.rank, dirs = { e.dir }, reason = o.error }
     end
   end
-  res.unreadable = {}
-  for i, f in ipairs(res.failed) do res.unreadable[i] = { path = f.dirs[1] or res.input, message = f.reason } end
+  res.unreadable = recipe.unreadable(res.failed, res.input)
   return res
 end
 
