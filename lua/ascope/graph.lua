@@ -89,16 +89,14 @@ function M.run(opts, more)
            skipped_output = skipped, pairs = analysis.pairs(cards, by_card) }
 end
 
+local write = recipe.writer(M.spec, report.write)
+
 --- Write graph_summary.json into outdir.
 -- @tparam table res a result of `run`
 -- @tparam string outdir the output folder (made when missing)
 -- @tparam[opt] table wopts `formats` (a list: "json", the default)
 -- @return true, or nil and a message
-function M.write(res, outdir, wopts)
-  local formats, ferr = recipe.format_set(M.spec, wopts and wopts.formats)
-  if not formats then return nil, ferr end
-  return report.write(res, outdir, formats)
-end
+function M.write(res, outdir, wopts) return write(res, outdir, wopts) end
 
 --- Findings: {severity, card, cards, analysis, message}, one ERROR per card whose nodes differ
 -- from the reference card's (in order or in number).

@@ -245,16 +245,16 @@ function M.unreadable(res)
   return res
 end
 
+local write = recipe.writer(M.spec, function(res, outdir, formats, wopts)
+  return report.write(res, outdir, formats, wopts and wopts.encoding or "utf8")
+end)
+
 --- Write the outputs: win_*.csv (UTF-8 with BOM, or GBK), moe_summary.json and moe_report.html.
 -- @tparam table res a result of `run`
 -- @tparam string outdir the output folder (made when missing)
 -- @tparam[opt] table wopts `formats` (a list of "csv", "json", "html"; default all), `encoding`
 -- ("utf8" or "gbk", for the CSV files)
 -- @return true, or nil and a message
-function M.write(res, outdir, wopts)
-  local formats, ferr = recipe.format_set(M.spec, wopts and wopts.formats)
-  if not formats then return nil, ferr end
-  return report.write(res, outdir, formats, wopts and wopts.encoding or "utf8")
-end
+function M.write(res, outdir, wopts) return write(res, outdir, wopts) end
 
 return M

@@ -189,17 +189,15 @@ function M.run(opts, more)
   return M.assemble(plan.context, shard.compute(M, plan, shard.select(plan), plan.opts.jobs), plan.rules)
 end
 
+local write = recipe.writer(M.spec, report.write)
+
 --- Write profiling_all_data.csv, profiling_avg_data.csv, opjitter_summary.json and
 -- opjitter_report.html into outdir (every output is tried; one that fails does not stop the others).
 -- @tparam table res a result of `run`
 -- @tparam string outdir the output folder (made when missing)
 -- @tparam[opt] table wopts `formats` (a list of "csv", "json", "html"; default all)
 -- @return true, or nil and the messages
-function M.write(res, outdir, wopts)
-  local formats, ferr = recipe.format_set(M.spec, wopts and wopts.formats)
-  if not formats then return nil, ferr end
-  return report.write(res, outdir, formats)
-end
+function M.write(res, outdir, wopts) return write(res, outdir, wopts) end
 
 --- Findings: {severity, card, analysis, message}: each card missing between 0 and the highest,
 -- each aiv value of a dispatch/combine call that is not numeric, not positive or off the mean.

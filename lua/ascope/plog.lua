@@ -83,16 +83,14 @@ function M.run(opts, more)
   return res
 end
 
+local write = recipe.writer(M.spec, report.write)
+
 --- Write error_plog.csv and plog_summary.json into outdir.
 -- @tparam table res a result of `run`
 -- @tparam string outdir the output folder (made when missing)
 -- @tparam[opt] table wopts `formats` (a list of "csv", "json"; default both)
 -- @return true, or nil and a message
-function M.write(res, outdir, wopts)
-  local formats, ferr = recipe.format_set(M.spec, wopts and wopts.formats)
-  if not formats then return nil, ferr end
-  return report.write(res, outdir, formats)
-end
+function M.write(res, outdir, wopts) return write(res, outdir, wopts) end
 
 --- Findings: {severity, card, analysis, message}: a WARNING per category found (with its count)
 -- and for the unclassified [ERROR] lines, an ERROR per failure on a kernel that is not a

@@ -96,6 +96,16 @@ function M.unreadable(failed, input)
   return list
 end
 
+--- The write of a job whose writer takes the formats as a set: write(res, outdir, formats,
+-- wopts) behind the formats check every job shares (an unknown format is nil, message).
+function M.writer(spec, write)
+  return function(res, outdir, wopts)
+    local formats, err = M.format_set(spec, wopts and wopts.formats)
+    if not formats then return nil, err end
+    return write(res, outdir, formats, wopts)
+  end
+end
+
 --- Write a job's outputs: writers maps a format to {file, write = function(result, path, wopts),
 -- weight = relative cost}; writers.order (a list of formats), when given, is the order the
 -- files are listed in, else the order asked. wopts: formats (see formats()), jobs (worker
