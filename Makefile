@@ -18,7 +18,7 @@ PRIM_SRCS := src/error.c src/strtab.c src/lpat.c src/logclass.c src/column.c src
              src/fs.c src/spool.c src/par.c src/regex.c src/iconv.c src/stacktree.c src/stacktop.c src/topgroups.c \
              src/label.c
 BIND_SRCS := src/lcolumn.c src/ljson.c src/ljson_writer.c src/lcsv.c src/linterval.c src/lmatch.c src/lbin.c \
-             src/ldb.c src/lfs.c src/lpar.c src/lregex.c src/liconv.c src/llogclass.c src/lstacktree.c src/core.c
+             src/ldb.c src/lfs.c src/lpar.c src/lregex.c src/liconv.c src/llogclass.c src/lstacktree.c src/lerror.c src/core.c
 LUA_FILES := $(shell find lua -name '*.lua' | sort) $(shell find rules -name '*.lua' | sort)
 
 PRIM_OBJS := $(PRIM_SRCS:src/%.c=$(BUILD)/obj/%.o)

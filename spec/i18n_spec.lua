@@ -11,6 +11,11 @@ local en, zh = require "ascope.locale.en", require "ascope.locale.zh"
 -- the string.format directives of a message, in order ("%%" is a literal percent sign)
 local function directives(msg)
   local out = {}
+  for i, c in msg:gmatch("%%(%d)%$(s)") do out[tonumber(i)] = c end -- by rank: "%2$s" (C messages)
+  if next(out) then
+    for i = 1, #out do out[i] = out[i] or "?" end
+    return table.concat(out, " ")
+  end
   for d in msg:gmatch("%%([-+ #0]*%d*%.?%d*[sdqfgxXiuc%%])") do
     if d ~= "%" then out[#out + 1] = d:sub(-1) end
   end
@@ -43,7 +48,7 @@ describe("the catalogues", function()
       for _, k in ipairs(keys(cat)) do
         local args = {}
         for d in directives(cat[k]):gmatch("%a") do args[#args + 1] = (d == "s" or d == "q") and "x" or 1 end
-        if #args > 0 then
+        if #args > 0 and not cat[k]:find("%%%d%$") then -- by rank: not string.format's (ascope.i18n.c_error)
           local ok, err = pcall(string.format, cat[k], table.unpack(args))
           assert(ok, k .. ": " .. tostring(err))
         end

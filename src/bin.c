@@ -111,76 +111,76 @@ static const char *dict_value(const char *h, const char *key) {
 }
 
 /* The header dict h (NUL-terminated, so no scan can leave it): dtype, order and shape. */
-static int npy_dict(const char *h, asc_npy *out, char *why, size_t whylen) {
+static int npy_dict(const char *h, asc_npy *out, asc_error *err) {
   const char *d = dict_value(h, "descr");
-  if (!d || (*d != '\'' && *d != '"')) return snprintf(why, whylen, "no descr in .npy header"), -1;
+  if (!d || (*d != '\'' && *d != '"')) return asc_fail(err, NULL, -1, 0, 0, "no descr in .npy header");
   size_t k = 0;
   for (d++; *d && *d != '\'' && *d != '"' && k < sizeof out->descr - 1; d++) out->descr[k++] = *d;
   const char *t = out->descr;
   if (*t == '<' || *t == '|' || *t == '=')
     t++;
   else if (*t == '>')
-    return snprintf(why, whylen, "big-endian .npy data is not supported"), -1;
+    return asc_fail(err, NULL, -1, 0, 0, "big-endian .npy data is not supported");
   out->kind = *t;
   out->itemsize = *t ? atoi(t + 1) : 0;
   if (!out->kind || !strchr("iufb", out->kind) ||
       (out->itemsize != 1 && out->itemsize != 2 && out->itemsize != 4 && out->itemsize != 8))
-    return snprintf(why, whylen, "unsupported dtype %s", out->descr), -1;
+    return asc_fail(err, NULL, -1, 0, 0, "unsupported dtype %s", out->descr);
   const char *fo = dict_value(h, "fortran_order");
   out->fortran = fo && strncmp(fo, "True", 4) == 0;
   const char *sh = dict_value(h, "shape");
-  if (!sh || *sh != '(') return snprintf(why, whylen, "no shape in .npy header"), -1;
+  if (!sh || *sh != '(') return asc_fail(err, NULL, -1, 0, 0, "no shape in .npy header");
   size_t count = 1;
   for (sh++; *sh && *sh != ')';) {
     while (*sh == ' ' || *sh == ',') sh++;
     if (*sh == ')') break;
     if (*sh < '0' || *sh > '9' || out->ndim >= 8)
-      return snprintf(why, whylen, "bad shape in .npy header"), -1;
+      return asc_fail(err, NULL, -1, 0, 0, "bad shape in .npy header");
     char *end;
     errno = 0;
     unsigned long long v = strtoull(sh, &end, 10);
     if (errno || v > SIZE_MAX || asc_size_mul(count, (size_t)v, &count))
-      return snprintf(why, whylen, "shape in .npy header is too large"), -1;
+      return asc_fail(err, NULL, -1, 0, 0, "shape in .npy header is too large");
     out->shape[out->ndim++] = v;
     sh = end;
     if (*sh == 'L') sh++;
   }
-  if (*sh != ')') return snprintf(why, whylen, "bad shape in .npy header"), -1;
+  if (*sh != ')') return asc_fail(err, NULL, -1, 0, 0, "bad shape in .npy header");
   out->count = count;
   return 0;
 }
 
-int asc_npy_parse(const uint8_t *p, size_t n, asc_npy *out, char *why, size_t whylen) {
+int asc_npy_parse(const uint8_t *p, size_t n, asc_npy *out, asc_error *err) {
   memset(out, 0, sizeof *out);
   if (n < 10 || memcmp(p, "\x93NUMPY", 6) != 0)
-    return snprintf(why, whylen, "not a .npy file (no \\x93NUMPY magic)"), -1;
+    return asc_fail(err, NULL, -1, 0, 0, "not a .npy file (no \\x93NUMPY magic)");
   int major = p[6];
   size_t hl, start;
   if (major == 1) {
     hl = (size_t)p[8] | (size_t)p[9] << 8;
     start = 10;
   } else if (major == 2 || major == 3) {
-    if (n < 12) return snprintf(why, whylen, "truncated .npy header"), -1;
+    if (n < 12) return asc_fail(err, NULL, -1, 0, 0, "truncated .npy header");
     hl = (size_t)p[8] | (size_t)p[9] << 8 | (size_t)p[10] << 16 | (size_t)p[11] << 24;
     start = 12;
   } else {
-    return snprintf(why, whylen, ".npy version %d is not supported", major), -1;
+    return asc_fail(err, NULL, -1, 0, 0, ".npy version %d is not supported", major);
   }
-  if (hl > n - start) return snprintf(why, whylen, "truncated .npy header"), -1;
-  if (hl > (1u << 20)) return snprintf(why, whylen, ".npy header of %zu bytes is too large", hl), -1;
+  if (hl > n - start) return asc_fail(err, NULL, -1, 0, 0, "truncated .npy header");
+  if (hl > (1u << 20)) return asc_fail(err, NULL, -1, 0, 0, ".npy header of %zu bytes is too large", hl);
   char *h = malloc(hl + 1);
-  if (!h) return snprintf(why, whylen, "out of memory"), -1;
+  if (!h) return asc_fail(err, NULL, -1, 0, 0, "out of memory");
   memcpy(h, p + start, hl);
   h[hl] = '\0';
-  int rc = npy_dict(h, out, why, whylen);
+  int rc = npy_dict(h, out, err);
   free(h);
   if (rc) return rc;
   out->data_off = start + hl;
   size_t bytes;
   if (asc_size_mul((size_t)out->count, (size_t)out->itemsize, &bytes))
-    return snprintf(why, whylen, "shape in .npy header is too large"), -1;
+    return asc_fail(err, NULL, -1, 0, 0, "shape in .npy header is too large");
   if (bytes > n - out->data_off)
-    return snprintf(why, whylen, ".npy data truncated: %zu bytes expected, %zu present", bytes,
+    return asc_fail(err, NULL, -1, 0, 0, ".npy data truncated: %zu bytes expected, %zu present", bytes,
                     n - out->data_off),
            -1;
   return 0;

@@ -244,8 +244,17 @@ static int header_eq(const char *h, size_t n, const char *name) {
   return strlen(name) == n && memcmp(h, name, n) == 0;
 }
 
-static const char *type_word(asc_ctype t) {
-  return t == ASC_CT_INTEGER ? "a whole number" : t == ASC_CT_US ? "a time" : "a number";
+/* A cell that is not of its column's type (its first 80 bytes quoted). One template per type, so
+ * that each reads whole in any language. */
+static void bad_cell(asc_error *err, const char *path, long line, long col, const asc_csv_colspec *cs,
+                     const char *v, size_t n) {
+  int w = n > 80 ? 80 : (int)n;
+  if (cs->type == ASC_CT_INTEGER)
+    asc_fail(err, path, -1, line, col, "column \"%s\": \"%.*s\" is not a whole number", cs->name, w, v);
+  else if (cs->type == ASC_CT_US)
+    asc_fail(err, path, -1, line, col, "column \"%s\": \"%.*s\" is not a time", cs->name, w, v);
+  else
+    asc_fail(err, path, -1, line, col, "column \"%s\": \"%.*s\" is not a number", cs->name, w, v);
 }
 
 /* Typed reading has its own tokenizer: each record is parsed in place from the read buffer and
@@ -303,14 +312,11 @@ static void typed_field(typed *t, size_t f, const char *v, size_t n, long line) 
   if (oom) return (void)(t->failed = 2);
   if (!bad) return;
   if (!t->spec->bad_as_null) {
-    asc_fail(t->err, t->path, -1, line, (long)f + 1, "column \"%s\": \"%.*s\" is not %s", cs->name,
-             (int)(n > 80 ? 80 : n), v, type_word(cs->type));
+    bad_cell(t->err, t->path, line, (long)f + 1, cs, v, n);
     t->failed = 1;
     return;
   }
-  if (t->res->bad_cells++ == 0)
-    snprintf(t->res->first_bad, sizeof t->res->first_bad, "%s:%ld: column \"%s\": \"%.*s\" is not %s",
-             t->path, line, cs->name, (int)(n > 80 ? 80 : n), v, type_word(cs->type));
+  if (t->res->bad_cells++ == 0) bad_cell(&t->res->first_bad, t->path, line, 0, cs, v, n);
 }
 
 static void typed_row(typed *t, long line) {

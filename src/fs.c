@@ -178,7 +178,7 @@ static int by_name(const void *a, const void *b) { return strcmp(*(char *const *
 /* A folder or entry the walk could not read: reported through fn, the walk goes on. */
 static int unreadable(int (*fn)(void *, const char *, int), void *ud, asc_error *err, const char *path,
                       const char *why) {
-  asc_fail(err, path, -1, 0, 0, "%s", why);
+  asc_fail_text(err, path, -1, 0, 0, why);
   char msg[sizeof err->msg + 8];
   asc_error_format(err, msg, sizeof msg);
   return fn(ud, msg, ASC_WALK_UNREADABLE);

@@ -762,11 +762,11 @@ static int parse_error(const char *path, long long fast_off, const char *fast_ms
   }
   long line, col;
   locate(path, off, &line, &col);
-  if (!valid)
-    return asc_fail(err, path, off, line, col, "invalid JSON%s: %s",
-                    at_end ? " (the file ends early: truncated?)" : "", msg);
+  if (!valid && at_end)
+    return asc_fail(err, path, off, line, col, "invalid JSON (the file ends early: truncated?): %s", msg);
+  if (!valid) return asc_fail(err, path, off, line, col, "invalid JSON: %s", msg);
   /* valid JSON that is not a trace the scan can read (a bare value, nesting too deep) */
-  return asc_fail(err, path, off, line, col, "%s", fast_msg);
+  return asc_fail_text(err, path, off, line, col, fast_msg);
 }
 
 void asc_json_result_free(asc_json_result *res, size_t nfields) {
@@ -879,7 +879,7 @@ static int scan_file(const char *path, const asc_json_spec *spec, asc_json_range
       if (sc.oom)
         rc = asc_fail(err, path, base + (long long)start, 0, 0, "out of memory");
       else if (rg)
-        rc = asc_fail(err, path, base + (long long)(sc.bad_at - buf), 0, 0, "%s", sc.bad_msg);
+        rc = asc_fail_text(err, path, base + (long long)(sc.bad_at - buf), 0, 0, sc.bad_msg);
       else
         rc = parse_error(path, base + (long long)(sc.bad_at - buf), sc.bad_msg, 0, err);
       goto done;

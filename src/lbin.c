@@ -16,6 +16,15 @@ typedef struct {
   char path[512];
 } map_ud;
 
+/* Raise a decoding error (a dump cut short, a layout past the end): through lasc_raise, so it is
+ * said in the reader's language like every primitive's error. */
+#define RAISE(L, ...)                                                                                        \
+  do {                                                                                                       \
+    asc_error e_;                                                                                            \
+    asc_fail(&e_, NULL, -1, 0, 0, __VA_ARGS__);                                                              \
+    lasc_raise(L, &e_);                                                                                      \
+  } while (0)
+
 typedef struct {
   const uint8_t *p;
   size_t n;
@@ -74,20 +83,21 @@ static int l_from_string(lua_State *L) {
 static size_t check_span(lua_State *L, const view_ud *v, lua_Integer off, lua_Integer len) {
   lua_Integer o = off < 0 ? off + (lua_Integer)v->n : off;
   if (o < 0 || len < 0 || (lua_Unsigned)o > v->n || (lua_Unsigned)len > v->n - (size_t)o)
-    luaL_error(L, "%s: %I bytes at offset %I are outside the %I-byte view (file offset %I)", v->path, len,
-               off, (lua_Integer)v->n, (lua_Integer)v->base);
+    RAISE(L, "%s: %lld bytes at offset %lld are outside the %zu-byte view (file offset %zu)", v->path,
+          (long long)len, (long long)off, v->n, (size_t)v->base);
   return (size_t)o;
 }
 
 /* count items of size bytes every stride bytes: the bytes they span, or an error. */
 static lua_Integer checked_span(lua_State *L, const view_ud *v, lua_Integer count, lua_Integer stride,
                                 size_t size) {
-  if (count < 0) luaL_error(L, "%s: negative count %I", v->path, count);
+  if (count < 0) RAISE(L, "%s: negative count %lld", v->path, (long long)count);
   if (count == 0) return 0;
   lua_Integer span;
   if (__builtin_mul_overflow(count - 1, stride, &span) ||
       __builtin_add_overflow(span, (lua_Integer)size, &span))
-    luaL_error(L, "%s: %I items of %I bytes are larger than any file", v->path, count, stride);
+    RAISE(L, "%s: %lld items of %lld bytes are larger than any file", v->path, (long long)count,
+          (long long)stride);
   return span;
 }
 
@@ -195,7 +205,7 @@ static int m_array(lua_State *L) {
   size_t o = check_span(L, v, luaL_checkinteger(L, 3), checked_span(L, v, count, stride, scalar_size[t]));
   asc_col c;
   asc_col_init(&c, t >= T_F32 ? ASC_F64 : ASC_I64);
-  if (asc_col_reserve(&c, (size_t)count + 1)) return luaL_error(L, "out of memory");
+  if (asc_col_reserve(&c, (size_t)count + 1)) return lasc_oom(L);
   for (lua_Integer i = 0; i < count; i++) {
     const uint8_t *p = v->p + o + (size_t)i * (size_t)stride;
     push_scalar(L, p, t);
@@ -228,9 +238,9 @@ static void read_struct(lua_State *L, view_ud *v, size_t base, int layout) {
     lua_Integer size = (lua_Integer)scalar_size[t], need = 0;
     if (count < 0 || __builtin_mul_overflow(count > 0 ? count : 1, size, &need) || off < 0 ||
         (lua_Unsigned)off > v->n - base || (lua_Unsigned)need > v->n - base - (size_t)off)
-      luaL_error(L, "%s: field '%s' (%I x %s at %I+%I) runs past the %I-byte view", v->path,
-                 luaL_tolstring(L, -2, NULL), count, scalar_names[t], (lua_Integer)base, off,
-                 (lua_Integer)v->n);
+      RAISE(L, "%s: field '%s' (%lld x %s at %zu+%lld) runs past the %zu-byte view", v->path,
+            luaL_tolstring(L, -2, NULL), (long long)count, scalar_names[t], (size_t)base, (long long)off,
+            v->n);
     lua_pushvalue(L, -2);
     if (count > 0) {
       lua_createtable(L, count < 1024 ? (int)count : 0, 0);
@@ -263,7 +273,8 @@ static int m_structs(lua_State *L) {
   lua_Integer size = luaL_checkinteger(L, -1);
   lua_pop(L, 1);
   if (size <= 0 || count < 0)
-    return luaL_error(L, "%s: %I blocks of layout.size %I: both must be positive", v->path, count, size);
+    RAISE(L, "%s: %lld blocks of layout.size %lld: both must be positive", v->path, (long long)count,
+          (long long)size);
   size_t o = check_span(L, v, luaL_checkinteger(L, 2), checked_span(L, v, count, size, (size_t)size));
   lua_createtable(L, count < 1024 ? (int)count : 0, 0);
   for (lua_Integer i = 0; i < count; i++) {
@@ -280,7 +291,7 @@ static int pb_decode(lua_State *L, view_ud *v, const uint8_t *p, size_t n, int s
 static void pb_value(lua_State *L, view_ud *v, const asc_pb_field *f, const char *type, int sub_schema,
                      int depth) {
   if (strcmp(type, "message") == 0) {
-    if (f->wire != ASC_PB_LEN) luaL_error(L, "protobuf: field %d is not a message", f->field);
+    if (f->wire != ASC_PB_LEN) RAISE(L, "protobuf: field %d is not a message", (int)f->field);
     pb_decode(L, v, f->bytes, f->len, sub_schema, depth + 1);
   } else if (strcmp(type, "string") == 0) {
     lua_pushlstring(L, (const char *)f->bytes, f->len);
@@ -311,7 +322,7 @@ static void pb_value(lua_State *L, view_ud *v, const asc_pb_field *f, const char
 
 /* schema: {[field_number] = {"name", "type" [, sub_schema] , repeated = bool}} */
 static int pb_decode(lua_State *L, view_ud *v, const uint8_t *p, size_t n, int schema, int depth) {
-  if (depth > 32) luaL_error(L, "protobuf: nesting too deep");
+  if (depth > 32) RAISE(L, "protobuf: nesting too deep");
   luaL_checkstack(L, 10, "protobuf");
   schema = lua_absindex(L, schema);
   lua_newtable(L);
@@ -349,7 +360,7 @@ static int pb_decode(lua_State *L, view_ud *v, const uint8_t *p, size_t n, int s
         while (q < f.len) {
           asc_pb_field e = f;
           if (asc_pb_varint(f.bytes, f.len, &q, &e.varint))
-            luaL_error(L, "%s: protobuf field %d: bad packed varint", v->path, f.field);
+            RAISE(L, "%s: protobuf field %d: bad packed varint", v->path, (int)f.field);
           pb_value(L, v, &e, type, sub, depth);
           lua_rawseti(L, list, (lua_Integer)lua_rawlen(L, list) + 1);
         }
@@ -365,8 +376,8 @@ static int pb_decode(lua_State *L, view_ud *v, const uint8_t *p, size_t n, int s
     lua_settop(L, spec - 1);
   }
   if (r < 0)
-    luaL_error(L, "%s: invalid protobuf at file offset %d: %s", v->path,
-               (int)(v->base + (size_t)(p - v->p) + f.offset), why);
+    RAISE(L, "%s: invalid protobuf at file offset %zu: %s", v->path, v->base + (size_t)(p - v->p) + f.offset,
+          why);
   return 1;
 }
 
@@ -389,10 +400,11 @@ static int m_protobuf(lua_State *L) {
 static int m_npy(lua_State *L) {
   view_ud *v = check_view(L, 1);
   asc_npy h;
-  char why[200];
-  if (asc_npy_parse(v->p, v->n, &h, why, sizeof why)) {
+  asc_error err;
+  if (asc_npy_parse(v->p, v->n, &h, &err)) {
+    snprintf(err.file, sizeof err.file, "%s", v->path);
     lua_pushnil(L);
-    lua_pushfstring(L, "%s: %s", v->path, why);
+    lasc_pusherrortext(L, &err);
     return 2;
   }
   lua_createtable(L, 0, 5);
@@ -414,7 +426,7 @@ static int m_npy(lua_State *L) {
   lua_setfield(L, -2, "shape");
   asc_col c;
   asc_col_init(&c, h.kind == 'f' ? ASC_F64 : ASC_I64);
-  if (asc_col_reserve(&c, (size_t)h.count + 1)) return luaL_error(L, "out of memory");
+  if (asc_col_reserve(&c, (size_t)h.count + 1)) return lasc_oom(L);
   const uint8_t *p = v->p + h.data_off;
   for (uint64_t i = 0; i < h.count; i++, p += h.itemsize) {
     if (h.kind == 'f') {

@@ -24,8 +24,15 @@ asc_col *lasc_checkcolumn(lua_State *L, int idx);
 asc_strtab *lasc_column_strings(lua_State *L, int idx);
 /* int64 values from a column or a Lua sequence; *owned tells whether to free() the result. */
 int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n, int *owned);
-/* nil, message; returns 2. */
+/* err's text in the reader's language (see lerror.c), "file:line:column (byte N): message". */
+void lasc_pusherrortext(lua_State *L, const asc_error *err);
+/* nil, the text, the message's template (a name that does not change with the language, for
+ * code that must tell one error from another); returns 3. */
 int lasc_pusherror(lua_State *L, const asc_error *err);
+/* Raise err's text as a Lua error. */
+int lasc_raise(lua_State *L, const asc_error *err) __attribute__((noreturn));
+/* Raise "out of memory". */
+int lasc_oom(lua_State *L) __attribute__((noreturn));
 /* A Lua progress callback fn(done, total) called from C through a protected call. An error it
  * raises stops the scan (the C side frees its file and buffers as for any error) and is raised
  * again by lasc_progress_rethrow once C has returned. Returning a string also stops the scan. */

@@ -49,7 +49,7 @@ asc_strtab *lasc_pushstrings(lua_State *L) {
   strings_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
   u->t = NULL;
   luaL_setmetatable(L, ASC_STRINGS_MT);
-  if (!(u->t = asc_strtab_new())) luaL_error(L, "out of memory");
+  if (!(u->t = asc_strtab_new())) lasc_oom(L);
   lua_pushvalue(L, -1);
   lua_rawseti(L, -3, 1);
   lua_remove(L, -2);
@@ -68,7 +68,7 @@ static int strings_intern(lua_State *L) {
   size_t n;
   const char *s = luaL_checklstring(L, 2, &n);
   uint32_t id;
-  if (asc_strtab_intern(t, s, n, &id)) return luaL_error(L, "out of memory");
+  if (asc_strtab_intern(t, s, n, &id)) return lasc_oom(L);
   lua_pushinteger(L, id);
   return 1;
 }
@@ -257,7 +257,7 @@ static int col_order(lua_State *L) {
   asc_col *c = lasc_checkcolumn(L, 1);
   asc_col out;
   asc_col_init(&out, ASC_I64);
-  if (asc_col_reserve(&out, c->n ? c->n : 1)) return luaL_error(L, "out of memory");
+  if (asc_col_reserve(&out, c->n ? c->n : 1)) return lasc_oom(L);
   for (size_t i = 0; i < c->n; i++) out.v.i[i] = (int64_t)i + 1;
   out.n = c->n;
   qsort_r(out.v.i, out.n, sizeof(int64_t), cmp_rows, c);
@@ -275,7 +275,7 @@ static int col_take(lua_State *L) {
   asc_col_init(&out, c->kind);
   if (asc_col_reserve(&out, n ? n : 1)) {
     if (owned) free(rows);
-    return luaL_error(L, "out of memory");
+    return lasc_oom(L);
   }
   size_t w = asc_kind_size(c->kind);
   for (size_t k = 0; k < n; k++) {
@@ -394,7 +394,7 @@ static int col_push(lua_State *L) {
     uint32_t id;
     r = asc_strtab_intern(st, s, n, &id) || asc_col_push_str(c, id);
   }
-  if (r) return luaL_error(L, "out of memory");
+  if (r) return lasc_oom(L);
   return 0;
 }
 
@@ -443,7 +443,7 @@ static int col_map(lua_State *L) {
       asc_col_free(out);
       asc_col_init(out, (asc_kind)kind);
       for (size_t j = 0; j < k; j++)
-        if (asc_col_push_null(out)) return luaL_error(L, "out of memory");
+        if (asc_col_push_null(out)) return lasc_oom(L);
     }
     int r;
     if (t == LUA_TNIL) {
@@ -460,15 +460,15 @@ static int col_map(lua_State *L) {
       r = asc_col_push_f64(out, luaL_checknumber(L, -1));
     }
     if (id) lua_pop(L, 1);
-    if (r) return luaL_error(L, "out of memory");
+    if (r) return lasc_oom(L);
   }
   if (kind < 0) { /* all missing: the same number of missing strings */
     size_t k = out->n;
     asc_col_free(out);
     asc_col_init(out, ASC_STR);
-    if (asc_col_reserve(out, k ? k : 1)) return luaL_error(L, "out of memory");
+    if (asc_col_reserve(out, k ? k : 1)) return lasc_oom(L);
     for (size_t j = 0; j < k; j++)
-      if (asc_col_push_null(out)) return luaL_error(L, "out of memory");
+      if (asc_col_push_null(out)) return lasc_oom(L);
   }
   if (out->kind == ASC_STR) {
     lua_pushvalue(L, 5);
@@ -513,7 +513,7 @@ int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n, int *owned) {
       return c->v.i;
     }
     int64_t *out = asc_alloc_array(c->n, sizeof *out);
-    if (!out) luaL_error(L, "out of memory");
+    if (!out) lasc_oom(L);
     for (size_t i = 0; i < c->n; i++)
       out[i] = c->kind == ASC_F64 ? asc_f64_to_i64(c->v.f[i]) : (int64_t)c->v.s[i];
     *n = c->n;
@@ -523,7 +523,7 @@ int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n, int *owned) {
   luaL_checktype(L, idx, LUA_TTABLE);
   size_t m = (size_t)lua_rawlen(L, idx);
   int64_t *out = asc_alloc_array(m, sizeof *out);
-  if (!out) luaL_error(L, "out of memory");
+  if (!out) lasc_oom(L);
   for (size_t i = 0; i < m; i++) {
     lua_rawgeti(L, idx, (lua_Integer)i + 1);
     int isint;
@@ -572,7 +572,7 @@ void lasc_addl(lua_State *L, lasc_buf *b, const char *s, size_t n) {
     size_t nc = b->cap ? b->cap : 256;
     while (b->n + n > nc) nc *= 2;
     char *p = realloc(b->p, nc);
-    if (!p) luaL_error(L, "out of memory");
+    if (!p) lasc_oom(L);
     b->p = p;
     b->cap = nc;
   }
@@ -583,14 +583,6 @@ void lasc_addl(lua_State *L, lasc_buf *b, const char *s, size_t n) {
 void lasc_adds(lua_State *L, lasc_buf *b, const char *s) { lasc_addl(L, b, s, strlen(s)); }
 
 void lasc_addc(lua_State *L, lasc_buf *b, char c) { lasc_addl(L, b, &c, 1); }
-
-int lasc_pusherror(lua_State *L, const asc_error *err) {
-  char buf[1400];
-  asc_error_format(err, buf, sizeof buf);
-  lua_pushnil(L);
-  lua_pushstring(L, buf);
-  return 2;
-}
 
 int lasc_progress_init(lua_State *L, int opts, lasc_progress *p) {
   lua_getfield(L, opts, "progress");
@@ -646,7 +638,7 @@ static int column_concat(lua_State *L) {
   }
   asc_col out;
   asc_col_init(&out, kind);
-  if (asc_col_reserve(&out, total + 1)) return luaL_error(L, "out of memory");
+  if (asc_col_reserve(&out, total + 1)) return lasc_oom(L);
   size_t w = asc_kind_size(kind);
   for (lua_Integer i = 1; i <= k; i++) {
     lua_rawgeti(L, 1, i);
@@ -666,7 +658,7 @@ static int column_fill(lua_State *L) {
   asc_col_init(&c, (asc_kind)luaL_checkoption(L, 1, NULL, kinds));
   lua_Integer n = luaL_checkinteger(L, 3);
   luaL_argcheck(L, n >= 0, 3, "negative count");
-  if (asc_col_reserve(&c, (size_t)n + 1)) return luaL_error(L, "out of memory");
+  if (asc_col_reserve(&c, (size_t)n + 1)) return lasc_oom(L);
   int null = lua_isnil(L, 2);
   int64_t iv = ASC_NULL_I64;
   double fv = NAN;
@@ -677,7 +669,7 @@ static int column_fill(lua_State *L) {
     size_t len;
     const char *s = luaL_checklstring(L, 2, &len);
     asc_strtab *st = lasc_pushstrings(L); /* stays on the stack until the column holds it */
-    if (asc_strtab_intern(st, s, len, &sv)) return luaL_error(L, "out of memory");
+    if (asc_strtab_intern(st, s, len, &sv)) return lasc_oom(L);
   }
   for (lua_Integer i = 0; i < n; i++) {
     if (c.kind == ASC_I64)
@@ -918,13 +910,13 @@ static int column_group(lua_State *L) {
   /* the table grows with the number of groups, which is usually tiny next to the rows */
   lasc_buf *tb = lasc_newbuf(L); /* 4: owns the hash table */
   tb->p = calloc(cap, sizeof(gslot));
-  if (!tb->p) return luaL_error(L, "out of memory");
+  if (!tb->p) return lasc_oom(L);
   tb->cap = cap * sizeof(gslot);
   /* the group of every row, four bytes each, freed before returning: the results are made
    * from it, and only those asked for */
   lasc_buf *gb = lasc_newbuf(L); /* 5 */
   gb->p = asc_alloc_array(n, sizeof(uint32_t));
-  if (!gb->p) return luaL_error(L, "out of memory");
+  if (!gb->p) return lasc_oom(L);
   uint32_t *gid = (uint32_t *)gb->p;
   lua_newtable(L); /* 6: distinct values */
   uint32_t ng = 0;
@@ -947,7 +939,7 @@ static int column_group(lua_State *L) {
       if ((size_t)ng * 2 > cap) { /* rehash into a table twice the size */
         size_t nc = cap * 2;
         gslot *nt = calloc(nc, sizeof *nt);
-        if (!nt) return luaL_error(L, "out of memory");
+        if (!nt) return lasc_oom(L);
         for (size_t j = 0; j < cap; j++) {
           if (!tab[j].g) continue;
           size_t q = (size_t)pair_hash(tab[j].a, tab[j].b) & (nc - 1);
@@ -970,7 +962,7 @@ static int column_group(lua_State *L) {
     asc_col ids;
     asc_col_init(&ids, ASC_I64);
     asc_col *out = lasc_pushcolumn(L, &ids, 0); /* 7 */
-    if (asc_col_reserve(out, n + 1)) return luaL_error(L, "out of memory");
+    if (asc_col_reserve(out, n + 1)) return lasc_oom(L);
     for (size_t i = 0; i < n; i++) out->v.i[i] = gid[i];
     out->n = n;
   } else {
@@ -987,7 +979,7 @@ static int column_group(lua_State *L) {
       asc_col r;
       asc_col_init(&r, ASC_I64);
       rc[g] = lasc_pushcolumn(L, &r, 0);
-      if (asc_col_reserve(rc[g], count[g] + 1)) return luaL_error(L, "out of memory");
+      if (asc_col_reserve(rc[g], count[g] + 1)) return lasc_oom(L);
       lua_rawseti(L, 10, g);
     }
     for (size_t i = 0; i < n; i++) {
@@ -1022,7 +1014,7 @@ static int column_rows_overlapping(lua_State *L) {
     if (s0 == ASC_NULL_I64 || s0 >= hi) continue;
     int64_t e = d == ASC_NULL_I64 ? s0 : s0 + d;
     if (e < lo || (d != ASC_NULL_I64 && d > 0 && e == lo)) continue;
-    if (asc_col_push_i64(o, (int64_t)i + 1)) return luaL_error(L, "out of memory");
+    if (asc_col_push_i64(o, (int64_t)i + 1)) return lasc_oom(L);
   }
   return 1;
 }
@@ -1071,7 +1063,7 @@ static int col_lookup(lua_State *L) {
   if (len > c->n) len = c->n;
   lasc_buf *cb = lasc_newbuf(L); /* 3 */
   cb->p = calloc(len ? len : 1, sizeof(lookup_slot));
-  if (!cb->p) return luaL_error(L, "out of memory");
+  if (!cb->p) return lasc_oom(L);
   lookup_slot *cache = (lookup_slot *)cb->p;
   /* the kind is the first non-nil value's, in row order */
   int kind = -1;
@@ -1089,20 +1081,19 @@ static int col_lookup(lua_State *L) {
   asc_col_init(&empty, kind < 0 ? ASC_I64 : (asc_kind)kind);
   asc_col *out = lasc_pushcolumn(L, &empty, 0); /* 4 */
   asc_strtab *shared = lasc_pushstrings(L);     /* 5 */
-  if (asc_col_reserve(out, c->n + 1)) return luaL_error(L, "out of memory");
+  if (asc_col_reserve(out, c->n + 1)) return lasc_oom(L);
   for (size_t i = 0; i < c->n; i++) {
     int64_t key = c->v.i[i];
     lookup_slot one = {0, {0}}, *slot = &one;
     if (key != ASC_NULL_I64 && kind >= 0) {
       if (key >= 1 && (uint64_t)key <= len) slot = &cache[key - 1];
-      if (slot->state != 1 && slot->state != 2 && lookup_read(L, key, kind, shared, slot))
-        return luaL_error(L, "out of memory");
+      if (slot->state != 1 && slot->state != 2 && lookup_read(L, key, kind, shared, slot)) return lasc_oom(L);
     }
     int r = slot->state != 2       ? asc_col_push_null(out)
             : out->kind == ASC_STR ? asc_col_push_str(out, slot->v.s)
             : out->kind == ASC_I64 ? asc_col_push_i64(out, slot->v.i)
                                    : asc_col_push_f64(out, slot->v.f);
-    if (r) return luaL_error(L, "out of memory");
+    if (r) return lasc_oom(L);
   }
   free(cb->p);
   cb->p = NULL;

@@ -88,7 +88,7 @@ static int l_read(lua_State *L) {
     lua_setfield(L, -2, "cut");
   }
   if (res.bad_cells) {
-    lua_pushstring(L, res.first_bad);
+    lasc_pusherrortext(L, &res.first_bad);
     lua_setfield(L, -2, "first_bad");
   }
   asc_csv_result_free(&res, nc);
@@ -121,9 +121,9 @@ static int reader_next(lua_State *L) {
   asc_error err;
   int got = asc_csv_next(r, &rec, &err);
   if (got < 0) {
-    lasc_pusherror(L, &err);
+    lua_pushnil(L); /* nil, nil, message: the iterator ends and the message is kept */
     lua_pushnil(L);
-    lua_insert(L, -3); /* nil, nil, message: the iterator ends and the message is kept */
+    lasc_pusherrortext(L, &err);
     return 3;
   }
   if (got == 0) return 0;

@@ -16,6 +16,7 @@ typedef struct {
   int out, problems; /* problems: 0 until a folder cannot be read */
   int dirs;
   lua_Integer n;
+  const asc_error *err; /* the walk's: what the last unreadable entry was, template and arguments */
 } walk_ctx;
 
 static int add_path(void *ud, const char *path, int is_dir) {
@@ -25,7 +26,7 @@ static int add_path(void *ud, const char *path, int is_dir) {
       lua_newtable(w->L);
       w->problems = lua_gettop(w->L);
     }
-    lua_pushstring(w->L, path);
+    lasc_pusherrortext(w->L, w->err); /* path is the same message in English */
     lua_rawseti(w->L, w->problems, (lua_Integer)lua_rawlen(w->L, w->problems) + 1);
     return 0;
   }
@@ -46,8 +47,8 @@ static int l_walk(lua_State *L) {
     lua_pop(L, 1);
   }
   lua_newtable(L);
-  walk_ctx w = {L, lua_gettop(L), 0, dirs, 0};
   asc_error err;
+  walk_ctx w = {L, lua_gettop(L), 0, dirs, 0, &err};
   if (asc_walk(root, add_path, &w, &err) < 0) return lasc_pusherror(L, &err);
   if (!w.problems) return 1;
   lua_pushvalue(L, w.out);
@@ -220,7 +221,7 @@ static int l_grep(lua_State *L) {
   lua_pop(L, 1);
   asc_error err;
   if (asc_grep(path, lits, (size_t)n, grep_hit, &g, &err)) return lasc_pusherror(L, &err);
-  if (g.oom) return luaL_error(L, "out of memory");
+  if (g.oom) return lasc_oom(L);
   return 2;
 }
 
@@ -289,7 +290,7 @@ static int l_remove_tree(lua_State *L) {
   const char *root = luaL_checkstring(L, 1);
   asc_error err;
   lua_newtable(L);
-  walk_ctx w = {L, lua_gettop(L), 0, 1, 0};
+  walk_ctx w = {L, lua_gettop(L), 0, 1, 0, &err};
   if (asc_walk(root, add_path, &w, &err) < 0) return lasc_pusherror(L, &err);
   asc_walk(root, rm_one, NULL, &err);
   for (lua_Integer i = w.n; i >= 1; i--) {

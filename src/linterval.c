@@ -19,7 +19,7 @@ static asc_iset *push_iset(lua_State *L, asc_iset *moved) {
   return u;
 }
 
-static int oom(lua_State *L) { return luaL_error(L, "out of memory"); }
+static int oom(lua_State *L) { return lasc_oom(L); }
 
 /* Union of intervals from two columns or sequences; the second holds ends, or durations when
  * durations is set. An optional third argument (column or sequence of 1-based rows) selects

@@ -204,11 +204,9 @@ static int l_scan(lua_State *L) {
   lua_setfield(L, -2, "meta");
   asc_json_result_free(&res, nf);
   if (rc) {
-    char buf[1400];
-    asc_error_format(&err, buf, sizeof buf);
     lua_pushboolean(L, 1);
     lua_setfield(L, -2, "partial");
-    lua_pushstring(L, buf);
+    lasc_pusherrortext(L, &err);
     return 2;
   }
   return 1;
@@ -309,7 +307,7 @@ static int decode_text(lua_State *L, const char *s, size_t n, const char *name) 
   lua_setmetatable(L, -2);
   int base = lua_gettop(L);
   u->h = yajl_alloc(&dec_callbacks, NULL, d);
-  if (!u->h) return luaL_error(L, "out of memory");
+  if (!u->h) return lasc_oom(L);
   yajl_status st = yajl_parse(u->h, (const unsigned char *)s, n);
   if (st == yajl_status_ok) st = yajl_complete_parse(u->h);
   if (st != yajl_status_ok) {
@@ -323,17 +321,21 @@ static int decode_text(lua_State *L, const char *s, size_t n, const char *name) 
         col++;
     }
     unsigned char *m = d->too_deep ? NULL : yajl_get_error(u->h, 0, (const unsigned char *)s, n);
+    for (unsigned char *q = m; q && *q; q++) /* yajl's message runs over lines: keep it on one */
+      if (*q == '\n') *q = ' ';
     asc_error err;
     if (d->too_deep)
       asc_fail(&err, name, (long long)at, line, col, "nesting deeper than 255 levels is not supported");
     else
       asc_fail(&err, name, (long long)at, line, col, "invalid JSON: %s", m ? (char *)m : "?");
-    for (char *q = err.msg; *q; q++)
-      if (*q == '\n') *q = ' ';
     if (m) yajl_free_error(u->h, m);
     return lasc_pusherror(L, &err);
   }
-  if (lua_gettop(L) == base) return luaL_error(L, "%s: empty JSON document", name);
+  if (lua_gettop(L) == base) {
+    asc_error err;
+    asc_fail(&err, NULL, -1, 0, 0, "%s: empty JSON document", name);
+    return lasc_raise(L, &err);
+  }
   return 1;
 }
 

@@ -308,7 +308,7 @@ static int l_writer(lua_State *L) {
   memset(w, 0, sizeof *w);
   luaL_setmetatable(L, WRITER_MT);
   asc_error err;
-  if (!(w->buf = malloc(BUF_CAP))) return luaL_error(L, "out of memory");
+  if (!(w->buf = malloc(BUF_CAP))) return lasc_oom(L);
   if (asc_atomic_open(&w->out, path, &err)) return lasc_pusherror(L, &err);
   w->open = 1;
   return 1;

@@ -266,7 +266,7 @@ static int copy_strings(lua_State *L, int t, const char *key, size_t from, size_
   return 0;
 }
 
-/* Open the records' CSV on a spool: BOM, header row. 0, or -1 with a message pushed. */
+/* Open the records' CSV on a spool: BOM, header row. 0, or -1 with nil, message, template pushed. */
 static int open_csv(lua_State *L, tally *t, int spec) {
   lua_getfield(L, spec, "titles");
   luaL_argcheck(L, lua_istable(L, -1) && lua_rawlen(L, -1) == t->nslots, 1,
@@ -282,7 +282,7 @@ static int open_csv(lua_State *L, tally *t, int spec) {
   lua_pop(L, 1);
   if (copy_strings(L, spec, "titles", 0, t->nslots, &t->titles, &t->title_n) ||
       copy_strings(L, spec, "files", 1, t->nfiles, &t->files, &t->file_n))
-    return luaL_error(L, "out of memory");
+    return lasc_oom(L);
   asc_error err;
   if (asc_csv_writer_spool(1, &t->csv, &err)) {
     t->csv = NULL;
@@ -329,13 +329,13 @@ static int l_tally(lua_State *L) {
   t->key_fields = indexes(L, 1, "key_fields", &t->nkey_fields);
   if (!t->counts || !t->nexamples || !t->examples || !t->record_fields || !t->key_fields) {
     tally_release(t);
-    return luaL_error(L, "out of memory");
+    return lasc_oom(L);
   }
   lua_getfield(L, 1, "csv");
   if (!lua_isnil(L, -1)) {
     luaL_argcheck(L, lua_istable(L, -1), 1, "csv must be a table");
     int spec = lua_gettop(L);
-    if (open_csv(L, t, spec)) return 2;
+    if (open_csv(L, t, spec)) return 3;
     lua_settop(L, spec - 1);
   } else {
     lua_pop(L, 1);
@@ -569,7 +569,7 @@ static int classifier_scan(lua_State *L) {
   asc_error err;
   int rc = asc_logclass_scan(cl->lc, path, on_line, &c, &err);
   asc_logclass_set_slow(cl->lc, NULL, NULL);
-  if (c.oom) return luaL_error(L, "out of memory");
+  if (c.oom) return lasc_oom(L);
   if (c.failed[0]) return luaL_error(L, "%s", c.failed);
   if (rc) return lasc_pusherror(L, &err);
   lua_pushboolean(L, 1);

@@ -10,7 +10,7 @@
 
 #define INDEX_MT "ascope.match.index"
 
-static int oom(lua_State *L) { return luaL_error(L, "out of memory"); }
+static int oom(lua_State *L) { return lasc_oom(L); }
 
 /* Keys as uint64: string ids for strings (through the shared table), values for integers.
  * Leaves the shared table pushed: on the caller's stack it stays alive, and the ids valid,

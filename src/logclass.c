@@ -446,10 +446,9 @@ int asc_logclass_scan(asc_logclass *lc, const char *path, int (*fn)(void *, cons
     }
     int r = block(lc, buf, end, first_cut, &line, next, fn, ud, err);
     if (r < 0) {
-      if (!err->file[0]) { /* the place: this file and line */
-        char msg[sizeof err->msg];
-        memcpy(msg, err->msg, sizeof msg);
-        asc_fail(err, path, -1, (long)line, 0, "%s", msg);
+      if (!err->file[0]) { /* the place: this file and line; the message and its arguments stay */
+        snprintf(err->file, sizeof err->file, "%s", path);
+        err->line = (long)line;
       }
       rc = -1;
       goto done;

@@ -199,7 +199,7 @@ static int decode(lua_State *L, reader *r, asc_strtab *st) {
     if (n > (r->n - r->at) / 4) return -1;
     asc_col c;
     asc_col_init(&c, (asc_kind)kind);
-    if (asc_col_reserve(&c, n + 1)) luaL_error(L, "out of memory");
+    if (asc_col_reserve(&c, n + 1)) lasc_oom(L);
     if (kind != ASC_STR) {
       if (n > (r->n - r->at) / 8) return asc_col_free(&c), -1;
       memcpy(c.v.p, r->p + r->at, n * 8);
@@ -208,12 +208,12 @@ static int decode(lua_State *L, reader *r, asc_strtab *st) {
       uint32_t nuniq;
       if (take(r, &nuniq, 4) || nuniq > r->n) return asc_col_free(&c), -1;
       uint32_t *ids = malloc(((size_t)nuniq + 1) * sizeof *ids);
-      if (!ids) luaL_error(L, "out of memory");
+      if (!ids) lasc_oom(L);
       ids[0] = 0;
       for (uint32_t u = 1; u <= nuniq; u++) {
         uint32_t len;
         if (take(r, &len, 4) || r->at + len > r->n) return free(ids), asc_col_free(&c), -1;
-        if (asc_strtab_intern(st, r->p + r->at, len, &ids[u])) luaL_error(L, "out of memory");
+        if (asc_strtab_intern(st, r->p + r->at, len, &ids[u])) lasc_oom(L);
         r->at += len;
       }
       if (n > (r->n - r->at) / 4) return free(ids), asc_col_free(&c), -1;
@@ -295,7 +295,7 @@ static int do_item(void *ud, size_t i, int fd) {
   return write_all(fd, "Es", 2) || write_all(fd, (const char *)&n64, 8) || write_all(fd, msg, len) ? 2 : 0;
 }
 
-static void item_done(void *ud, size_t i, const char *data, size_t len, int status, const char *why) {
+static void item_done(void *ud, size_t i, const char *data, size_t len, int status, const asc_error *why) {
   map_ctx *m = ud;
   lua_State *L = m->L;
   asc_strtab *st = lasc_pushstrings(L); /* kept on the stack: decoding may collect garbage */
@@ -309,7 +309,9 @@ static void item_done(void *ud, size_t i, const char *data, size_t len, int stat
   }
   lua_pop(L, 1);
   m->nfail++;
-  lua_pushstring(L, why && *why ? why : "worker sent no result");
+  asc_error none;
+  if (!why || !why->msg[0]) why = &none, asc_fail(&none, NULL, -1, 0, 0, "worker sent no result");
+  lasc_pusherrortext(L, why);
   lua_rawseti(L, m->errors, (lua_Integer)i + 1);
 }
 

@@ -35,7 +35,7 @@ static int l_compile(lua_State *L) {
   asc_error err;
   if (asc_regex_compile(&u->re, p, len, f, &err)) {
     lua_pushnil(L);
-    lua_pushstring(L, err.msg);
+    lasc_pusherrortext(L, &err);
     return 2;
   }
   return 1;

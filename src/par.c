@@ -40,7 +40,7 @@ static int result_file(void) {
 }
 
 /* Hands the result bytes to done: mapped, or read when the file cannot be mapped. */
-static void deliver(worker *w, int status, const char *why, asc_par_done done, void *ud) {
+static void deliver(worker *w, int status, const asc_error *why, asc_par_done done, void *ud) {
   struct stat st;
   size_t n = fstat(w->out, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size : 0;
   if (!n) {
@@ -62,15 +62,21 @@ static void deliver(worker *w, int status, const char *why, asc_par_done done, v
   }
   if (buf && got == n)
     done(ud, w->item, buf, n, status, why);
-  else
-    done(ud, w->item, NULL, 0, status ? status : -1, status ? why : "cannot read the worker's result");
+  else if (status)
+    done(ud, w->item, NULL, 0, status, why);
+  else {
+    asc_error e;
+    asc_fail(&e, NULL, -1, 0, 0, "cannot read the worker's result");
+    done(ud, w->item, NULL, 0, -1, &e);
+  }
   free(buf);
 }
 
 /* The worker is done: code is the status byte it sent, or -1 when it sent none (it crashed or
  * left without finishing the item: its exit status tells how). */
 static void finish(worker *w, int code, asc_par_done done, void *ud) {
-  char why[96] = "";
+  asc_error why;
+  asc_fail_text(&why, NULL, -1, 0, 0, "");
   int status = code;
   if (code < 0) {
     int st = 0;
@@ -79,14 +85,15 @@ static void finish(worker *w, int code, asc_par_done done, void *ud) {
     w->pid = 0; /* reaped */
     status = -1;
     if (WIFSIGNALED(st))
-      snprintf(why, sizeof why, "worker killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+      asc_fail(&why, NULL, -1, 0, 0, "worker killed by signal %d (%s)", WTERMSIG(st),
+               strsignal(WTERMSIG(st)));
     else if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
       status = WEXITSTATUS(st);
     else
-      snprintf(why, sizeof why, "worker stopped before finishing its item");
+      asc_fail(&why, NULL, -1, 0, 0, "worker stopped before finishing its item");
   }
-  if (status > 0) snprintf(why, sizeof why, "worker exited with code %d", status);
-  deliver(w, status, why, done, ud);
+  if (status > 0) asc_fail(&why, NULL, -1, 0, 0, "worker exited with code %d", status);
+  deliver(w, status, &why, done, ud);
   close(w->fd);
   close(w->out);
 }
@@ -117,7 +124,9 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, a
     free(ws);
     free(pf);
     free(gone);
-    for (size_t i = 0; i < nitems; i++) done(ud, i, NULL, 0, -1, "out of memory");
+    asc_error e;
+    asc_fail(&e, NULL, -1, 0, 0, "out of memory");
+    for (size_t i = 0; i < nitems; i++) done(ud, i, NULL, 0, -1, &e);
     return -1;
   }
   for (int j = 0; j < jobs; j++) ws[j].fd = ws[j].out = -1;
@@ -136,7 +145,9 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, a
         if (out >= 0) close(out);
         if (running > 0) break; /* the system has no room for another: start it when one ends */
         /* not even one worker: report what is left */
-        for (; next < nitems; next++) done(ud, next, NULL, 0, -1, "cannot start a worker process");
+        asc_error e;
+        asc_fail(&e, NULL, -1, 0, 0, "cannot start a worker process");
+        for (; next < nitems; next++) done(ud, next, NULL, 0, -1, &e);
         rc = -1;
         break;
       }

@@ -1,6 +1,9 @@
 ---@meta ascope_core
 -- lua-language-server definitions of the C primitives (module ascope_core, also reached as
 -- require("ascope").json and so on). Definitions only: nothing here runs.
+-- A function that returns `nil, message` on failure returns a third value too: the message's
+-- template (for example "the file is empty (no header line)"), a name that does not change with
+-- the language of the message, for code that tells one error from another.
 
 ---A typed column: a C array behind a userdata. Integer columns hold int64 (times in ns),
 ---string columns interned strings; a missing value reads as nil.

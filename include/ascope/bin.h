@@ -46,6 +46,6 @@ typedef struct asc_npy {
 } asc_npy;
 
 /* Parse a .npy header (versions 1-3); why is set on failure. */
-int asc_npy_parse(const uint8_t *p, size_t n, asc_npy *out, char *why, size_t whylen);
+int asc_npy_parse(const uint8_t *p, size_t n, asc_npy *out, asc_error *err);
 
 #endif

@@ -49,7 +49,7 @@ typedef struct asc_csv_result {
   int *present;  /* ncols: was the column in the header */
   size_t nrows;
   long long bad_cells;
-  char first_bad[512]; /* where the first bad cell was, when bad_as_null */
+  asc_error first_bad; /* where the first bad cell was and what it held, when bad_as_null */
   /* The last line had no line end (a file cut while written?): its line number, and how many
    * fields it had (fewer than the header's: the row was dropped, its values may be cut). */
   long cut_line;

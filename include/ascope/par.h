@@ -6,12 +6,16 @@
 
 #include <stddef.h>
 
+#include "ascope/error.h"
+
 /* In the child: do item i and write its result to fd. Return the exit status (0 = success). */
 typedef int (*asc_par_work)(void *ud, size_t i, int fd);
-/* In the parent: item i finished. status is 0 on a clean exit with code 0; otherwise a message
- * such as "exited with code 3" or "killed by signal 11" is given in why. data holds all bytes
- * the worker wrote, valid during the call only. */
-typedef void (*asc_par_done)(void *ud, size_t i, const char *data, size_t len, int status, const char *why);
+/* In the parent: item i finished. status is 0 on a clean exit with code 0; otherwise why says
+ * what happened ("worker exited with code 3", "worker killed by signal 11 (...)"; its msg is ""
+ * when the worker reported its own failure in its result). data holds all bytes the worker
+ * wrote; data and why are valid during the call only. */
+typedef void (*asc_par_done)(void *ud, size_t i, const char *data, size_t len, int status,
+                             const asc_error *why);
 
 /* In the parent: do item i here (the item reports its own result). */
 typedef void (*asc_par_self)(void *ud, size_t i);

@@ -65,6 +65,42 @@ function M.t(key, ...)
   return msg
 end
 
+-- A C message's text in lang: the catalogue's template under "c:" .. the C template, its
+-- arguments (formatted by C, one by one) put in as strings (in order, or by rank: %2$s), each argument itself translated
+-- when it is a message of its own (a scanner's "expected ':'" inside "invalid JSON: %s") or an
+-- operating-system message ("os:" .. strerror's English text). nil when lang has no template.
+local function c_text(lang, fmt, args)
+  local tmpl = lookup(lang, "c:" .. fmt)
+  if not tmpl then return nil end
+  local put = {}
+  for i, a in ipairs(args) do put[i] = lookup(lang, "c:" .. a) or lookup(lang, "os:" .. a) or a end
+  if #put == 0 then return tmpl end
+  if tmpl:find("%%%d%$s") then -- arguments by rank, for a language that orders them otherwise
+    return (tmpl:gsub("%%(%d)%$s", function(i) return put[tonumber(i)] or "" end))
+  end
+  local ok, text = pcall(string.format, tmpl, table.unpack(put))
+  return ok and text or nil
+end
+
+--- The text of an error raised by the C primitives (their Lua bindings call this when this
+-- module is loaded, see src/lerror.c): e = {fmt, args, file, line, column, offset, text} with
+-- text the English message. "file:line:column (byte N): message" in the current language,
+-- the parts that are unknown left out, as asc_error_format writes it in English.
+function M.c_error(e)
+  local lang = M.lang()
+  local msg = lang ~= "en" and c_text(lang, e.fmt, e.args) or e.text
+  local place = e.file or ""
+  if (e.line or 0) > 0 then
+    place = place .. ":" .. e.line
+    if (e.column or 0) > 0 then place = place .. ":" .. e.column end
+  end
+  if (e.offset or -1) >= 0 then
+    place = place .. (place ~= "" and M.t("c.gap") or "") .. M.t("c.byte", e.offset)
+  end
+  if place == "" then return msg end
+  return place .. M.t("c.sep") .. msg
+end
+
 --- The text of key in one language, bundled or registered, without fallback (nil when missing).
 function M.text(lang, key) return lookup(lang, key) end
 

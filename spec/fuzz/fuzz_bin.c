@@ -34,8 +34,8 @@ static lua_State *L;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   asc_npy h;
-  char why[200];
-  asc_npy_parse(data, size, &h, why, sizeof why);
+  asc_error err;
+  asc_npy_parse(data, size, &h, &err);
   size_t pos = 0;
   asc_pb_field f;
   const char *pwhy;

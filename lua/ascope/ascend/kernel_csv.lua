@@ -21,9 +21,9 @@ function M.read(path, aiv_columns)
     cols[cand.type], cols[cand.duration], cols[cand.name] = "?string", "?number", "?string"
   end
   for _, c in ipairs(aiv_columns or {}) do cols[c] = "?number" end
-  local r, rerr = csv.read(path, { columns = cols, bad = "null" })
+  local r, rerr, which = csv.read(path, { columns = cols, bad = "null" })
   if not r then
-    if tostring(rerr):find("the file is empty (no header line)", 1, true) then
+    if which == "the file is empty (no header line)" then -- the C message's name, in any language
       return nil, tr("opjitter.empty_file", path)
     end
     return nil, rerr
