@@ -459,7 +459,7 @@ function M.anomalies(result)
   local out = {}
   for _, f in ipairs(result.failed) do
     out[#out + 1] = { severity = "ERROR", rank = f.rank, role = f.role, analysis = "memory read",
-                      message = t("memory.rank_failed", tostring(f.rank or "?"), f.role, f.reason) }
+                      message = t("input.rank_failed", tostring(f.rank or "?"), f.role, f.reason) }
   end
   for _, r in ipairs(result.ranks) do
     for _, p in ipairs(r.problems) do

@@ -119,7 +119,7 @@ local function print_verdict(v)
   if #v.root_cards == 0 and #v.wait_for == 0 then
     print("[INFO] " .. t("diagnose.verdict_none"))
   else
-    print("[INFO] " .. t("diagnose.verdict"))
+    print("[INFO] " .. t("moe.verdict")) -- the heading of the wait-for lines, as moe prints it
   end
   for _, text in ipairs(moe_report.wait_for_lines(v.wait_for)) do print("[INFO] " .. text) end
   for _, s in ipairs(v.stuck) do
