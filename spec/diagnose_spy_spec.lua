@@ -1,9 +1,11 @@
 -- diagnose composes the analyses in memory: run under an LD_PRELOAD spy (spec/c/openspy.c, built
--- into the build folder beside the executable) that logs every open(2)/openat(2)/fopen(3) of the
--- process and its workers, each input file is opened exactly once and nothing under OUT is opened
--- for reading. Under `make sanitize` the executable carries the ASan runtime, which wants to be
--- the first library of the process: the spy goes first all the same (its calls reach ASan's
--- interceptors through dlsym(RTLD_NEXT)), with ASan's link-order check off for that run only.
+-- into the build folder beside the executable) that logs every open(2)/openat(2)/fopen(3) and
+-- opendir(3) of the process and its workers, each input file is opened exactly once and nothing
+-- under OUT is opened for reading. Each job also lists each input folder once and loads its rule
+-- file once: finding files is not done again by the input checks, the plan and the reader.
+-- Under `make sanitize` the executable carries the ASan runtime, which wants to be the first
+-- library of the process: the spy goes first all the same (its calls reach ASan's interceptors
+-- through dlsym(RTLD_NEXT)), with ASan's link-order check off for that run only.
 local core = require "ascope_core"
 local h = require "helper"
 local mh = require "moe_helper"
@@ -14,7 +16,8 @@ local function plog_line(time, msg)
   return ("[ERROR] RUNTIME(1,python):2024-06-01-10:00:%s.000.000 [rt.cc:1]2 %s\n"):format(time, msg)
 end
 
--- Run ascope under the spy; returns exit code, stdout, stderr and the opens: {path -> {r = n, w = n}}.
+-- Run ascope under the spy; returns exit code, stdout, stderr and the opens: {path -> {r = n, w = n,
+-- d = n}} (d: listed as a folder).
 local function spied(dir, ...)
   local log = dir .. "/opens.log"
   os.remove(log)
@@ -25,9 +28,9 @@ local function spied(dir, ...)
   local f = io.open(log, "rb")
   if f then
     for line in f:lines() do
-      local mode, path = line:match("^([rw]) (.*)$")
+      local mode, path = line:match("^([rwd]) (.*)$")
       local real = core.fs.realpath(path) or path
-      opens[real] = opens[real] or { r = 0, w = 0 }
+      opens[real] = opens[real] or { r = 0, w = 0, d = 0 }
       opens[real][mode] = opens[real][mode] + 1
     end
     f:close()
@@ -48,7 +51,8 @@ describe("diagnose under an open spy", function()
     local code, _, err, opens = spied(dir, "graph", dir .. "/g", "-o", dir .. "/out")
     assert.equal(0, code, err)
     local g0 = core.fs.realpath(dir .. "/g/graph_1_device0.json")
-    assert.same({ r = 1, w = 0 }, opens[g0])
+    assert.same({ r = 1, w = 0, d = 0 }, opens[g0])
+    assert.same({ r = 0, w = 0, d = 1 }, opens[core.fs.realpath(dir .. "/g")])
   end)
 
   it("reads each input file once and nothing back from OUT; its outputs are those of a run without the spy", function()
@@ -92,6 +96,15 @@ describe("diagnose under an open spy", function()
       local o = opens[p] or { r = 0, w = 0 }
       assert.same({ p, r = 1, w = 0 }, { p, r = o.r, w = o.w })
     end
+    -- TARGET_DIR is walked by the moe analysis and by opjitter, which takes the kernel files
+    -- diagnose found there (once each); the other folders once
+    local listed = {}
+    for p, o in pairs(opens) do
+      if o.d > 0 then listed[h.unpath(p, core.fs.realpath(dir))] = o.d end
+    end
+    assert.same({ ["OUT/dumps"] = 2, ["OUT/dumps/0"] = 2, ["OUT/dumps/0/prof"] = 2, ["OUT/dumps/1"] = 2,
+                  ["OUT/dumps/1/prof"] = 2, ["OUT/logs"] = 1, ["OUT/logs/device-0"] = 1, ["OUT/logs/device-1"] = 1,
+                  ["OUT/graphs"] = 1 }, listed)
     for _, p in ipairs(by_name) do assert.is_nil(opens[p], p) end
     local out_dir = core.fs.realpath(dir .. "/out")
     for p, o in pairs(opens) do
@@ -112,5 +125,47 @@ describe("diagnose under an open spy", function()
     assert.truthy(spied_files["./error_plog.csv"] and spied_files["./profiling_all_data.csv"]
       and spied_files["./graph_summary.json"] and spied_files["./win_data.csv"] and spied_files["./diagnose_summary.json"])
     assert.truthy(out:find("[ERROR] root card 0", 1, true), out)
+  end)
+
+  -- the folders a run lists ({relative path -> times}) and how often it opened path for reading
+  local function listed_by(tmp, root, ...)
+    local code, _, err, opens = spied(tmp, ...)
+    assert.equal(0, code, err)
+    local real, listed = core.fs.realpath(root), {}
+    for p, o in pairs(opens) do
+      if o.d > 0 and (p == real or p:sub(1, #real + 1) == real .. "/") then listed[h.unpath(p, real)] = o.d end
+    end
+    return listed, opens
+  end
+
+  it("lists each input folder once in every job, and loads a rule file once", function()
+    local rules = dir .. "/user_rules.lua"
+    h.write(rules, "return {}\n")
+    local real_rules = core.fs.realpath(rules)
+    -- moe: TARGET_DIR, then each card folder walked by the plan, its files read from that walk
+    mh.write_cluster(dir .. "/dumps", mh.cluster({ state = "combine_stuck", fault = 0 }), "mc2")
+    local listed, opens = listed_by(dir, dir .. "/dumps", "moe", "TARGET_DIR=" .. dir .. "/dumps", "SOC_VERSION=950",
+      "-o", dir .. "/o_moe", "--rules", rules)
+    assert.same({ OUT = 1, ["OUT/0"] = 1, ["OUT/1"] = 1 }, listed)
+    assert.equal(1, opens[real_rules].r)
+    -- graph: the rule file checked and used from one load
+    h.write(dir .. "/g/graph_1_device0.json", '{"op": [{"name": "MoeDistributeDispatchV2_1"}]}')
+    listed, opens = listed_by(dir, dir .. "/g", "graph", dir .. "/g", "-o", dir .. "/o_graph", "--rules", rules)
+    assert.same({ OUT = 1 }, listed)
+    assert.equal(1, opens[real_rules].r)
+    -- memory and timeline over a tree of two rank folders, and over one rank folder (no tree
+    -- walk: each folder listed the first time it is asked for), also with the ranks in workers
+    local tree = h.real .. "/msinsight_pytorch_text_level0"
+    local all = { OUT = 1 }
+    for _, r in ipairs({ "rank0_ascend_pt", "rank1_ascend_pt" }) do
+      all["OUT/" .. r], all["OUT/" .. r .. "/ASCEND_PROFILER_OUTPUT"] = 1, 1
+    end
+    local one = { OUT = 1, ["OUT/ASCEND_PROFILER_OUTPUT"] = 1 }
+    for _, job in ipairs({ "memory", "timeline" }) do
+      assert.same(all, (listed_by(dir, tree, job, tree, "-o", dir .. "/o_" .. job, "-q", "-j", "2")))
+      assert.same(all, (listed_by(dir, tree, job, tree, "-o", dir .. "/o_" .. job, "-q", "-j", "1")))
+      local rank0 = tree .. "/rank0_ascend_pt"
+      assert.same(one, (listed_by(dir, rank0, job, rank0, "-o", dir .. "/o1_" .. job, "-q")))
+    end
   end)
 end)

@@ -3,14 +3,7 @@
 local core = require "ascope_core"
 local h = require "helper"
 
-local PAGE = 4096
-
-local function rss_bytes()
-  local f = assert(io.open("/proc/self/statm"))
-  local _, resident = f:read("n", "n")
-  f:close()
-  return resident * PAGE
-end
+local rss_bytes = h.rss_bytes
 
 -- a trace of n complete events whose names all differ from those of any other k
 local function write_trace(path, k, n)

@@ -27,6 +27,14 @@ M.MEMORY_CSV_HEADER = "Name,Size(KB),Allocation Time(us),Release Time(us),Active
   .. "Allocation Total Active(MB),Release Total Allocated(MB),Release Total Reserved(MB),"
   .. "Release Total Active(MB),Stream Ptr,Device Type\n"
 
+--- The resident size of this process in bytes (/proc/self/statm).
+function M.rss_bytes()
+  local f = assert(io.open("/proc/self/statm"))
+  local _, resident = f:read("n", "n")
+  f:close()
+  return resident * 4096
+end
+
 local reserved = {} -- scratch folder -> the os.tmpname() file that keeps its name unique
 --- A fresh scratch folder under /tmp (removed by cleanup()). Named after an os.tmpname() file
 -- (mkstemp), kept until cleanup: a name made of the time and math.random collides between spec

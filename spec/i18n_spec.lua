@@ -33,6 +33,24 @@ describe("the catalogues", function()
     assert.is_true(#keys(en) > 400)
   end)
 
+  it("hold one key per message: no two keys give the same text in both languages", function()
+    -- Exempt by design: the per-option help keys (opt.<command>.<option>, which help, the man
+    -- page and the completion look up by the option's name) and the column-name families looked
+    -- up by the column (report.<job>.col.<column>). Two keys with one English text are kept
+    -- apart only where Chinese words them differently: input.or joins the places looked in (a
+    -- list, "、"), rules.or the kinds a value may be (alternatives, "或").
+    local function exempt(k) return k:match("^opt%.") or k:match("^report%.[%w_]+%.col%.") end
+    local by_text, same = {}, {}
+    for _, k in ipairs(keys(en)) do
+      if not exempt(k) then
+        local text = en[k] .. "\0" .. zh[k]
+        if by_text[text] then same[#same + 1] = by_text[text] .. " = " .. k else by_text[text] = k end
+      end
+    end
+    assert.same({}, same)
+    assert.are_not.equal(zh["input.or"], zh["rules.or"])
+  end)
+
   it("give each message the same % placeholders in both languages", function()
     local differ = {}
     for _, k in ipairs(keys(en)) do

@@ -221,6 +221,7 @@ static int walk(char *path, size_t len, int (*fn)(void *, const char *, int), vo
       continue;
     }
     if (S_ISLNK(st.st_mode) && stat(path, &st) != 0) { /* a dangling link holds no data */
+      rc = fn(ud, path, ASC_WALK_OTHER);
       path[len] = '\0';
       continue;
     }
@@ -232,6 +233,8 @@ static int walk(char *path, size_t len, int (*fn)(void *, const char *, int), vo
       if (rc == 0 && !is_link) rc = walk(path, len + 1 + nl, fn, ud, err, depth + 1);
     } else if (S_ISREG(st.st_mode)) {
       rc = fn(ud, path, 0);
+    } else {
+      rc = fn(ud, path, ASC_WALK_OTHER);
     }
     path[len] = '\0';
   }

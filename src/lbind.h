@@ -22,8 +22,13 @@ asc_col *lasc_pushcolumn(lua_State *L, asc_col *moved, int strings_idx);
 asc_col *lasc_checkcolumn(lua_State *L, int idx);
 /* The table a string column's ids refer to. */
 asc_strtab *lasc_column_strings(lua_State *L, int idx);
-/* int64 values from a column or a Lua sequence; *owned tells whether to free() the result. */
-int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n, int *owned);
+/* int64 values from a column or a Lua sequence. Pushes one value that holds them (the column
+ * itself, or a userdata with the converted copy), so an error raised later, by a bad argument
+ * or a short allocation, frees them with the call's stack: never free() the result. */
+int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n);
+/* Room for n items of size bytes in a userdata pushed on the stack, freed by Lua; raises when
+ * n * size overflows or memory is short. */
+void *lasc_newarray(lua_State *L, size_t n, size_t size);
 /* err's text in the reader's language (see lerror.c), "file:line:column (byte N): message". */
 void lasc_pusherrortext(lua_State *L, const asc_error *err);
 /* nil, the text, the message's template (a name that does not change with the language, for

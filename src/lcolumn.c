@@ -269,12 +269,10 @@ static int col_order(lua_State *L) {
 static int col_take(lua_State *L) {
   asc_col *c = lasc_checkcolumn(L, 1);
   size_t n;
-  int owned;
-  int64_t *rows = lasc_toint64s(L, 2, &n, &owned);
+  int64_t *rows = lasc_toint64s(L, 2, &n); /* 3: kept until the call returns */
   asc_col out;
   asc_col_init(&out, c->kind);
   if (asc_col_reserve(&out, n ? n : 1)) {
-    if (owned) free(rows);
     return lasc_oom(L);
   }
   size_t w = asc_kind_size(c->kind);
@@ -290,14 +288,12 @@ static int col_take(lua_State *L) {
       continue;
     }
     if (r < 1 || (size_t)r > c->n) {
-      if (owned) free(rows);
       asc_col_free(&out);
       return luaL_error(L, "take: row %d out of range", (int)r);
     }
     memcpy((char *)out.v.p + k * w, (char *)c->v.p + (size_t)(r - 1) * w, w);
   }
   out.n = n;
-  if (owned) free(rows);
   lua_getiuservalue(L, 1, 1);
   lasc_pushcolumn(L, &out, lua_isnil(L, -1) ? 0 : -1);
   return 1;
@@ -311,13 +307,12 @@ static int num_at(const asc_col *c, size_t i, double *out);
  * missing are skipped. A chart of a million points then draws a few thousand. */
 static int column_downsample(lua_State *L) {
   asc_col *x = lasc_checkcolumn(L, 1), *y = lasc_checkcolumn(L, 2);
-  size_t n;
-  int owned = 0;
-  int64_t *order = lua_isnoneornil(L, 3) ? NULL : lasc_toint64s(L, 3, &n, &owned);
-  if (!order) n = x->n;
   lua_Integer pixels = luaL_checkinteger(L, 4);
+  lua_settop(L, 4); /* the order's holder goes above the arguments */
+  size_t n;
+  int64_t *order = lua_isnoneornil(L, 3) ? NULL : lasc_toint64s(L, 3, &n);
+  if (!order) n = x->n;
   if (x->n != y->n || x->kind == ASC_STR || y->kind == ASC_STR) {
-    if (owned) free(order);
     return luaL_error(L, "column.downsample: numeric columns of one length expected");
   }
   double x0 = 0, x1 = 0;
@@ -374,7 +369,6 @@ static int column_downsample(lua_State *L) {
     }
   }
 #undef EMIT
-  if (owned) free(order);
   return 2;
 }
 
@@ -504,26 +498,30 @@ static int col_index(lua_State *L) {
   return 1;
 }
 
-int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n, int *owned) {
+void *lasc_newarray(lua_State *L, size_t n, size_t size) {
+  size_t bytes;
+  if (asc_size_mul(n ? n : 1, size, &bytes)) lasc_oom(L);
+  return lua_newuserdatauv(L, bytes, 0);
+}
+
+int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n) {
+  idx = lua_absindex(L, idx);
   asc_col *c = luaL_testudata(L, idx, ASC_COLUMN_MT);
+  if (c && c->kind == ASC_I64) {
+    lua_pushvalue(L, idx); /* the column keeps its values */
+    *n = c->n;
+    return c->v.i;
+  }
   if (c) {
-    if (c->kind == ASC_I64) {
-      *n = c->n;
-      *owned = 0;
-      return c->v.i;
-    }
-    int64_t *out = asc_alloc_array(c->n, sizeof *out);
-    if (!out) lasc_oom(L);
+    int64_t *out = lasc_newarray(L, c->n, sizeof *out);
     for (size_t i = 0; i < c->n; i++)
       out[i] = c->kind == ASC_F64 ? asc_f64_to_i64(c->v.f[i]) : (int64_t)c->v.s[i];
     *n = c->n;
-    *owned = 1;
     return out;
   }
   luaL_checktype(L, idx, LUA_TTABLE);
   size_t m = (size_t)lua_rawlen(L, idx);
-  int64_t *out = asc_alloc_array(m, sizeof *out);
-  if (!out) lasc_oom(L);
+  int64_t *out = lasc_newarray(L, m, sizeof *out);
   for (size_t i = 0; i < m; i++) {
     lua_rawgeti(L, idx, (lua_Integer)i + 1);
     int isint;
@@ -533,16 +531,13 @@ int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n, int *owned) {
         v = ASC_NULL_I64;
       else if (lua_type(L, -1) == LUA_TNUMBER)
         v = asc_f64_to_i64(lua_tonumber(L, -1));
-      else {
-        free(out);
+      else
         luaL_error(L, "bad argument #%d: element %d is not a number", idx, (int)i + 1);
-      }
     }
     out[i] = v;
     lua_pop(L, 1);
   }
   *n = m;
-  *owned = 1;
   return out;
 }
 

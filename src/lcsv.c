@@ -296,15 +296,13 @@ static int writer_columns(lua_State *L) {
   }
   if (nrows == (size_t)-1) nrows = 0;
   size_t norder = nrows;
-  int owned = 0;
-  int64_t *order = lua_isnoneornil(L, 3) ? NULL : lasc_toint64s(L, 3, &norder, &owned);
+  int64_t *order = lua_isnoneornil(L, 3) ? NULL : lasc_toint64s(L, 3, &norder);
   int rc = 0;
   for (size_t k = 0; k < norder && rc == 0; k++) {
     size_t row = k;
     if (order) {
       if (order[k] < 1 || (size_t)order[k] > nrows) {
         int bad = (int)order[k];
-        if (owned) free(order);
         return luaL_error(L, "writer:columns: row %d out of range", bad);
       }
       row = (size_t)order[k] - 1;
@@ -312,7 +310,7 @@ static int writer_columns(lua_State *L) {
     for (int j = 0; j < ncols && rc == 0; j++) rc = write_cell(w, &cs[j], row);
     if (rc == 0) rc = asc_csv_end_row(w);
   }
-  if (owned) free(order); /* rc < 0: the disk refused a write, reported by writer:close() */
+  /* rc < 0: the disk refused a write, reported by writer:close() */
   u->rows += norder;
   lua_pushinteger(L, (lua_Integer)norder);
   return 1;

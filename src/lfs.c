@@ -14,7 +14,7 @@
 typedef struct {
   lua_State *L;
   int out, problems; /* problems: 0 until a folder cannot be read */
-  int dirs;
+  int dirs, others;
   lua_Integer n;
   const asc_error *err; /* the walk's: what the last unreadable entry was, template and arguments */
 } walk_ctx;
@@ -30,25 +30,28 @@ static int add_path(void *ud, const char *path, int is_dir) {
     lua_rawseti(w->L, w->problems, (lua_Integer)lua_rawlen(w->L, w->problems) + 1);
     return 0;
   }
-  if (is_dir && !w->dirs) return 0;
+  if (is_dir == ASC_WALK_OTHER ? !w->others : is_dir && !w->dirs) return 0;
   lua_pushstring(w->L, path);
   lua_rawseti(w->L, w->out, ++w->n);
   return 0;
 }
 
-/* fs.walk(root [, {dirs = true}]) -> sorted list of file paths (and folders when asked), and a
- * list of messages naming what could not be read (nil when everything could) */
+/* fs.walk(root [, {dirs = true, others = true}]) -> sorted list of file paths (and folders, and
+ * the names that are neither, such as FIFOs and links to nothing, when asked), and a list of
+ * messages naming what could not be read (nil when everything could) */
 static int l_walk(lua_State *L) {
   const char *root = luaL_checkstring(L, 1);
-  int dirs = 0;
+  int dirs = 0, others = 0;
   if (lua_istable(L, 2)) {
     lua_getfield(L, 2, "dirs");
     dirs = lua_toboolean(L, -1);
-    lua_pop(L, 1);
+    lua_getfield(L, 2, "others");
+    others = lua_toboolean(L, -1);
+    lua_pop(L, 2);
   }
   lua_newtable(L);
   asc_error err;
-  walk_ctx w = {L, lua_gettop(L), 0, dirs, 0, &err};
+  walk_ctx w = {L, lua_gettop(L), 0, dirs, others, 0, &err};
   if (asc_walk(root, add_path, &w, &err) < 0) return lasc_pusherror(L, &err);
   if (!w.problems) return 1;
   lua_pushvalue(L, w.out);
@@ -282,7 +285,7 @@ int lasc_open_fs(lua_State *L) {
 /* fs.remove_tree(path): remove a folder and everything in it (used for scratch output) */
 static int rm_one(void *ud, const char *path, int is_dir) {
   (void)ud;
-  if (is_dir == 0) unlink(path);
+  if (is_dir == 0 || is_dir == ASC_WALK_OTHER) unlink(path);
   return 0;
 }
 
@@ -290,7 +293,7 @@ static int l_remove_tree(lua_State *L) {
   const char *root = luaL_checkstring(L, 1);
   asc_error err;
   lua_newtable(L);
-  walk_ctx w = {L, lua_gettop(L), 0, 1, 0, &err};
+  walk_ctx w = {L, lua_gettop(L), 0, 1, 0, 0, &err};
   if (asc_walk(root, add_path, &w, &err) < 0) return lasc_pusherror(L, &err);
   asc_walk(root, rm_one, NULL, &err);
   for (lua_Integer i = w.n; i >= 1; i--) {

@@ -29,13 +29,12 @@ static int oom(lua_State *L) { return lasc_oom(L); }
 static int build(lua_State *L, int durations) {
   const char *fn = durations ? "interval.from_durations" : "interval.union";
   size_t ns, ne, nr = 0;
-  int os, oe, orow = 0;
-  int clip = !lua_isnoneornil(L, 4);
+  int clip = !lua_isnoneornil(L, 4), selected = !lua_isnoneornil(L, 3);
   int64_t lo = clip ? luaL_checkinteger(L, 4) : 0, hi = clip ? luaL_checkinteger(L, 5) : 0;
-  int64_t *s = lasc_toint64s(L, 1, &ns, &os);
-  int64_t *e = lasc_toint64s(L, 2, &ne, &oe);
-  int selected = !lua_isnoneornil(L, 3);
-  int64_t *rows = selected ? lasc_toint64s(L, 3, &nr, &orow) : NULL;
+  lua_settop(L, 5);                      /* the converted arrays' holders go above the arguments */
+  int64_t *s = lasc_toint64s(L, 1, &ns); /* held on the stack: an error below frees them */
+  int64_t *e = lasc_toint64s(L, 2, &ne);
+  int64_t *rows = selected ? lasc_toint64s(L, 3, &nr) : NULL;
   size_t n = selected ? nr : ns, kept = 0;
   asc_ival *v = asc_alloc_array(n, sizeof *v);
   int rc = ns != ne ? -2 : !v ? -1 : 0;
@@ -64,9 +63,6 @@ static int build(lua_State *L, int durations) {
     rc = asc_iset_adopt(v, kept, &r); /* v is the set's now */
   else
     free(v);
-  if (os) free(s);
-  if (oe) free(e);
-  if (orow) free(rows);
   if (rc == -2) return luaL_error(L, "%s: %d starts but %d ends or durations", fn, (int)ns, (int)ne);
   if (rc == -3) return luaL_error(L, "%s: a row number is out of range", fn);
   if (rc) return oom(L);

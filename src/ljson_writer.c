@@ -210,7 +210,6 @@ static int m_rows(lua_State *L) {
   int nneed = 0;
   int64_t *order = NULL;
   size_t norder = nrows;
-  int owned = 0;
   if (opts) {
     if (lua_getfield(L, opts, "sep") == LUA_TSTRING) sep = lua_tolstring(L, -1, &seplen);
     lua_pop(L, 1);
@@ -227,8 +226,12 @@ static int m_rows(lua_State *L) {
       }
     }
     lua_pop(L, 1);
-    if (lua_getfield(L, opts, "order") != LUA_TNIL) order = lasc_toint64s(L, lua_gettop(L), &norder, &owned);
-    lua_pop(L, 1);
+    if (lua_getfield(L, opts, "order") != LUA_TNIL) {
+      order = lasc_toint64s(L, -1, &norder);
+      lua_remove(L, -2); /* the rows' holder stays on the stack until the call returns */
+    } else {
+      lua_pop(L, 1);
+    }
   }
   long long written = 0;
   for (size_t k = 0; k < norder; k++) {
@@ -236,7 +239,6 @@ static int m_rows(lua_State *L) {
     if (order) {
       if (order[k] < 1 || (size_t)order[k] > nrows) {
         int bad = (int)order[k];
-        if (owned) free(order);
         return luaL_error(L, "json writer: row %d out of range", bad);
       }
       row = (size_t)order[k] - 1;
@@ -254,7 +256,6 @@ static int m_rows(lua_State *L) {
     for (int j = 0; j < np; j++) put_cell(w, &parts[j], row);
     written++;
   }
-  if (owned) free(order);
   w->rows += written;
   lua_pushinteger(L, written);
   return 1;

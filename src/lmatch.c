@@ -13,55 +13,41 @@
 static int oom(lua_State *L) { return lasc_oom(L); }
 
 /* Keys as uint64: string ids for strings (through the shared table), values for integers.
- * Leaves the shared table pushed: on the caller's stack it stays alive, and the ids valid,
- * while the caller works (an index keeps it for as long as the index lives). */
+ * Pushes the shared table, then the userdata that holds the keys: on the caller's stack the
+ * table stays alive, and the ids valid, while the caller works (an index keeps it for as long
+ * as the index lives), and the keys are freed with the stack even when a later argument raises. */
 static uint64_t *to_keys(lua_State *L, int idx, size_t *n) {
+  idx = lua_absindex(L, idx);
   asc_col *c = luaL_testudata(L, idx, ASC_COLUMN_MT);
-  uint64_t *out;
-  if (c) {
-    asc_strtab *own = c->kind == ASC_STR ? lasc_column_strings(L, idx) : NULL;
-    asc_strtab *shared = lasc_pushstrings(L);
-    out = asc_alloc_array(c->n, sizeof *out);
-    if (!out) oom(L);
-    for (size_t i = 0; i < c->n; i++) {
-      if (c->kind == ASC_STR) {
-        uint32_t id = c->v.s[i];
-        if (own != shared && id) {
-          size_t len;
-          const char *s = asc_strtab_get(own, id, &len);
-          if (asc_strtab_intern(shared, s, len, &id)) {
-            free(out);
-            oom(L);
-          }
-        }
-        out[i] = id;
-      } else {
-        out[i] = c->kind == ASC_I64 ? (uint64_t)c->v.i[i] : (uint64_t)(int64_t)c->v.f[i];
-      }
-    }
-    *n = c->n;
-    return out;
-  }
-  luaL_checktype(L, idx, LUA_TTABLE);
+  if (!c) luaL_checktype(L, idx, LUA_TTABLE);
+  asc_strtab *own = c && c->kind == ASC_STR ? lasc_column_strings(L, idx) : NULL;
   asc_strtab *shared = lasc_pushstrings(L);
-  size_t m = (size_t)lua_rawlen(L, idx);
-  out = asc_alloc_array(m, sizeof *out);
-  if (!out) oom(L);
+  size_t m = c ? c->n : (size_t)lua_rawlen(L, idx);
+  uint64_t *out = lasc_newarray(L, m, sizeof *out);
   for (size_t i = 0; i < m; i++) {
-    lua_rawgeti(L, idx, (lua_Integer)i + 1);
-    if (lua_type(L, -1) == LUA_TSTRING) {
-      size_t len;
-      const char *s = lua_tolstring(L, -1, &len);
-      uint32_t id;
-      if (asc_strtab_intern(shared, s, len, &id)) {
-        free(out);
-        oom(L);
+    if (c && c->kind == ASC_STR) {
+      uint32_t id = c->v.s[i];
+      if (own != shared && id) {
+        size_t len;
+        const char *s = asc_strtab_get(own, id, &len);
+        if (asc_strtab_intern(shared, s, len, &id)) oom(L);
       }
       out[i] = id;
+    } else if (c) {
+      out[i] = c->kind == ASC_I64 ? (uint64_t)c->v.i[i] : (uint64_t)(int64_t)c->v.f[i];
     } else {
-      out[i] = (uint64_t)lua_tointeger(L, -1);
+      lua_rawgeti(L, idx, (lua_Integer)i + 1);
+      if (lua_type(L, -1) == LUA_TSTRING) {
+        size_t len;
+        const char *s = lua_tolstring(L, -1, &len);
+        uint32_t id;
+        if (asc_strtab_intern(shared, s, len, &id)) oom(L);
+        out[i] = id;
+      } else {
+        out[i] = (uint64_t)lua_tointeger(L, -1);
+      }
+      lua_pop(L, 1);
     }
-    lua_pop(L, 1);
   }
   *n = m;
   return out;
@@ -70,20 +56,16 @@ static uint64_t *to_keys(lua_State *L, int idx, size_t *n) {
 /* match.index(keys, starts [, durations]) */
 static int l_index(lua_State *L) {
   size_t nk, ns, nd = 0;
-  int os, od = 0;
   lua_settop(L, 3);
   uint64_t *k = to_keys(L, 1, &nk); /* 4: the string table, which the index keeps */
-  int64_t *s = lasc_toint64s(L, 2, &ns, &os);
-  int64_t *d = lua_isnoneornil(L, 3) ? NULL : lasc_toint64s(L, 3, &nd, &od);
+  int64_t *s = lasc_toint64s(L, 2, &ns);
+  int64_t *d = lua_isnoneornil(L, 3) ? NULL : lasc_toint64s(L, 3, &nd);
   asc_match_index *ix = lua_newuserdatauv(L, sizeof *ix, 1);
   memset(ix, 0, sizeof *ix);
   luaL_setmetatable(L, INDEX_MT);
   lua_pushvalue(L, 4);
   lua_setiuservalue(L, -2, 1);
   int rc = nk != ns || (d && nd != ns) ? -2 : asc_match_build(ix, k, s, d, ns);
-  free(k);
-  if (os) free(s);
-  if (od) free(d);
   if (rc == -2) return luaL_error(L, "match.index: keys, starts and durations differ in length");
   if (rc) return oom(L);
   return 1;
@@ -97,9 +79,9 @@ typedef int64_t (*lookup)(const asc_match_index *, uint64_t, int64_t);
 static int query(lua_State *L, lookup fn) {
   asc_match_index *ix = luaL_checkudata(L, 1, INDEX_MT);
   size_t nk, nt;
-  int ot;
+  lua_settop(L, 3); /* the converted arrays' holders go above the arguments */
   uint64_t *k = to_keys(L, 2, &nk);
-  int64_t *t = lasc_toint64s(L, 3, &nt, &ot);
+  int64_t *t = lasc_toint64s(L, 3, &nt);
   asc_col out;
   asc_col_init(&out, ASC_I64);
   int rc = nk != nt ? -2 : asc_col_reserve(&out, nt + 1);
@@ -116,8 +98,6 @@ static int query(lua_State *L, lookup fn) {
     }
     out.n = nt;
   }
-  free(k);
-  if (ot) free(t);
   if (rc == -2) return luaL_error(L, "match: %d keys but %d times", (int)nk, (int)nt);
   if (rc) return oom(L);
   lasc_pushcolumn(L, &out, 0);
@@ -139,17 +119,15 @@ static int m_within(lua_State *L) { return query(L, asc_match_within); }
 static int m_within_or_latest(lua_State *L) {
   asc_match_index *ix = luaL_checkudata(L, 1, INDEX_MT);
   size_t nk, nt;
-  int ot;
+  lua_settop(L, 3); /* the converted arrays' holders go above the arguments */
   uint64_t *k = to_keys(L, 2, &nk);
-  int64_t *t = lasc_toint64s(L, 3, &nt, &ot);
+  int64_t *t = lasc_toint64s(L, 3, &nt);
   lua_Integer changed = 0;
   for (size_t i = 0; i < nt && i < nk; i++) {
     if (t[i] == ASC_NULL_I64) continue;
     int64_t w = asc_match_within(ix, k[i], t[i]);
     if (w >= 0 && w != asc_match_latest(ix, k[i], t[i])) changed++;
   }
-  free(k);
-  if (ot) free(t);
   int n = query(L, within_or_latest);
   lua_pushinteger(L, changed);
   return n + 1;
@@ -161,21 +139,16 @@ static int m_within_or_latest(lua_State *L) {
  * memory for the queries only. Keys are integers (an integer column or a sequence). */
 static int l_within(lua_State *L) {
   size_t nk, ns, nd, nqk, nqt;
-  int ok, os, od, oqk, oqt;
-  int64_t *k = lasc_toint64s(L, 1, &nk, &ok);
-  int64_t *s = lasc_toint64s(L, 2, &ns, &os);
-  int64_t *d = lasc_toint64s(L, 3, &nd, &od);
-  int64_t *qk = lasc_toint64s(L, 4, &nqk, &oqk);
-  int64_t *qt = lasc_toint64s(L, 5, &nqt, &oqt);
+  lua_settop(L, 5); /* the converted arrays' holders go above the arguments */
+  int64_t *k = lasc_toint64s(L, 1, &nk);
+  int64_t *s = lasc_toint64s(L, 2, &ns);
+  int64_t *d = lasc_toint64s(L, 3, &nd);
+  int64_t *qk = lasc_toint64s(L, 4, &nqk);
+  int64_t *qt = lasc_toint64s(L, 5, &nqt);
   asc_col out;
   asc_col_init(&out, ASC_I64);
   int rc = nk != ns || nd != ns || nqk != nqt ? -2 : asc_col_reserve(&out, nqt + 1);
   if (rc == 0) rc = asc_stab_within(k, s, d, ns, qk, qt, nqt, out.v.i);
-  if (ok) free(k);
-  if (os) free(s);
-  if (od) free(d);
-  if (oqk) free(qk);
-  if (oqt) free(qt);
   if (rc) asc_col_free(&out);
   if (rc == -2)
     return luaL_error(L,

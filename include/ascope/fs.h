@@ -40,9 +40,11 @@ int asc_mkdirs(const char *path, asc_error *err);
 /* Calls fn for every regular file below root (sorted by name within each folder, depth first,
  * not following links to folders); is_dir is 1 for folders. A folder or entry that cannot be
  * read is not skipped in silence: fn gets is_dir = ASC_WALK_UNREADABLE with a message naming it
- * instead of a path, and the walk goes on. fn returns non-zero to stop. Devices, FIFOs and
- * sockets are not files here. */
+ * instead of a path, and the walk goes on. fn returns non-zero to stop. Devices, FIFOs, sockets
+ * and links to nothing are not files here: fn gets them with is_dir = ASC_WALK_OTHER, so that
+ * the walk also gives every folder's complete listing (a caller after files skips them). */
 #define ASC_WALK_UNREADABLE 2
+#define ASC_WALK_OTHER 3
 int asc_walk(const char *root, int (*fn)(void *ud, const char *path, int is_dir), void *ud, asc_error *err);
 
 int asc_cpu_count(void);

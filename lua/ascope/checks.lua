@@ -1,6 +1,6 @@
 --- Data checks described by rule tables (rules/*.lua `input` and `output` lists).
 -- Each kind is a function(rule, subject) -> nil when the check holds, or a detail string.
---   local problems = checks.run(rules.input, { dir = "/data/rank0" }, "input")
+--   local problems = checks.run(rules.input, { dir = "/data/rank0" }, "input") -- also listing: a rank's (discover)
 --   for _, p in ipairs(problems) do print(p.severity, p.id, p.message) end
 -- An input check names an input kind (`input = "operator_memory"`), never a path: the file is
 -- found by ascope.ascend.discover.find, as the reader finds it.
@@ -17,13 +17,13 @@ M.needs = { file_present = { "input" }, columns_present = { "input", "columns" }
             numeric = { "columns" }, any_positive = { "column" } }
 
 function M.kinds.file_present(rule, subject)
-  local path, looked = discover.find(rule.input, subject.dir)
+  local path, looked = discover.find(rule.input, subject.dir, subject.listing)
   if path then return nil end
   return looked
 end
 
 function M.kinds.columns_present(rule, subject)
-  local path = discover.find(rule.input, subject.dir)
+  local path = discover.find(rule.input, subject.dir, subject.listing)
   if not path then return nil end -- file_present reports that
   local r, err = csv.open(path)
   if not r then return err end

@@ -2,7 +2,7 @@
 --
 -- Every message, help text, report heading and finding is looked up by key with t(key, ...):
 --   local t = require("ascope.i18n").t
---   print(t("memory.rank_failed", "actor", 3, "no operator_memory.csv"))
+--   print(t("input.rank_failed", "actor", 3, "no operator_memory.csv"))
 -- The program's own texts live in the catalogues ascope/locale/en.lua and zh.lua, both complete
 -- (spec/i18n_spec.lua holds them to the same keys and the same % placeholders). The texts of a
 -- rule file ({en = ..., zh = ...} in rules/*.lua, which users edit without touching the code) are

@@ -85,11 +85,11 @@ end
 -- missing trace or memory_record.csv is no data, an unreadable memory_record.csv is a problem
 -- (record_error). With split, the files are read in worker processes at once (used when there
 -- are more CPUs than ranks).
-local function read_inputs(d, split, required)
-  local paths = { -- found as the input checks find them; a missing one reads as its usual place
-    csv = discover.find("operator_memory", d.dir) or d.dir .. OUT .. memory_csv.FILE,
-    trace = discover.find("call_stacks", d.dir) or d.dir .. OUT .. "trace_view.json",
-    record = discover.find("memory_record", d.dir) or d.dir .. OUT .. memory_record.FILE,
+local function read_inputs(d, listing, split, required)
+  local paths = { -- found as the input checks found them; a missing one reads as its usual place
+    csv = discover.find("operator_memory", d.dir, listing) or d.dir .. OUT .. memory_csv.FILE,
+    trace = discover.find("call_stacks", d.dir, listing) or d.dir .. OUT .. "trace_view.json",
+    record = discover.find("memory_record", d.dir, listing) or d.dir .. OUT .. memory_record.FILE,
   }
   local function read(what)
     log.stage("%s", t("memory.reading", tostring(d.rank), d.role, paths[what]))
@@ -121,14 +121,15 @@ local function read_inputs(d, split, required)
   return got
 end
 
-local function read_folder(d, opts, classify, rules, warnings, problems, split)
-  local checked = checks.run(rules.input, { dir = d.dir })
+-- listing: the rank folder's (see ascope.ascend.discover), shared by the checks and the reads
+local function read_folder(d, listing, opts, classify, rules, warnings, problems, split)
+  local checked = checks.run(rules.input, { dir = d.dir, listing = listing })
   local errs = {}
   for _, p in ipairs(checked) do
     if p.severity == "error" then errs[#errs + 1] = p.message else warnings[#warnings + 1] = p.message end
   end
   if #errs > 0 then return nil, table.concat(errs, "; ") end
-  local inputs, err = read_inputs(d, split, memory_csv.required(rules))
+  local inputs, err = read_inputs(d, listing, split, memory_csv.required(rules))
   if not inputs then return nil, err end
   local mem, tr = inputs.mem, inputs.trace
   if mem.bad_cells > 0 then
@@ -159,13 +160,15 @@ local ROW_COLUMNS = { "name", "size_kb", "start_ns", "dur_ns", "release_ns", "al
 local RECORD_COLUMNS = { "component", "ts_ns", "allocated_mb", "reserved_mb", "active_mb", "device" }
 
 --- Read, attribute and summarise one (role, rank): a group of rank folders in collection order.
--- Returns the rank's result table, or nil and the reason.
-function M.read_rank(group, opts, rules)
+-- listings: rank folder -> what discovery listed there (a plan's), so that nothing is listed
+-- again. Returns the rank's result table, or nil and the reason.
+function M.read_rank(group, opts, rules, listings)
   local warnings, problems = {}, {}
   local parts = {}
   local classify = opts.classify or analysis.classifier(rules.components)
   for _, d in ipairs(group.dirs) do
-    local part, err = read_folder(d, opts, classify, rules, warnings, problems, opts.split_reads)
+    local listing = listings and listings[d.dir] or d.listing
+    local part, err = read_folder(d, listing, opts, classify, rules, warnings, problems, opts.split_reads)
     if not part then return nil, err end
     parts[#parts + 1] = part
   end
@@ -216,7 +219,7 @@ function M.groups(input, opts)
   local groups, by_key, unknown, duplicates = {}, {}, {}, {}
   local seen = {}
   for _, d in ipairs(dirs) do
-    local real, ident = discover.identity(d.dir)
+    local real, ident = discover.identity(d.dir, d.listing)
     local same = seen[real] and { seen[real], t("memory.real_path", real) } or ident and seen[ident] and { seen[ident], ident }
     if not same then
       seen[real] = d.dir
@@ -314,19 +317,22 @@ function M.plan(a, b)
   local groups, unknown, duplicates, unreadable = M.groups(input, opts)
   if not groups then return nil, unknown, duplicates end
   if #groups == 0 and #unknown == 0 and #(unreadable or {}) == 0 then return nil, t("memory.no_ranks", input) end
-  local units, unknown_dirs = {}, {}
+  -- what discovery listed in each rank folder stays with the plan, out of its context (plain
+  -- data that a shard saves): the checks and the reads of the units find files through it
+  local units, unknown_dirs, listings = {}, {}, {}
   for i, g in ipairs(groups) do
     local files = {}
     for _, d in ipairs(g.dirs) do
+      listings[d.dir], d.listing = d.listing, nil
       for _, kind in ipairs({ "operator_memory", "call_stacks", "memory_record" }) do
-        files[#files + 1] = discover.find(kind, d.dir)
+        files[#files + 1] = discover.find(kind, d.dir, listings[d.dir])
       end
     end
     units[i] = { key = g.role .. "/" .. tostring(g.rank), files = files }
   end
   for i, d in ipairs(unknown) do unknown_dirs[i] = { role = d.role, dir = d.dir } end
   return {
-    units = units, rules = rules, opts = opts,
+    units = units, rules = rules, opts = opts, listings = listings,
     context = { input = input, match = opts.match, groups = groups, unknown = unknown_dirs, duplicates = duplicates,
                 unreadable = unreadable or {} },
   }
@@ -334,7 +340,7 @@ end
 
 --- One unit of a plan: the rank's result, or nil and the reason.
 function M.work(plan, i)
-  return M.read_rank(plan.context.groups[i], plan.opts, plan.rules)
+  return M.read_rank(plan.context.groups[i], plan.opts, plan.rules, plan.listings)
 end
 
 --- The cross-rank step: a plan's context and its units' outcomes ({ok = rank} or {error =
@@ -459,7 +465,7 @@ function M.anomalies(result)
   local out = {}
   for _, f in ipairs(result.failed) do
     out[#out + 1] = { severity = "ERROR", rank = f.rank, role = f.role, analysis = "memory read",
-                      message = t("memory.rank_failed", tostring(f.rank or "?"), f.role, f.reason) }
+                      message = t("input.rank_failed", tostring(f.rank or "?"), f.role, f.reason) }
   end
   for _, r in ipairs(result.ranks) do
     for _, p in ipairs(r.problems) do

@@ -131,9 +131,10 @@ function M.plan(opts)
   local units, cards = {}, {}
   for i, e in ipairs(entries) do
     cards[i] = { card = e.card, dir = e.dir }
-    local files = fs.walk(e.dir)
+    local walked = fs.walk(e.dir) -- once: work reads the card from this list
+    local files = table.move(walked, 1, #walked, 1, {})
     table.sort(files)
-    units[i] = { key = "card/" .. e.card, files = files, card = e.card, dir = e.dir }
+    units[i] = { key = "card/" .. e.card, files = files, walked = walked, card = e.card, dir = e.dir }
   end
   return { units = units, rules = rules, unit_name = "shard.units.card",
            context = { input = opts.target_dir, params = params, cards = cards } }
@@ -150,7 +151,8 @@ function M.work(plan, i)
   local layout = rules.layouts[soc.layout]
   local e = { card = u.card, dir = u.dir }
   log("INFO", T("analysing", e.card))
-  local ok, data, why = pcall(dump.read_card, e.dir, soc, layout.window_bytes)
+  -- the card's files as the plan walked them: a card folder is walked once
+  local ok, data, why = pcall(dump.read_card, e.dir, soc, layout.window_bytes, u.walked)
   if not ok then data, why = nil, ("%s: %s"):format(e.dir, tostring(data)) end
   local c
   if data then

@@ -89,13 +89,15 @@ end
 -- Gaps in the card numbers filled in as missing cards at most: beyond, the numbering is sparse.
 local MAX_CARD_GAPS = 4096
 
---- The work of a run as a plan (see ascope.shard): one unit per kernel file. Returns the plan
--- or nil, message.
+--- The work of a run as a plan (see ascope.shard): one unit per kernel file. opts.files (and
+-- opts.unread): what M.find(path) returned, when the caller has looked already, so that the
+-- folders are walked once. Returns the plan or nil, message.
 function M.plan(path, opts)
   opts = opts or {}
   local rules, rerr = M.rules(opts.rules)
   if not rules then return nil, rerr end
-  local files, ferr = M.find(path)
+  local files, ferr = opts.files, opts.unread or {}
+  if not files then files, ferr = M.find(path) end
   if not files then return nil, ferr end
   local units = {}
   for i, p in ipairs(files) do units[i] = { key = p, files = { p } } end
@@ -173,8 +175,9 @@ end
 
 --- Jitter of every operator type across the cards under opts.input.
 -- @tparam table|string opts `input` (the profiling folder), `rules` (a user rule file), `cards`
--- (expected count), `jobs` (files read at once in worker processes; default: ascope.workers).
--- The form run(path, opts) works too.
+-- (expected count), `jobs` (files read at once in worker processes; default: ascope.workers),
+-- `files` and `unread` (what opjitter.find(input) returned, when the caller has looked already:
+-- the folders are not walked again). The form run(path, opts) works too.
 -- @tparam[opt] table more the options, in the form run(path, opts)
 -- @treturn table `{cards, found, missing, rows, avg, aiv, failed, unreadable, warnings}`
 -- @treturn[2] nil when the input cannot be used at all (no such path, no kernel file, bad rules)
@@ -182,7 +185,8 @@ end
 function M.run(opts, more)
   opts = recipe.options(M.spec, opts, more)
   if not opts.input then return nil, t("opjitter.no_input") end
-  local plan, err = M.plan(opts.input, { rules = opts.rules, cards = opts.cards, jobs = opts.jobs })
+  local plan, err = M.plan(opts.input, { rules = opts.rules, cards = opts.cards, jobs = opts.jobs, files = opts.files,
+                                         unread = opts.unread })
   if not plan then return nil, err end
   if #plan.units == 0 then return nil, t("opjitter.no_files", opts.input) end
   -- one file per card, read in parallel worker processes

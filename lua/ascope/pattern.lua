@@ -6,7 +6,7 @@
 -- no match ever backtracks) have no such limit: plog's classifiers are written in it.
 --   local ok, why = pattern.check("kernel_name[=:]%s*([%w_]+)")
 -- @module ascope.pattern
-local t = require("ascope.i18n").t
+local t = require("ascope.i18n").t -- the checks lpat also makes say what lpat says (its "c:" keys)
 
 local M = {}
 
@@ -40,18 +40,18 @@ function M.repeats(p)
       captures, item = captures + 1, false
       if p:sub(i + 1, i + 1) == ")" then i = i + 2 else open, i = open + 1, i + 1 end
     elseif c == ")" then
-      if open == 0 then return nil, t("pattern.bad_capture") end
+      if open == 0 then return nil, t("c:invalid pattern capture") end
       open, item, i = open - 1, false, i + 1
     elseif c == "%" then
       local nx = p:sub(i + 1, i + 1)
-      if nx == "" then return nil, t("pattern.ends_with_percent") end
+      if nx == "" then return nil, t("c:malformed pattern (ends with '%')") end
       if nx == "b" then
         if i + 3 > len then return nil, t("pattern.missing_b_args") end
         i, item = i + 4, false
       elseif nx == "f" then
         if p:sub(i + 2, i + 2) ~= "[" then return nil, t("pattern.missing_f_bracket") end
         i = set_end(p, i + 2)
-        if not i then return nil, t("pattern.missing_bracket") end
+        if not i then return nil, t("c:malformed pattern (missing ']')") end
         item = false
       elseif nx:match("%d") then
         if tonumber(nx) == 0 or tonumber(nx) > captures then return nil, t("pattern.bad_capture_index", nx) end
@@ -61,7 +61,7 @@ function M.repeats(p)
       end
     elseif c == "[" then
       i = set_end(p, i)
-      if not i then return nil, t("pattern.missing_bracket") end
+      if not i then return nil, t("c:malformed pattern (missing ']')") end
     elseif c == "$" and i == len then
       i, item = i + 1, false
     else
@@ -73,7 +73,7 @@ function M.repeats(p)
       i = i + 1
     end
   end
-  if open > 0 then return nil, t("pattern.unfinished_capture") end
+  if open > 0 then return nil, t("c:unfinished capture") end
   return n
 end
 

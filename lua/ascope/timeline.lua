@@ -70,7 +70,7 @@ function M.rules(user_file)
 end
 
 -- the timeline of a rank folder, where the input checks would find it (ascope.ascend.discover)
-local function find_trace(dir) return (discover.find("timeline", dir)) end
+local function find_trace(dir, listing) return (discover.find("timeline", dir, listing)) end
 
 -- the profiler's step split in a folder: step_trace_time.csv, else analysis.db with StepTraceTime
 local function split_at(dir)
@@ -107,7 +107,7 @@ function M.inputs(input, opts)
   end
   for _, d in ipairs(dirs) do
     if not ranks or (d.rank and ranks[d.rank]) then
-      local trace = find_trace(d.dir)
+      local trace = find_trace(d.dir, d.listing)
       local split = not trace and split_in(d.dir)
       if trace then
         out[#out + 1] = { role = d.role, rank = d.rank or 0, trace = trace, dir = d.dir,

@@ -1,8 +1,11 @@
 /* An LD_PRELOAD shim for the specs: every open(2)-family call and fopen(3) of the process appends
  * "r <path>" (opened for reading only) or "w <path>" (for writing, or reading and writing) as one
- * line to the file named by OPENSPY_LOG, then does the real call. The log is opened with the real
- * open, so its own writes are not logged; each line is one write(2) to an O_APPEND file, so the
- * lines of forked workers do not interleave. Without OPENSPY_LOG the shim only passes calls on. */
+ * line to the file named by OPENSPY_LOG, and every opendir(3) "d <path>" (a folder listed: glibc
+ * opens it with an internal call that an open shim does not see), then does the real call. The
+ * log is opened with the real open, so its own writes are not logged; each line is one write(2)
+ * to an O_APPEND file, so the lines of forked workers do not interleave. Without OPENSPY_LOG the
+ * shim only passes calls on. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -15,10 +18,11 @@
 typedef int (*open_fn)(const char *, int, ...);
 typedef int (*openat_fn)(int, const char *, int, ...);
 typedef FILE *(*fopen_fn)(const char *, const char *);
+typedef DIR *(*opendir_fn)(const char *);
 
 static void *real(const char *name) { return dlsym(RTLD_NEXT, name); }
 
-static void note(const char *path, int writes) {
+static void note_as(const char *path, char kind) {
   const char *logname = getenv("OPENSPY_LOG");
   if (!logname || !*logname || !path) return;
   open_fn o = (open_fn)real("open");
@@ -26,13 +30,15 @@ static void note(const char *path, int writes) {
   int fd = o(logname, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return;
   char line[8192];
-  int n = snprintf(line, sizeof line, "%c %s\n", writes ? 'w' : 'r', path);
+  int n = snprintf(line, sizeof line, "%c %s\n", kind, path);
   if (n > 0 && (size_t)n < sizeof line) {
     ssize_t w = write(fd, line, (size_t)n);
     (void)w;
   }
   close(fd);
 }
+
+static void note(const char *path, int writes) { note_as(path, writes ? 'w' : 'r'); }
 
 static int flag_writes(int flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT); }
 static int mode_writes(const char *mode) {
@@ -73,4 +79,10 @@ FILE *fopen64(const char *path, const char *mode) {
   note(path, mode_writes(mode));
   fopen_fn f = (fopen_fn)real("fopen64");
   return f ? f(path, mode) : NULL;
+}
+
+DIR *opendir(const char *path) {
+  note_as(path, 'd');
+  opendir_fn f = (opendir_fn)real("opendir");
+  return f ? f(path) : NULL;
 }

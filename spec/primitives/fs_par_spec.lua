@@ -39,6 +39,19 @@ describe("fs", function()
     assert.is_nil(none)
     assert.truthy(err:find("missing", 1, true))
   end)
+
+  it("gives the names that are neither file nor folder only when asked, so a walk lists a folder as fs.list does", function()
+    assert(fs.write(dir .. "/b/1.txt", "one"))
+    assert.is_true(os.execute(("mkfifo %s/b/fifo && ln -s %s/nowhere %s/b/dangling"):format(dir, dir, dir)))
+    assert.same({ dir .. "/b/1.txt" }, fs.walk(dir))
+    assert.same({ dir .. "/b", dir .. "/b/1.txt" }, fs.walk(dir, { dirs = true }))
+    assert.same({ dir .. "/b", dir .. "/b/1.txt", dir .. "/b/dangling", dir .. "/b/fifo" },
+      fs.walk(dir, { dirs = true, others = true }))
+    assert.same({ "1.txt", "dangling", "fifo" }, fs.list(dir .. "/b"))
+    -- and a tree holding them can still be removed
+    fs.remove_tree(dir .. "/b")
+    assert.is_nil(fs.stat(dir .. "/b"))
+  end)
 end)
 
 describe("par.map", function()

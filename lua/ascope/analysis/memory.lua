@@ -74,7 +74,7 @@ end
 --- The given rows in time order (ties in file order): an order for downsample and the writers.
 function M.time_order(ts, rows) return rows:take(ts:take(rows):order()) end
 
-local NO_STACK = "(no call stack)"
+local NO_STACK = require("ascope.labels").NO_STACK
 
 -- The top_n groups of a group_sum, largest first (ties by key, the keyless group named
 -- NO_STACK), with their share of `whole` KB, ranked in C: with a distinct call stack per row

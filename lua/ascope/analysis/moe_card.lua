@@ -176,7 +176,7 @@ local function status_bits(c, side, win, layout, params, anomaly, log)
     s.status_error = T("no_k")
   end
   if s.status_error then
-    anomaly("ERROR", an, T("status_error", c.card, s.status_error))
+    anomaly("ERROR", an, i18n.t("field.card_text", c.card, s.status_error))
     return
   end
   log("INFO", T("slots", an .. ".2", side, s.total_status_slots, list_text(s.slots_per_core, 24), s.live_status_buffer))

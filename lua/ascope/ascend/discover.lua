@@ -43,8 +43,31 @@ function M.time_key(name)
   return nil
 end
 
-local function rank_of(dir)
-  local names = fs.list(dir) or {}
+-- Each folder of a rank is listed once per run. A rank description carries `listing`: folder
+-- path -> its sorted names (false: it could not be listed), filled from the walk that found the
+-- rank folder, else by fs.list the first time a folder is asked for; what finds the rank's
+-- files (M.find, the input checks, the readers) asks through it. Without a listing, every
+-- question lists the folder anew.
+local function names_in(listing, base)
+  if not listing then return fs.list(base) or {} end
+  local l = listing[base]
+  if l == nil then
+    l = fs.list(base) or false
+    listing[base] = l
+  end
+  return l or {}
+end
+
+-- the files below dir, walked once per listing (the key holds a NUL, which no path does)
+local function files_below(listing, dir)
+  if not listing then return (fs.walk(dir)) end
+  local key = dir .. "\0walk"
+  listing[key] = listing[key] or fs.walk(dir)
+  return listing[key]
+end
+
+local function rank_of(dir, listing)
+  local names = names_in(listing, dir)
   for _, n in ipairs(names) do
     local r = n:match("^profiler_info_(%d+)%.json$")
     if r then return math.tointeger(tonumber(r)), "profiler_info" end
@@ -71,11 +94,13 @@ local function role_of(dir)
   return basename(dirname(dir))
 end
 
-local function describe(dir)
+local function describe(dir, listing)
   local out = dir .. "/ASCEND_PROFILER_OUTPUT"
-  local rank, how = rank_of(dir)
+  listing = listing or {}
+  local rank, how = rank_of(dir, listing)
   return {
     dir = dir,
+    listing = listing,
     output_dir = is_dir(out) and out or nil,
     name = basename(dir),
     rank = rank,
@@ -87,10 +112,11 @@ end
 
 --- What makes two rank folders the same collection: the real path of the folder (a symlink or
 -- a second way in), and the profiler's own identity (rank, start counter and end time in
--- profiler_info_*.json; equal in a copy). Returns real path, identity text or nil.
-function M.identity(dir)
+-- profiler_info_*.json; equal in a copy). listing: the rank description's. Returns real path,
+-- identity text or nil.
+function M.identity(dir, listing)
   local real = fs.realpath(dir) or dir
-  for _, n in ipairs(fs.list(dir) or {}) do
+  for _, n in ipairs(names_in(listing, dir)) do
     if n:match("^profiler_info.*%.json$") then
       local doc = json.load(dir .. "/" .. n)
       local start = type(doc) == "table" and type(doc.start_info) == "table" and doc.start_info or {}
@@ -162,14 +188,13 @@ local function input_kind(kind)
   return k
 end
 
---- The file of an input kind in a rank folder: its path, or nil and what was looked for (the
--- paths tried, or the one that is there but not a regular file, which is never read).
-function M.find(kind, dir)
+-- the search behind M.find, through the listing (none: the folders are listed now)
+local function find(kind, dir, listing)
   local k = input_kind(kind)
   local best, best_rank, odd = nil, nil, nil
   for pi, place in ipairs(k.places or PLACES) do
     local base = place == "" and dir or dir .. "/" .. place
-    for _, name in ipairs(fs.list(base) or {}) do
+    for _, name in ipairs(names_in(listing, base)) do
       for ni, pat in ipairs(k.names) do
         if name:match("^" .. pat .. "$") then
           local path = base .. "/" .. name
@@ -186,7 +211,8 @@ function M.find(kind, dir)
     end
   end
   if not best and k.deep then
-    local all = fs.walk(dir)
+    local below = files_below(listing, dir) or {}
+    local all = table.move(below, 1, #below, 1, {})
     table.sort(all)
     for _, p in ipairs(all) do
       if basename(p):match("^" .. k.deep .. "$") and is_file(p) then return p end
@@ -195,6 +221,17 @@ function M.find(kind, dir)
   if best then return best end
   if odd then return nil, i18n.t("input.not_regular", odd) end
   return nil, M.looked_for(kind, dir)
+end
+
+--- The file of an input kind in a rank folder: its path, or nil and what was looked for (the
+-- paths tried, or the one that is there but not a regular file, which is never read).
+-- listing: the rank description's (see names_in), so that its folders are listed once.
+function M.find(kind, dir, listing)
+  if not listing then return find(kind, dir) end
+  -- once per rank folder and kind: the plan, the input checks and the reader ask the same
+  local key = dir .. "\0find\0" .. kind
+  listing[key] = listing[key] or { find(kind, dir, listing) }
+  return listing[key][1], listing[key][2]
 end
 
 --- What a file name is as an input of kind (see M.inputs: true, or what its match says), or nil.
@@ -210,13 +247,17 @@ end
 --- Every file of a walked input kind under path (a file is taken as it is when the kind is
 -- as_is, else when its name is of the kind), in path order: {{path, of = what M.of_kind says}},
 -- and the messages of the folders that could not be read ({} when none); nil, message when path
--- is not there. rules: the job's rules, for the kinds whose names they give.
-function M.files(kind, path, rules)
+-- is not there. rules: the job's rules, for the kinds whose names they give. walked: the
+-- files under path as fs.walk gave them, when the caller has walked it already (a folder is
+-- walked once per run, not once per question asked about it).
+function M.files(kind, path, rules, walked)
   local k = input_kind(kind)
   local st = fs.stat(path)
   if not st then return nil, i18n.t("input.no_such", path) end
   local all, unreadable = { path }, nil
-  if st.type ~= "file" then all, unreadable = fs.walk(path) end
+  if st.type ~= "file" then
+    if walked then all = walked else all, unreadable = fs.walk(path) end
+  end
   local out = {}
   for _, p in ipairs(all or {}) do
     local of = (st.type == "file" and k.as_is) or M.of_kind(kind, basename(p), rules)
@@ -255,7 +296,20 @@ function M.rank_dirs(input)
   else
     local seen = {}
     local all
-    all, unreadable = fs.walk(input, { dirs = true })
+    all, unreadable = fs.walk(input, { dirs = true, others = true })
+    -- the names in each folder, from this walk (FIFOs and links to nothing too, as fs.list gives
+    -- them): the rank folders found are not listed again. A folder the walk did not enter (a
+    -- link to a folder) is listed when first asked about.
+    local names = {}
+    for _, p in ipairs(all) do
+      local parent = dirname(p)
+      names[parent] = names[parent] or {}
+      table.insert(names[parent], basename(p))
+    end
+    local function listing_of(dir)
+      local out = dir .. "/ASCEND_PROFILER_OUTPUT"
+      return { [dir] = names[dir], [out] = names[out] }
+    end
     for _, p in ipairs(all) do
       local dir
       if basename(p) == "ASCEND_PROFILER_OUTPUT" and is_dir(p) then
@@ -265,7 +319,7 @@ function M.rank_dirs(input)
       end
       if dir and not seen[dir] then
         seen[dir] = true
-        found[#found + 1] = describe(dir)
+        found[#found + 1] = describe(dir, listing_of(dir))
       end
     end
   end

@@ -87,10 +87,11 @@ function M.read_raw(path)
   return parts
 end
 
---- The files of one card folder, by kind.
-function M.card_files(dir)
+--- The files of one card folder, by kind. walked: its files as fs.walk gives them, when the
+-- caller has them already (else the folder is walked here).
+function M.card_files(dir, walked)
   local files = { workspace = {}, input = {}, raw = {}, window = {}, kernels = {} }
-  for _, f in ipairs((discover.files("moe_dump", dir)) or {}) do
+  for _, f in ipairs((discover.files("moe_dump", dir, nil, walked)) or {}) do
     local part = files[f.of.part]
     if f.of.index then
       part[f.of.index] = f.path
@@ -135,8 +136,8 @@ end
 --- Everything one card folder gives: {window (view), window_source (its file), inputs = {[i] = {values, shape}}, op, op_source,
 -- op_from ("header", "host_o" or "file_name"), time (dump time stamp, nil when unknown), sources}
 -- or nil, message. soc: the socs entry of rules/win_layout.lua; want: the window size.
-function M.read_card(dir, soc, want)
-  local files = M.card_files(dir)
+function M.read_card(dir, soc, want, walked)
+  local files = M.card_files(dir, walked)
   local out = { inputs = {}, sources = {} }
   -- the operator: the dump header, else the kernel object, else the file names
   for _, k in ipairs(files.kernels) do

@@ -119,7 +119,7 @@ local function print_verdict(v)
   if #v.root_cards == 0 and #v.wait_for == 0 then
     print("[INFO] " .. t("diagnose.verdict_none"))
   else
-    print("[INFO] " .. t("diagnose.verdict"))
+    print("[INFO] " .. t("moe.verdict")) -- the heading of the wait-for lines, as moe prints it
   end
   for _, text in ipairs(moe_report.wait_for_lines(v.wait_for)) do print("[INFO] " .. text) end
   for _, s in ipairs(v.stuck) do
@@ -182,14 +182,15 @@ function M.main(opts, words)
   elseif opts.target_dir then
     log.warn("%s", i18n.t("diagnose.no_soc"))
   end
-  -- profiling data: PROFILING_PATH, else whatever kernel files TARGET_DIR holds
-  local prof = opts.profiling_path
+  -- profiling data: PROFILING_PATH, else whatever kernel files TARGET_DIR holds (found once:
+  -- the run takes the files found here rather than walking TARGET_DIR again)
+  local prof, prof_files, prof_unread = opts.profiling_path, nil, nil
   if not prof and opts.target_dir then
-    local found = require("ascope.opjitter").find(opts.target_dir)
-    if found and #found > 0 then prof = opts.target_dir end
+    local found, unread = require("ascope.opjitter").find(opts.target_dir)
+    if found and #found > 0 then prof, prof_files, prof_unread = opts.target_dir, found, unread end
   end
   if prof then
-    plan[#plan + 1] = step("opjitter", { input = prof, format = "csv,json,html" })
+    plan[#plan + 1] = step("opjitter", { input = prof, files = prof_files, unread = prof_unread, format = "csv,json,html" })
   end
   if opts.plog_path then
     plan[#plan + 1] = step("plog", { input = opts.plog_path })

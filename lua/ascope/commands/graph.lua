@@ -27,9 +27,8 @@ function M.main(opts, words)
   local input = opts.input or words[1]
   if not input then errors.usage(t("cli.needs", "graph", "GRAPH_PATH", "graph")) end
   front.formats(graph, opts) -- a usage error before any reading
-  -- a rule file that does not hold is the command line's mistake (exit 2), told once
-  local rules_ok, rules_err = graph.rules(opts.rules)
-  if not rules_ok then errors.usage("%s", rules_err) end
+  -- a rule file that does not hold is the command line's mistake: run loads it once, before any
+  -- reading, and its error is a usage error (exit 2)
   local res, err = graph.run({ input = input, rules = opts.rules, filter = opts.filter, output = opts.output })
   if not res then error(err, 0) end
   return front.finish(M, graph, res, opts, report.data(res))

@@ -26,9 +26,8 @@ function M.main(opts, words, ctx)
   if not opts.target_dir then errors.usage(i18n.t("cli.needs", "moe", "TARGET_DIR=...", "moe")) end
   if not opts.soc_version then errors.usage(i18n.t("cli.needs", "moe", "SOC_VERSION=910_93|950|910B", "moe")) end
   front.formats(moe, opts) -- a usage error before any reading
-  -- a rule file that does not hold is the command line's mistake, told once (not once per card)
-  local rules_ok, rules_err = moe.rules(opts.rules)
-  if not rules_ok then errors.usage("%s", rules_err) end
+  -- a rule file that does not hold is the command line's mistake: plan and merge load it once,
+  -- before any reading, and their error is a usage error (exit 2), told once (not once per card)
   local params = {
     target_dir = opts.target_dir, soc_version = opts.soc_version, rules = opts.rules,
     share_expert_card_count = opts.share_expert_card_count, sp_moe_num = opts.sp_moe_num,

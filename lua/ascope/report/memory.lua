@@ -5,6 +5,7 @@ local fmt = require "ascope.fmt"
 local md = require "ascope.report.md"
 local writer = require "ascope.report.writer"
 local analysis = require "ascope.analysis.memory"
+local labels = require "ascope.labels"
 local json = core.json
 local t = require("ascope.i18n").t
 local header = require("ascope.report.html").header
@@ -144,7 +145,7 @@ local function mb(kb) return kb and ("%.1f"):format(kb / 1024) or "" end
 local function sites_table(list, with_share)
   local rows = {}
   for i, s in ipairs(list) do
-    rows[i] = { i, fmt.label(s.call_site), mb(s.size_kb), s.count, with_share and fmt.pct(s.share) or nil }
+    rows[i] = { i, fmt.label(labels.show("call_site", s.call_site)), mb(s.size_kb), s.count, with_share and fmt.pct(s.share) or nil }
   end
   local head = header("report.memory.md.sites_header")
   if with_share then head[5] = t("report.memory.md.share") end
@@ -323,7 +324,7 @@ function M.trace_json(result, path)
     end
   end
   -- the members straight from the tree: a million distinct stacks make hundreds of MB of them
-  w:write('\n],"stackFrames":{"0":{"name":"(no call stack)"}')
+  w:write('\n],"stackFrames":{"0":{"name":"', labels.NO_STACK, '"}')
   if has_frames then w:write(",\n") end
   w:frames(tree, fmt.LABEL_MAX)
   w:write("}}\n")

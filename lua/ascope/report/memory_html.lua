@@ -5,6 +5,7 @@ local layout_mod = require "ascope.report.layout"
 local fmt = require "ascope.fmt"
 local i18n = require "ascope.i18n"
 local analysis = require "ascope.analysis.memory"
+local show = require("ascope.labels").show
 local column = require("ascope_core").column
 
 local M = {}
@@ -31,7 +32,7 @@ local RANK_COLUMNS = {
 local function sites_chart(title, sites, whole_label)
   local labels, values = {}, {}
   for i, s in ipairs(sites) do
-    labels[i] = fmt.label(s.call_site)
+    labels[i] = fmt.label(show("call_site", s.call_site))
     values[i] = s.size_kb / 1024
   end
   if #labels == 0 then return '<p class="note">' .. esc(t("report.none")) .. "</p>" end
@@ -192,7 +193,7 @@ end
 function KINDS.leaks(_, sec, r)
   local l = r.summary.leak_suspects
   local rows = {}
-  for i, s in ipairs(top(l.sites, sec.top)) do rows[i] = { fmt.label(s.call_site), s.size_kb / 1024, s.count } end
+  for i, s in ipairs(top(l.sites, sec.top)) do rows[i] = { fmt.label(show("call_site", s.call_site)), s.size_kb / 1024, s.count } end
   return "<p>" .. esc(t("report.memory.never_released", l.size_kb / 1024)) .. "</p>"
     .. html.table(header("report.memory.leaks_header"), rows)
 end

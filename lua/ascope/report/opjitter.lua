@@ -79,7 +79,7 @@ function M.lines(res)
   local function add(level, key, ...) out[#out + 1] = ("[%s] %s"):format(level, t(key, ...)) end
   add("INFO", "opjitter.cards_found", #res.found, res.input)
   for _, c in ipairs(res.cards) do
-    if c.data then add("INFO", "opjitter.card_path", c.card, c.data.path)
+    if c.data then add("INFO", "field.card_text", c.card, c.data.path)
     else add("ERROR", "opjitter.card_missing", c.card) end
   end
   local avg = {}

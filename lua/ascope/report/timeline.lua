@@ -91,7 +91,7 @@ end
 function M.evidence_text(e)
   if not e then return "" end
   local parts = {}
-  if e.step ~= nil then parts[#parts + 1] = i18n.t("timeline.evidence_step", tostring(e.step)) end
+  if e.step ~= nil then parts[#parts + 1] = i18n.t("report.timeline.step", tostring(e.step)) end
   if e.lane then parts[#parts + 1] = i18n.t("timeline.evidence_lane", e.lane) end
   if e.operator then parts[#parts + 1] = i18n.t("timeline.evidence_operator", e.operator) end
   parts[#parts + 1] = i18n.t("timeline.evidence_open", i18n.t("timeline.view_" .. e.view))
@@ -108,7 +108,7 @@ function M.dashboard_table(r)
       rows[#rows + 1] = { k, num(v, 4), pct(v) .. mark(set, k, analysis.DASHBOARD_RULE_METRIC[k]) }
     end
   end
-  return md.table(header("report.timeline.md.dash_header"), rows)
+  return md.table(header("report.timeline.dashboard_header"), rows)
 end
 
 local function rank_section(r, top_n)

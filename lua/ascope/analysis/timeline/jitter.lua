@@ -9,6 +9,7 @@
 --               profiler's split; without it, of the communication busy time per step in the trace
 local stats = require "ascope.analysis.stats"
 local i18n = require "ascope.i18n"
+local data_labels = require "ascope.labels"
 
 local M = {}
 
@@ -55,14 +56,14 @@ local function series(step_trace, wins, splits)
   local ids, times, comm = {}, {}, {}
   local source, comm_col
   if from_markers then
-    source = "ProfilerStep markers"
+    source = data_labels.MARKERS
     for _, w in ipairs(wins) do
       ids[#ids + 1] = tostring(w.id)
       times[#times + 1] = w.wall / 1e6
     end
     if splits and #splits == #wins then
       for _, s in ipairs(splits) do comm[#comm + 1] = s.empty and 0 or s.comm / 1e6 end
-      comm_col = "communication busy time in the trace"
+      comm_col = data_labels.TRACE_COMM
     end
   elseif step_trace then
     source = step_trace.source

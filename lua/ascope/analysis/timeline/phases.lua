@@ -6,6 +6,8 @@
 --          of the request (one token each)
 -- Without request boundaries the values are the name-pattern approximation, and say so:
 -- TTFT = the length of the first block of prefill activity, TPOT = the mean decode slice.
+local data_labels = require "ascope.labels"
+
 local M = {}
 
 local function ms(ns) return ns and ns / 1e6 end
@@ -79,12 +81,12 @@ function M.measure(m, w0, w1)
   local req = spans(tl, rows_list(m.tagged_rows(m, "request", { host = true, other = true })))
   if #req > 0 then
     local ttft, tpot = by_request(req, spans(tl, rows_list(pre_rows)), spans(tl, rows_list(dec_rows)))
-    out.method = "request boundaries"
+    out.method = data_labels.REQUESTS
     out.requests = #req
     out.ttft_ms, out.tpot_ms = ms(mean(ttft)), ms(mean(tpot))
     return out
   end
-  out.method = "name-pattern approximation"
+  out.method = data_labels.NAME_PATTERNS
   if #pu > 0 then
     local s, e = pu:get(1)
     out.ttft_ms = ms(e - s)

@@ -2,6 +2,7 @@
 -- of variation of the step times, the long-tail steps, and the jitter of the communication
 -- time per step. Computed also for a rank with only the profiler's step split.
 local measure = require "ascope.analysis.timeline.jitter"
+local data_labels = require "ascope.labels"
 
 local M = { id = "jitter", without_trace = true }
 
@@ -34,14 +35,14 @@ function M.md(r, kit)
   if not j then return nil end
   local T, pct = kit.T, kit.pct
   local out = { ("### %s%s\n\n"):format(T("jitter_heading"), kit.mark("step_cv", "long_tail_steps", "compute_side_jitter")),
-                T("jitter_line", j.steps, j.source, j.mean, j.p50, j.p95, j.max, pct(j.cv)) .. "\n" }
+                T("jitter_line", j.steps, data_labels.show("source", j.source), j.mean, j.p50, j.p95, j.max, pct(j.cv)) .. "\n" }
   if #j.long_tail > 0 then
     local list = {}
     for _, s in ipairs(j.long_tail) do list[#list + 1] = ("%s (%.3f ms)"):format(s.step, s.time_ms) end
     out[#out + 1] = T("long_tail", table.concat(list, ", ")) .. "\n"
   end
   if r.comm_jitter then
-    out[#out + 1] = T("comm_line", r.comm_jitter.column, pct(r.comm_jitter.cv), kit.mark("comm_jitter")) .. "\n"
+    out[#out + 1] = T("comm_line", data_labels.show("comm_column", r.comm_jitter.column), pct(r.comm_jitter.cv), kit.mark("comm_jitter")) .. "\n"
   end
   out[#out + 1] = "\n"
   return table.concat(out)
@@ -85,7 +86,7 @@ M.html = {
       long_ids[#long_ids + 1] = tostring(s.step)
     end
     local ids = j.series.ids
-    local comm_label = t("report.timeline.per_step", r.comm_jitter and r.comm_jitter.column
+    local comm_label = t("report.timeline.per_step", r.comm_jitter and data_labels.show("comm_column", r.comm_jitter.column)
       or t("report.timeline.communication"))
     if #ids > MAX_STEP_BARS then return as_lines(sec, j, ids, long_ids, comm_label, kit) end
     local labels, values, hot = {}, {}, {}

@@ -6,6 +6,7 @@ local function ms(ns) return ns and ns / 1e6 end
 local function ratio(a, b) return (a and b and b > 0) and a / b or nil end
 
 local t = require("ascope.i18n").t
+local data_labels = require "ascope.labels"
 
 local M = { id = "op_util", explain = true }
 
@@ -79,11 +80,11 @@ function M.compute(ctx)
       r.op_util = { source = lanes.source, op_utilization = ratio(lanes.computing, lanes.stage),
                     compute_busy_ms = ms(lanes.computing), span_ms = ms(lanes.stage) }
     elseif s then
-      r.op_util = { source = "tasks", op_utilization = ratio(s.compute, s.stage), compute_busy_ms = ms(s.compute),
+      r.op_util = { source = data_labels.TASKS, op_utilization = ratio(s.compute, s.stage), compute_busy_ms = ms(s.compute),
                     span_ms = ms(s.stage) }
     end
   end
-  if m.device_lanes == 0 and r.op_util and r.op_util.source == "tasks" then
+  if m.device_lanes == 0 and r.op_util and r.op_util.source == data_labels.TASKS then
     -- no lane is a device lane: compute cannot be measured, which is not the same as none
     r.op_util = nil
     r.not_computed.op_util = t("timeline.why.no_device_lane")
@@ -107,7 +108,7 @@ function M.md(r, kit)
   local T, pct, num = kit.T, kit.pct, kit.num
   if r.op_util then
     out[#out + 1] = ("### %s%s\n\n"):format(T("util_heading"), kit.mark("op_utilization", "max_lane_idle_unexplained"))
-    out[#out + 1] = T("util_line", r.op_util.compute_busy_ms, r.op_util.span_ms, r.op_util.source,
+    out[#out + 1] = T("util_line", r.op_util.compute_busy_ms, r.op_util.span_ms, data_labels.show("source", r.op_util.source),
       pct(r.op_util.op_utilization)) .. "\n\n"
   end
   if #r.lanes > 0 then

@@ -4,6 +4,7 @@
 local function ms(ns) return ns and ns / 1e6 end
 
 local t = require("ascope.i18n").t
+local data_labels = require "ascope.labels"
 
 local M = { id = "overlap", explain = true }
 
@@ -16,7 +17,7 @@ function M.compute(ctx)
                   communication_ms = ms(lanes.communication), not_overlapped_ms = ms(lanes.not_overlapped or 0),
                   computing_ms = ms(lanes.computing), free_ms = ms(lanes.free) }
   elseif s and s.comm > 0 then
-    r.overlap = { source = "tasks", overlap_ratio = 1 - s.exposed / s.comm, exposed_ratio = s.exposed / s.comm,
+    r.overlap = { source = data_labels.TASKS, overlap_ratio = 1 - s.exposed / s.comm, exposed_ratio = s.exposed / s.comm,
                   communication_ms = ms(s.comm), not_overlapped_ms = ms(s.exposed), computing_ms = ms(s.compute),
                   free_ms = ms(s.free) }
   end
@@ -34,7 +35,8 @@ function M.md(r, kit)
   if not ov then return nil end
   local T, pct = kit.T, kit.pct
   return ("### %s%s\n\n"):format(T("ov_heading"), kit.mark("overlap_ratio"))
-    .. T("ov_line", ov.source, ov.communication_ms, ov.not_overlapped_ms, pct(ov.overlap_ratio), pct(ov.exposed_ratio))
+    .. T("ov_line", data_labels.show("source", ov.source), ov.communication_ms, ov.not_overlapped_ms,
+      pct(ov.overlap_ratio), pct(ov.exposed_ratio))
     .. "\n\n"
 end
 
