@@ -56,12 +56,15 @@ struct asc_logclass {
   size_t arena_n;
   asc_logclass_slow_fn slow;
   void *slow_ud;
-  uint8_t bigrams[8192]; /* the byte pairs of the current line: a pattern whose literal has a
-                            pair the line lacks cannot match, and is not searched */
+  /* the byte pairs of the current line: pair k is in it when pairs[k] == stamp (a new stamp per
+   * line, so nothing is cleared but once in 255 lines). A pattern whose literal has a pair the
+   * line lacks cannot match, and is not searched. */
+  uint8_t *pairs;
+  uint8_t stamp;
 };
 
 #define PAIR(a, b) (((unsigned)(unsigned char)(a) << 8) | (unsigned char)(b))
-#define HAS_PAIR(lc, k) (((lc)->bigrams[(k) >> 3] >> ((k)&7)) & 1)
+#define HAS_PAIR(lc, k) ((lc)->pairs[k] == (lc)->stamp)
 
 typedef struct found {
   size_t start, end;
@@ -119,10 +122,11 @@ int asc_logclass_new(const asc_logclass_spec *spec, asc_logclass **out, asc_erro
   lc->matched = calloc(spec->nrules + 1, sizeof *lc->matched);
   lc->values = calloc(spec->nfields + 1, sizeof *lc->values);
   lc->arena = malloc(ARENA);
+  lc->pairs = calloc(65536, 1);
   lc->error_level = dup(spec->error_level ? spec->error_level : "");
   lc->error_prefix = dup(spec->error_prefix ? spec->error_prefix : "");
   if (!lc->lits || !lc->litlen || !lc->strips || !lc->rules || !lc->fields || !lc->matched || !lc->values ||
-      !lc->arena || !lc->error_level || !lc->error_prefix)
+      !lc->arena || !lc->pairs || !lc->error_level || !lc->error_prefix)
     goto nomem;
   for (size_t i = 0; i < spec->nliterals; i++) {
     if (!(lc->lits[i] = dup(spec->literals[i]))) goto nomem;
@@ -194,6 +198,7 @@ void asc_logclass_free(asc_logclass *lc) {
   free(lc->matched);
   free(lc->values);
   free(lc->arena);
+  free(lc->pairs);
   free(lc->error_level);
   free(lc->error_prefix);
   free(lc);
@@ -294,13 +299,12 @@ static int classify(asc_logclass *lc, asc_logclass_line *ln, int (*fn)(void *, c
   ln->time.p = NULL;
   ln->time.n = 0;
   lc->arena_n = 0;
-  for (size_t i = 0; i + 1 < len; i++) {
-    unsigned k = PAIR(text[i], text[i + 1]);
-    lc->bigrams[k >> 3] |= (uint8_t)(1u << (k & 7));
+  if (++lc->stamp == 0) {
+    memset(lc->pairs, 0, 65536);
+    lc->stamp = 1;
   }
-  int r = classify_pairs(lc, ln, fn, ud, err);
-  for (size_t i = 0; i + 1 < len; i++) lc->bigrams[PAIR(text[i], text[i + 1]) >> 3] = 0;
-  return r;
+  for (size_t i = 0; i + 1 < len; i++) lc->pairs[PAIR(text[i], text[i + 1])] = lc->stamp;
+  return classify_pairs(lc, ln, fn, ud, err);
 }
 
 static int classify_pairs(asc_logclass *lc, asc_logclass_line *ln,
