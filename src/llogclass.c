@@ -574,7 +574,10 @@ static int slow_find(void *ud, size_t pattern, const char *s, size_t n, size_t i
   return 1;
 }
 
-/* classifier:scan(path, tally, file_number, default_group, on_key) -> true, or nil, message */
+/* classifier:scan(path, tally, file_number, default_group, on_key, {threads = n, block = bytes})
+ * -> true, or nil, message. threads (default 1): threads classifying blocks of the file while
+ * this one reads it and tallies in the file's order (the same tally as with one); block: the
+ * bytes read at a time (default and most 4 MiB; a longer line is looked at through its head). */
 static int classifier_scan(lua_State *L) {
   classifier *cl = check_classifier(L, 1);
   const char *path = luaL_checkstring(L, 2);
@@ -594,7 +597,20 @@ static int classifier_scan(lua_State *L) {
     luaL_checktype(L, 6, LUA_TFUNCTION);
     c.on_key = 6;
   }
+  lua_Integer threads = 1, block = ASC_LOGCLASS_BLOCK_MAX;
+  if (!lua_isnoneornil(L, 7)) {
+    luaL_checktype(L, 7, LUA_TTABLE);
+    lua_getfield(L, 7, "threads");
+    threads = luaL_optinteger(L, -1, threads);
+    lua_getfield(L, 7, "block");
+    block = luaL_optinteger(L, -1, block);
+    luaL_argcheck(L, threads >= 1, 7, "threads: at least 1");
+    luaL_argcheck(L, block >= ASC_LOGCLASS_BLOCK_MIN && block <= ASC_LOGCLASS_BLOCK_MAX, 7,
+                  "block out of range");
+  }
   lua_settop(L, 6);
+  asc_logclass_set_threads(cl->lc, threads > INT_MAX ? INT_MAX : (int)threads);
+  asc_logclass_set_block(cl->lc, (size_t)block);
   asc_logclass_set_slow(cl->lc, slow_find, &c);
   asc_error err;
   int rc = asc_logclass_scan(cl->lc, path, on_line, &c, &err);
