@@ -70,7 +70,12 @@ struct asc_logclass {
   asc_logclass *copies[THREADS_MAX]; /* the worker threads' classifiers, made on first use */
 };
 
-#define PAIR(a, b) (((unsigned)(unsigned char)(a) << 8) | (unsigned char)(b))
+/* the pair of bytes at p as one 16-bit load (the same order wherever it is taken) */
+static inline unsigned pair_at(const char *p) {
+  uint16_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
 #define HAS_PAIR(lc, k) ((lc)->pairs[k] == (lc)->stamp)
 
 typedef struct found {
@@ -242,7 +247,7 @@ static int find(asc_logclass *lc, const pat *p, int word, const char *s, size_t 
                 asc_error *err) {
   if (p->fast) {
     for (size_t i = 0; i + 1 < p->lit_n; i++)
-      if (!HAS_PAIR(lc, PAIR(p->lit[i], p->lit[i + 1]))) return 0;
+      if (!HAS_PAIR(lc, pair_at(p->lit + i))) return 0;
     asc_lpat_match m;
     if (!asc_lpat_find(p->fast, s, n, init, &m)) return 0;
     f->start = m.start;
@@ -321,7 +326,8 @@ static int classify(asc_logclass *lc, asc_logclass_line *ln, int (*fn)(void *, c
     memset(lc->pairs, 0, 65536);
     lc->stamp = 1;
   }
-  for (size_t i = 0; i + 1 < len; i++) lc->pairs[PAIR(text[i], text[i + 1])] = lc->stamp;
+  uint8_t *pairs = lc->pairs, stamp = lc->stamp;
+  for (size_t i = 0; i + 1 < len; i++) pairs[pair_at(text + i)] = stamp;
   return classify_pairs(lc, ln, fn, ud, err);
 }
 
