@@ -1,5 +1,8 @@
 /* CSV output: RFC 4180 quoting (fields with commas, quotes, CR or LF are quoted, quotes
  * doubled), written to a temporary file and renamed into place on close. */
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,12 +76,28 @@ int asc_csv_writer_save(asc_csv_writer *w, const char *path, asc_error *err) {
   return asc_spool_save(&w->out, path, err);
 }
 
+/* One pass over the field (the long ones are log lines on every row of a failure storm). */
 int asc_csv_quoting(const char *s, size_t n) {
-  if (memchr(s, '"', n)) return ASC_CSV_QUOTE;
-  if ((n > 0 && (s[0] == ' ' || s[n - 1] == ' ')) || memchr(s, '\n', n) || memchr(s, ',', n) ||
-      memchr(s, '\r', n))
-    return ASC_CSV_QUOTE_NO_INNER;
-  return ASC_CSV_PLAIN;
+  int quote = 0, special = n > 0 && (s[0] == ' ' || s[n - 1] == ' ');
+  size_t i = 0;
+#ifdef __SSE2__
+  const __m128i dq = _mm_set1_epi8('"'), lf = _mm_set1_epi8('\n'), comma = _mm_set1_epi8(','),
+                cr = _mm_set1_epi8('\r');
+  __m128i q = _mm_setzero_si128(), o = _mm_setzero_si128();
+  for (; i + 16 <= n; i += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+    q = _mm_or_si128(q, _mm_cmpeq_epi8(v, dq));
+    o = _mm_or_si128(o, _mm_or_si128(_mm_cmpeq_epi8(v, lf),
+                                     _mm_or_si128(_mm_cmpeq_epi8(v, comma), _mm_cmpeq_epi8(v, cr))));
+  }
+  quote = _mm_movemask_epi8(q) != 0;
+  special |= _mm_movemask_epi8(o) != 0;
+#endif
+  for (; i < n; i++) {
+    quote |= s[i] == '"';
+    special |= s[i] == '\n' || s[i] == ',' || s[i] == '\r';
+  }
+  return quote ? ASC_CSV_QUOTE : special ? ASC_CSV_QUOTE_NO_INNER : ASC_CSV_PLAIN;
 }
 
 int asc_csv_write_field(asc_csv_writer *w, const char *s, size_t n) {

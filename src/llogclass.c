@@ -53,8 +53,10 @@ typedef struct tally {
   asc_csv_writer *csv; /* NULL: records are counted, not written */
   char **titles;       /* per slot, the record's first cell */
   size_t *title_n;
+  int *title_q; /* their quoting (asc_csv_quoting), decided once */
   char **files; /* per file number (1-based), its name */
   size_t *file_n, nfiles;
+  int *file_q;
   int64_t records, cut;
   int csv_failed;
 } tally;
@@ -221,9 +223,11 @@ static void tally_release(tally *t) {
   for (size_t i = 0; t->titles && i < t->nslots; i++) free(t->titles[i]);
   free(t->titles);
   free(t->title_n);
+  free(t->title_q);
   for (size_t i = 0; t->files && i <= t->nfiles; i++) free(t->files[i]);
   free(t->files);
   free(t->file_n);
+  free(t->file_q);
   memset(t, 0, sizeof *t);
 }
 
@@ -245,12 +249,14 @@ static int *indexes(lua_State *L, int t, const char *key, size_t *n) {
   return out;
 }
 
-/* Copies of the strings of list t[key] (n of them, from index `from`): 0, or -1 out of memory. */
+/* Copies of the strings of list t[key] (n of them, from index `from`) and their CSV quoting: 0,
+ * or -1 out of memory. */
 static int copy_strings(lua_State *L, int t, const char *key, size_t from, size_t n, char ***out,
-                        size_t **len) {
+                        size_t **len, int **quote) {
   *out = calloc(n + from + 1, sizeof **out);
   *len = calloc(n + from + 1, sizeof **len);
-  if (!*out || !*len) return -1;
+  *quote = calloc(n + from + 1, sizeof **quote);
+  if (!*out || !*len || !*quote) return -1;
   lua_getfield(L, t, key);
   for (size_t i = 0; i < n; i++) {
     lua_rawgeti(L, -1, (lua_Integer)i + 1);
@@ -260,6 +266,7 @@ static int copy_strings(lua_State *L, int t, const char *key, size_t from, size_
     if (!((*out)[from + i] = malloc(k + 1))) return -1;
     memcpy((*out)[from + i], s, k + 1);
     (*len)[from + i] = k;
+    (*quote)[from + i] = asc_csv_quoting(s, k);
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
@@ -280,8 +287,8 @@ static int open_csv(lua_State *L, tally *t, int spec) {
   luaL_argcheck(L, lua_istable(L, -1), 1, "csv.header must be a list");
   size_t nh = lua_rawlen(L, -1);
   lua_pop(L, 1);
-  if (copy_strings(L, spec, "titles", 0, t->nslots, &t->titles, &t->title_n) ||
-      copy_strings(L, spec, "files", 1, t->nfiles, &t->files, &t->file_n))
+  if (copy_strings(L, spec, "titles", 0, t->nslots, &t->titles, &t->title_n, &t->title_q) ||
+      copy_strings(L, spec, "files", 1, t->nfiles, &t->files, &t->file_n, &t->file_q))
     return lasc_oom(L);
   asc_error err;
   if (asc_csv_writer_spool(1, &t->csv, &err)) {
@@ -411,16 +418,39 @@ static void cell(tally *t, const char *p, size_t n) {
   t->csv_failed |= asc_csv_write_field(t->csv, p ? p : "", p ? n : 0) != 0;
 }
 
+/* A cell whose quoting is known (a number, a title, a file name). */
+static void cell_q(tally *t, const char *p, size_t n, int quote) {
+  t->csv_failed |= asc_csv_write_field_q(t->csv, p, n, quote) != 0;
+}
+
+/* v in decimal into buf (at least 21 bytes): its length. printf's %lld, without its cost on
+ * every row of a failure storm. */
+static size_t decimal(char *buf, long long v) {
+  char tmp[24];
+  size_t n = 0, k = 0;
+  unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+  do {
+    tmp[n++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0) buf[k++] = '-';
+  while (n) buf[k++] = tmp[--n];
+  return k;
+}
+
 /* One record: a CSV row, when the tally writes them. */
 static void record(tally *t, uint32_t slot, uint32_t file, int64_t group, const asc_logclass_line *ln) {
   t->records++;
   if (!t->csv || t->csv_failed) return;
   char num[32];
-  cell(t, t->titles[slot], t->title_n[slot]);
+  cell_q(t, t->titles[slot], t->title_n[slot], t->title_q[slot]);
   cell(t, ln->text, ln->len);
-  cell(t, num, group == NONE ? 0 : (size_t)snprintf(num, sizeof num, "%lld", (long long)group));
-  cell(t, file <= t->nfiles ? t->files[file] : NULL, file <= t->nfiles ? t->file_n[file] : 0);
-  cell(t, num, (size_t)snprintf(num, sizeof num, "%lld", (long long)ln->number));
+  cell_q(t, num, group == NONE ? 0 : decimal(num, group), ASC_CSV_PLAIN);
+  if (file <= t->nfiles)
+    cell_q(t, t->files[file], t->file_n[file], t->file_q[file]);
+  else
+    cell_q(t, "", 0, ASC_CSV_PLAIN);
+  cell_q(t, num, decimal(num, ln->number), ASC_CSV_PLAIN);
   cell(t, ln->time.p, ln->time.n);
   for (size_t i = 0; i < t->nrecord_fields; i++) {
     int k = t->record_fields[i];
@@ -544,7 +574,10 @@ static int slow_find(void *ud, size_t pattern, const char *s, size_t n, size_t i
   return 1;
 }
 
-/* classifier:scan(path, tally, file_number, default_group, on_key) -> true, or nil, message */
+/* classifier:scan(path, tally, file_number, default_group, on_key, {threads = n, block = bytes})
+ * -> true, or nil, message. threads (default 1): threads classifying blocks of the file while
+ * this one reads it and tallies in the file's order (the same tally as with one); block: the
+ * bytes read at a time (default and most 4 MiB; a longer line is looked at through its head). */
 static int classifier_scan(lua_State *L) {
   classifier *cl = check_classifier(L, 1);
   const char *path = luaL_checkstring(L, 2);
@@ -564,7 +597,20 @@ static int classifier_scan(lua_State *L) {
     luaL_checktype(L, 6, LUA_TFUNCTION);
     c.on_key = 6;
   }
+  lua_Integer threads = 1, block = ASC_LOGCLASS_BLOCK_MAX;
+  if (!lua_isnoneornil(L, 7)) {
+    luaL_checktype(L, 7, LUA_TTABLE);
+    lua_getfield(L, 7, "threads");
+    threads = luaL_optinteger(L, -1, threads);
+    lua_getfield(L, 7, "block");
+    block = luaL_optinteger(L, -1, block);
+    luaL_argcheck(L, threads >= 1, 7, "threads: at least 1");
+    luaL_argcheck(L, block >= ASC_LOGCLASS_BLOCK_MIN && block <= ASC_LOGCLASS_BLOCK_MAX, 7,
+                  "block out of range");
+  }
   lua_settop(L, 6);
+  asc_logclass_set_threads(cl->lc, threads > INT_MAX ? INT_MAX : (int)threads);
+  asc_logclass_set_block(cl->lc, (size_t)block);
   asc_logclass_set_slow(cl->lc, slow_find, &c);
   asc_error err;
   int rc = asc_logclass_scan(cl->lc, path, on_line, &c, &err);

@@ -6,13 +6,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ascope/lpat.h"
 
-#define BLOCK (4u << 20)
+#define BLOCK ASC_LOGCLASS_BLOCK_MAX
 #define ARENA (256u << 10) /* slow captures of one line */
 
 typedef struct pat {
@@ -36,7 +37,10 @@ typedef struct field {
   size_t npats;
 } field;
 
+#define THREADS_MAX 4 /* blocks classified at once: more would wait on the calling thread anyway */
+
 struct asc_logclass {
+  char *header_text, **strip_texts; /* for copies (asc_logclass_clone) */
   char **lits;
   size_t *litlen, nlits;
   asc_lpat *header;
@@ -56,12 +60,23 @@ struct asc_logclass {
   size_t arena_n;
   asc_logclass_slow_fn slow;
   void *slow_ud;
-  uint8_t bigrams[8192]; /* the byte pairs of the current line: a pattern whose literal has a
-                            pair the line lacks cannot match, and is not searched */
+  /* the byte pairs of the current line: pair k is in it when pairs[k] == stamp (a new stamp per
+   * line, so nothing is cleared but once in 255 lines). A pattern whose literal has a pair the
+   * line lacks cannot match, and is not searched. */
+  uint8_t *pairs;
+  uint8_t stamp;
+  int threads;                       /* asc_logclass_set_threads */
+  size_t block;                      /* bytes read at a time */
+  asc_logclass *copies[THREADS_MAX]; /* the worker threads' classifiers, made on first use */
 };
 
-#define PAIR(a, b) (((unsigned)(unsigned char)(a) << 8) | (unsigned char)(b))
-#define HAS_PAIR(lc, k) (((lc)->bigrams[(k) >> 3] >> ((k)&7)) & 1)
+/* the pair of bytes at p as one 16-bit load (the same order wherever it is taken) */
+static inline unsigned pair_at(const char *p) {
+  uint16_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+#define HAS_PAIR(lc, k) ((lc)->pairs[k] == (lc)->stamp)
 
 typedef struct found {
   size_t start, end;
@@ -119,10 +134,16 @@ int asc_logclass_new(const asc_logclass_spec *spec, asc_logclass **out, asc_erro
   lc->matched = calloc(spec->nrules + 1, sizeof *lc->matched);
   lc->values = calloc(spec->nfields + 1, sizeof *lc->values);
   lc->arena = malloc(ARENA);
+  lc->pairs = calloc(65536, 1);
+  lc->threads = 1;
+  lc->block = BLOCK;
+  lc->header_text = dup(spec->header);
+  lc->strip_texts = calloc(spec->nstrips + 1, sizeof *lc->strip_texts);
   lc->error_level = dup(spec->error_level ? spec->error_level : "");
   lc->error_prefix = dup(spec->error_prefix ? spec->error_prefix : "");
   if (!lc->lits || !lc->litlen || !lc->strips || !lc->rules || !lc->fields || !lc->matched || !lc->values ||
-      !lc->arena || !lc->error_level || !lc->error_prefix)
+      !lc->arena || !lc->pairs || !lc->header_text || !lc->strip_texts || !lc->error_level ||
+      !lc->error_prefix)
     goto nomem;
   for (size_t i = 0; i < spec->nliterals; i++) {
     if (!(lc->lits[i] = dup(spec->literals[i]))) goto nomem;
@@ -134,8 +155,10 @@ int asc_logclass_new(const asc_logclass_spec *spec, asc_logclass **out, asc_erro
   lc->cap_time = spec->cap_time;
   lc->cap_rest = spec->cap_rest;
   lc->nstrips = spec->nstrips;
-  for (size_t i = 0; i < spec->nstrips; i++)
+  for (size_t i = 0; i < spec->nstrips; i++) {
+    if (!(lc->strip_texts[i] = dup(spec->strips[i]))) goto nomem;
     if (!(lc->strips[i] = compile_fixed(spec->strips[i], err))) goto fail;
+  }
   lc->nrules = spec->nrules;
   for (size_t i = 0; i < spec->nrules; i++) {
     const asc_logclass_rule *r = &spec->rules[i];
@@ -194,6 +217,11 @@ void asc_logclass_free(asc_logclass *lc) {
   free(lc->matched);
   free(lc->values);
   free(lc->arena);
+  free(lc->pairs);
+  free(lc->header_text);
+  for (size_t i = 0; lc->strip_texts && i < lc->nstrips; i++) free(lc->strip_texts[i]);
+  free(lc->strip_texts);
+  for (size_t i = 0; i < THREADS_MAX; i++) asc_logclass_free(lc->copies[i]);
   free(lc->error_level);
   free(lc->error_prefix);
   free(lc);
@@ -219,7 +247,7 @@ static int find(asc_logclass *lc, const pat *p, int word, const char *s, size_t 
                 asc_error *err) {
   if (p->fast) {
     for (size_t i = 0; i + 1 < p->lit_n; i++)
-      if (!HAS_PAIR(lc, PAIR(p->lit[i], p->lit[i + 1]))) return 0;
+      if (!HAS_PAIR(lc, pair_at(p->lit + i))) return 0;
     asc_lpat_match m;
     if (!asc_lpat_find(p->fast, s, n, init, &m)) return 0;
     f->start = m.start;
@@ -294,13 +322,13 @@ static int classify(asc_logclass *lc, asc_logclass_line *ln, int (*fn)(void *, c
   ln->time.p = NULL;
   ln->time.n = 0;
   lc->arena_n = 0;
-  for (size_t i = 0; i + 1 < len; i++) {
-    unsigned k = PAIR(text[i], text[i + 1]);
-    lc->bigrams[k >> 3] |= (uint8_t)(1u << (k & 7));
+  if (++lc->stamp == 0) {
+    memset(lc->pairs, 0, 65536);
+    lc->stamp = 1;
   }
-  int r = classify_pairs(lc, ln, fn, ud, err);
-  for (size_t i = 0; i + 1 < len; i++) lc->bigrams[PAIR(text[i], text[i + 1]) >> 3] = 0;
-  return r;
+  uint8_t *pairs = lc->pairs, stamp = lc->stamp;
+  for (size_t i = 0; i + 1 < len; i++) pairs[pair_at(text + i)] = stamp;
+  return classify_pairs(lc, ln, fn, ud, err);
 }
 
 static int classify_pairs(asc_logclass *lc, asc_logclass_line *ln,
@@ -400,21 +428,305 @@ static int block(asc_logclass *lc, char *buf, size_t end, int first_cut, long lo
   return 0;
 }
 
+void asc_logclass_set_threads(asc_logclass *lc, int threads) {
+  lc->threads = threads < 1 ? 1 : threads > THREADS_MAX ? THREADS_MAX : threads;
+}
+
+void asc_logclass_set_block(asc_logclass *lc, size_t bytes) {
+  lc->block = bytes < ASC_LOGCLASS_BLOCK_MIN ? ASC_LOGCLASS_BLOCK_MIN : bytes > BLOCK ? BLOCK : bytes;
+}
+
+int asc_logclass_clone(const asc_logclass *lc, asc_logclass **out, asc_error *err) {
+  size_t nrp = 0;
+  for (size_t i = 0; i < lc->nrules; i++) nrp += lc->rules[i].npats + lc->rules[i].nmodules;
+  for (size_t i = 0; i < lc->nfields; i++) nrp += lc->fields[i].npats;
+  /* one list of every string the rules and fields point into */
+  const char **strs = calloc(nrp + 1, sizeof *strs);
+  asc_logclass_rule *rules = calloc(lc->nrules + 1, sizeof *rules);
+  asc_logclass_field *fields = calloc(lc->nfields + 1, sizeof *fields);
+  int rc = -1;
+  *out = NULL;
+  if (!strs || !rules || !fields) {
+    oom(err);
+    goto done;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < lc->nrules; i++) {
+    const rule *r = &lc->rules[i];
+    rules[i].mode = r->mode;
+    rules[i].any_level = r->any_level;
+    rules[i].patterns = strs + k;
+    rules[i].npatterns = r->npats;
+    for (size_t j = 0; j < r->npats; j++) strs[k++] = r->pats[j].text;
+    rules[i].modules = strs + k;
+    rules[i].nmodules = r->nmodules;
+    for (size_t j = 0; j < r->nmodules; j++) strs[k++] = r->modules[j];
+  }
+  for (size_t i = 0; i < lc->nfields; i++) {
+    fields[i].patterns = strs + k;
+    fields[i].npatterns = lc->fields[i].npats;
+    for (size_t j = 0; j < lc->fields[i].npats; j++) strs[k++] = lc->fields[i].pats[j].text;
+  }
+  asc_logclass_spec spec = {(const char *const *)lc->lits,
+                            lc->nlits,
+                            lc->header_text,
+                            lc->cap_level,
+                            lc->cap_module,
+                            lc->cap_time,
+                            lc->cap_rest,
+                            (const char *const *)lc->strip_texts,
+                            lc->nstrips,
+                            lc->error_level,
+                            lc->error_prefix,
+                            rules,
+                            lc->nrules,
+                            fields,
+                            lc->nfields};
+  rc = asc_logclass_new(&spec, out, err);
+  if (rc == 0) {
+    (*out)->threads = lc->threads;
+    (*out)->block = lc->block;
+  }
+done:
+  free(strs);
+  free(rules);
+  free(fields);
+  return rc;
+}
+
+/* ---------- the scan ----------
+ * The file is read into blocks of whole lines (the tail of a block's last line begins the next
+ * block). With one thread, a block is classified as soon as it is read. With more, blocks go
+ * round a ring of threads + 2 buffers: worker threads classify them, each with its own copy of
+ * the classifier, into records (spans as offsets into the block), and the calling thread,
+ * which reads, hands the records to fn block after block, in the file's order. The blocks are
+ * the ones one thread reads and fn sees the same lines in the same order either way. */
+
+#define RECORDS_MAX                                                                                          \
+  (256u << 10) /* words of records per block; past them the calling thread                                   \
+                  classifies the rest of the block itself */
+#define NOWHERE UINT32_MAX
+
+enum { FREE, QUEUED, DONE };
+
+typedef struct chunk {
+  char *buf;
+  size_t end;    /* its complete lines: [0, end) */
+  int first_cut; /* its first line is the head of a longer one */
+  int state;
+  uint32_t *rec; /* records: start, length, line (from 0), cut | error << 1, time offset and
+                    length, the number of rules matched, their indexes, each field's offset
+                    and length */
+  size_t nrec;
+  size_t stop;     /* end, or the first line not recorded (records full) */
+  long long lines; /* newlines in [0, stop) */
+} chunk;
+
+typedef struct pool pool;
+
+typedef struct worker {
+  pool *pool;
+  asc_logclass *lc;
+  size_t *next;
+  chunk *c;
+  pthread_t th;
+} worker;
+
+struct pool {
+  pthread_mutex_t mu;
+  pthread_cond_t work, done;
+  chunk *chunks;
+  size_t n;
+  unsigned long long queued, taken; /* blocks queued, blocks taken by a worker */
+  int quit;
+  worker w[THREADS_MAX];
+  size_t nw; /* started */
+};
+
+static uint32_t offset_in(const chunk *c, const char *p) { return p ? (uint32_t)(p - c->buf) : NOWHERE; }
+
+/* A worker's fn: the line as a record; 1 (stop) when the records are full. */
+static int collect(void *ud, const asc_logclass_line *ln) {
+  worker *w = ud;
+  chunk *c = w->c;
+  size_t need = 7 + ln->nmatched + 2 * w->lc->nfields;
+  if (need > RECORDS_MAX - c->nrec) {
+    c->stop = (size_t)(ln->text - c->buf);
+    c->lines = ln->number;
+    return 1;
+  }
+  uint32_t *r = c->rec + c->nrec;
+  r[0] = offset_in(c, ln->text);
+  r[1] = (uint32_t)ln->len;
+  r[2] = (uint32_t)ln->number;
+  r[3] = (uint32_t)((ln->cut ? 1 : 0) | (ln->is_error ? 2 : 0));
+  r[4] = offset_in(c, ln->time.p);
+  r[5] = (uint32_t)ln->time.n;
+  r[6] = (uint32_t)ln->nmatched;
+  r += 7;
+  for (size_t i = 0; i < ln->nmatched; i++) *r++ = ln->matched[i];
+  for (size_t i = 0; i < w->lc->nfields; i++) {
+    *r++ = offset_in(c, ln->fields[i].p);
+    *r++ = (uint32_t)ln->fields[i].n;
+  }
+  c->nrec += need;
+  return 0;
+}
+
+static void classify_chunk(worker *w, chunk *c) {
+  long long line = 0;
+  asc_error err;
+  w->c = c;
+  c->nrec = 0;
+  c->stop = c->end;
+  int r = block(w->lc, c->buf, c->end, c->first_cut, &line, w->next, collect, w, &err);
+  if (r == 0) c->lines = line;
+  if (r < 0) { /* not without slow patterns; the calling thread classifies it and says why */
+    c->nrec = 0;
+    c->stop = 0;
+    c->lines = 0;
+  }
+}
+
+static void *work(void *arg) {
+  worker *w = arg;
+  pool *p = w->pool;
+  pthread_mutex_lock(&p->mu);
+  for (;;) {
+    while (!p->quit && p->taken == p->queued) pthread_cond_wait(&p->work, &p->mu);
+    if (p->quit) break;
+    chunk *c = &p->chunks[p->taken++ % p->n];
+    pthread_mutex_unlock(&p->mu);
+    classify_chunk(w, c);
+    pthread_mutex_lock(&p->mu);
+    c->state = DONE;
+    pthread_cond_broadcast(&p->done);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+/* A classified block's lines to fn, then the lines past its records. *line: the number of the
+ * block's first line, then of the next block's. */
+static int replay(asc_logclass *lc, chunk *c, long long *line, size_t *next,
+                  int (*fn)(void *, const asc_logclass_line *), void *ud, asc_error *err) {
+  const uint32_t *r = c->rec, *end = c->rec + c->nrec;
+  while (r < end) {
+    asc_logclass_line ln = {*line + r[2],
+                            c->buf + r[0],
+                            r[1],
+                            (int)(r[3] & 1),
+                            (int)(r[3] >> 1 & 1),
+                            {r[4] == NOWHERE ? NULL : c->buf + r[4], r[5]},
+                            r + 7,
+                            r[6],
+                            lc->values};
+    const uint32_t *f = r + 7 + r[6];
+    for (size_t i = 0; i < lc->nfields; i++, f += 2) {
+      lc->values[i].p = f[0] == NOWHERE ? NULL : c->buf + f[0];
+      lc->values[i].n = f[1];
+    }
+    if (fn(ud, &ln)) return 1;
+    r = f;
+  }
+  long long at = *line + c->lines;
+  int rc = 0;
+  if (c->stop < c->end)
+    rc = block(lc, c->buf + c->stop, c->end - c->stop, c->first_cut && c->stop == 0, &at, next, fn, ud, err);
+  *line = at;
+  return rc;
+}
+
+/* Replay the blocks classified, oldest first; wait for the oldest when asked. */
+static int drain(pool *p, asc_logclass *lc, unsigned long long *replayed, int wait, long long *line,
+                 size_t *next, int (*fn)(void *, const asc_logclass_line *), void *ud, asc_error *err) {
+  while (*replayed < p->queued) {
+    chunk *c = &p->chunks[*replayed % p->n];
+    pthread_mutex_lock(&p->mu);
+    while (wait && c->state != DONE) pthread_cond_wait(&p->done, &p->mu);
+    int ready = c->state == DONE;
+    if (ready) c->state = FREE;
+    pthread_mutex_unlock(&p->mu);
+    if (!ready) return 0;
+    wait = 0;
+    (*replayed)++;
+    int r = replay(lc, c, line, next, fn, ud, err);
+    if (r) return r;
+  }
+  return 0;
+}
+
+static void pool_stop(pool *p) {
+  pthread_mutex_lock(&p->mu);
+  p->quit = 1;
+  pthread_cond_broadcast(&p->work);
+  pthread_mutex_unlock(&p->mu);
+  for (size_t i = 0; i < p->nw; i++) pthread_join(p->w[i].th, NULL);
+  for (size_t i = 0; i < THREADS_MAX; i++) free(p->w[i].next);
+  for (size_t i = 0; p->chunks && i < p->n; i++) {
+    free(p->chunks[i].buf);
+    free(p->chunks[i].rec);
+  }
+  free(p->chunks);
+  pthread_cond_destroy(&p->work);
+  pthread_cond_destroy(&p->done);
+  pthread_mutex_destroy(&p->mu);
+  free(p);
+}
+
+/* The workers and the ring for lc->threads threads, or NULL: scan on this thread alone (one
+ * thread asked, slow patterns, which call back into the caller, or nothing to start them with). */
+static pool *pool_start(asc_logclass *lc) {
+  if (lc->threads < 2 || lc->nslow) return NULL;
+  pool *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->work, NULL);
+  pthread_cond_init(&p->done, NULL);
+  p->n = (size_t)lc->threads + 2;
+  if (!(p->chunks = calloc(p->n, sizeof *p->chunks))) goto fail;
+  for (size_t i = 0; i < p->n; i++) {
+    p->chunks[i].buf = malloc(lc->block);
+    p->chunks[i].rec = malloc(RECORDS_MAX * sizeof *p->chunks[i].rec);
+    if (!p->chunks[i].buf || !p->chunks[i].rec) goto fail;
+  }
+  for (int i = 0; i < lc->threads; i++) {
+    asc_error err;
+    worker *w = &p->w[p->nw];
+    if (!lc->copies[i] && asc_logclass_clone(lc, &lc->copies[i], &err)) break;
+    w->pool = p;
+    w->lc = lc->copies[i];
+    if (!(w->next = calloc(lc->nlits + 1, sizeof *w->next))) break;
+    if (pthread_create(&w->th, NULL, work, w) != 0) break;
+    p->nw++;
+  }
+  if (p->nw >= 1) return p;
+fail:
+  pool_stop(p);
+  return NULL;
+}
+
 int asc_logclass_scan(asc_logclass *lc, const char *path, int (*fn)(void *, const asc_logclass_line *),
                       void *ud, asc_error *err) {
   FILE *f = fopen(path, "rb");
   if (!f) return asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(errno));
-  char *buf = malloc(BLOCK);
+  pool *p = pool_start(lc);
+  chunk one = {NULL, 0, 0, FREE, NULL, 0, 0, 0};
+  chunk *cur = p ? &p->chunks[0] : &one;
   size_t *next = calloc(lc->nlits + 1, sizeof *next);
+  size_t bsize = lc->block;
   int rc = 0, skipping = 0, first_cut = 0;
   size_t have = 0;
-  long long line = 1; /* the number of buf[0]'s line */
-  if (!buf || !next) {
+  unsigned long long replayed = 0;
+  long long line = 1; /* the number of the first line not handed to fn yet */
+  if (!p) one.buf = malloc(bsize);
+  if (!cur->buf || !next) {
     rc = asc_fail(err, path, -1, 0, 0, "out of memory");
     goto done;
   }
   for (;;) {
-    size_t got = fread(buf + have, 1, BLOCK - have, f);
+    char *buf = cur->buf;
+    size_t got = fread(buf + have, 1, bsize - have, f);
     int eof = got == 0;
     if (eof && ferror(f)) {
       rc = asc_fail(err, path, -1, 0, 0, "read error: %s", strerror(errno));
@@ -436,7 +748,7 @@ int asc_logclass_scan(asc_logclass *lc, const char *path, int (*fn)(void *, cons
     if (!eof) {
       char *nl = memrchr(buf, '\n', have);
       if (!nl) {
-        if (have == BLOCK) { /* one line longer than the block: keep its head */
+        if (have == bsize) { /* one line longer than the block: keep its head */
           have = ASC_LOGCLASS_LINE_MAX + 1;
           skipping = first_cut = 1;
         }
@@ -444,22 +756,44 @@ int asc_logclass_scan(asc_logclass *lc, const char *path, int (*fn)(void *, cons
       }
       end = (size_t)(nl - buf) + 1;
     }
-    int r = block(lc, buf, end, first_cut, &line, next, fn, ud, err);
+    cur->end = end;
+    cur->first_cut = first_cut;
+    int r;
+    chunk *nx = cur;
+    if (p) {
+      pthread_mutex_lock(&p->mu);
+      cur->state = QUEUED;
+      p->queued++;
+      pthread_cond_signal(&p->work);
+      pthread_mutex_unlock(&p->mu);
+      /* the next buffer is free once its block is replayed */
+      r = drain(p, lc, &replayed, p->queued - replayed == p->n, &line, next, fn, ud, err);
+      nx = &p->chunks[p->queued % p->n];
+    } else {
+      r = block(lc, buf, end, first_cut, &line, next, fn, ud, err);
+    }
     if (r < 0) {
-      if (!err->file[0]) { /* the place: this file and line; the message and its arguments stay */
-        snprintf(err->file, sizeof err->file, "%s", path);
-        err->line = (long)line;
-      }
       rc = -1;
       goto done;
     }
     first_cut = 0;
-    memmove(buf, buf + end, have - end);
+    memmove(nx->buf, buf + end, have - end); /* the tail of its last line begins the next block */
     have -= end;
+    cur = nx;
     if (eof || r) break;
   }
+  while (p && replayed < p->queued) {
+    int r = drain(p, lc, &replayed, 1, &line, next, fn, ud, err);
+    if (r < 0) rc = -1;
+    if (r) break;
+  }
 done:
-  free(buf);
+  if (rc < 0 && !err->file[0]) { /* the place: this file and line; the message and its arguments stay */
+    snprintf(err->file, sizeof err->file, "%s", path);
+    err->line = (long)line;
+  }
+  if (p) pool_stop(p);
+  free(one.buf);
   free(next);
   fclose(f);
   return rc;

@@ -9,6 +9,10 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define AVX2_PATH 1 /* taken where the CPU has AVX2 (__builtin_cpu_supports), else SSE2 */
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -376,6 +380,45 @@ fail:
   return 0;
 }
 
+#ifdef AVX2_PATH
+/* asc_find_literal's and asc_count_byte's loops 32 bytes at a time: up to where they stopped
+ * (*done), the same answers */
+__attribute__((target("avx2"))) static const char *find_avx2(const char *s, size_t n, const char *lit,
+                                                             size_t k, size_t o1, size_t o2, size_t *done) {
+  size_t i = 0;
+  const __m256i first = _mm256_set1_epi8(lit[o1]), last = _mm256_set1_epi8(lit[o2]);
+  for (; i + o2 + 32 <= n; i += 32) {
+    __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(s + i + o1));
+    __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(s + i + o2));
+    unsigned mask = (unsigned)_mm256_movemask_epi8(
+        _mm256_and_si256(_mm256_cmpeq_epi8(a, first), _mm256_cmpeq_epi8(b, last)));
+    while (mask) {
+      unsigned bit = (unsigned)__builtin_ctz(mask);
+      if (memcmp(s + i + bit, lit, k) == 0) return s + i + bit;
+      mask &= mask - 1;
+    }
+  }
+  *done = i;
+  return NULL;
+}
+
+__attribute__((target("avx2"))) static size_t count_avx2(const char *s, size_t n, char c, size_t *done) {
+  size_t count = 0, i = 0;
+  const __m256i want = _mm256_set1_epi8(c), zero = _mm256_setzero_si256();
+  while (i + 32 <= n) {
+    __m256i acc = zero;
+    for (int k = 0; k < 255 && i + 32 <= n; k++, i += 32)
+      acc = _mm256_sub_epi8(
+          acc, _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(s + i)), want));
+    __m256i sums = _mm256_sad_epu8(acc, zero);
+    count += (size_t)_mm256_extract_epi64(sums, 0) + (size_t)_mm256_extract_epi64(sums, 1) +
+             (size_t)_mm256_extract_epi64(sums, 2) + (size_t)_mm256_extract_epi64(sums, 3);
+  }
+  *done = i;
+  return count;
+}
+#endif
+
 const char *asc_find_literal(const char *s, size_t n, const char *lit, size_t k) {
   if (k == 0) return s;
   if (k > n) return NULL;
@@ -384,6 +427,12 @@ const char *asc_find_literal(const char *s, size_t n, const char *lit, size_t k)
   /* two bytes of the literal tested first: its second (its first is often the same as every
    * line's, such as the '[' of "[ERROR]") and its last */
   size_t o1 = k > 2 ? 1 : 0, o2 = k - 1;
+#ifdef AVX2_PATH
+  if (n >= 64 && __builtin_cpu_supports("avx2")) {
+    const char *h = find_avx2(s, n, lit, k, o1, o2, &i);
+    if (h) return h;
+  }
+#endif
 #ifdef __SSE2__
   const __m128i first = _mm_set1_epi8(lit[o1]), last = _mm_set1_epi8(lit[o2]);
   for (; i + o2 + 16 <= n; i += 16) {
@@ -406,6 +455,9 @@ const char *asc_find_literal(const char *s, size_t n, const char *lit, size_t k)
 
 size_t asc_count_byte(const char *s, size_t n, char c) {
   size_t count = 0, i = 0;
+#ifdef AVX2_PATH
+  if (n >= 64 && __builtin_cpu_supports("avx2")) count = count_avx2(s, n, c, &i);
+#endif
 #ifdef __SSE2__
   /* per byte lane, up to 255 matches are summed before the lanes are added up */
   const __m128i want = _mm_set1_epi8(c), zero = _mm_setzero_si128();

@@ -14,6 +14,8 @@
 #include "ascope/error.h"
 
 #define ASC_LOGCLASS_LINE_MAX 65536
+#define ASC_LOGCLASS_BLOCK_MIN (2 * ASC_LOGCLASS_LINE_MAX) /* the least asc_logclass_set_block takes */
+#define ASC_LOGCLASS_BLOCK_MAX (4u << 20)                  /* and the most, the default */
 
 enum { ASC_LC_ANY = 0, ASC_LC_WORD = 1, ASC_LC_SEQUENCE = 2 };
 
@@ -88,8 +90,19 @@ size_t asc_logclass_slow_count(const asc_logclass *lc);
 const char *asc_logclass_pattern(const asc_logclass *lc, size_t k, int *slow);
 void asc_logclass_set_slow(asc_logclass *lc, asc_logclass_slow_fn fn, void *ud);
 
+/* A copy of lc, with its own scratch state, for another thread. */
+int asc_logclass_clone(const asc_logclass *lc, asc_logclass **out, asc_error *err);
+/* Scans with up to `threads` threads (default 1, at most 4) classifying blocks of the file while
+ * the calling thread reads it and calls fn, in the file's order: fn sees the same lines, in the
+ * same order, as with one thread. A classifier with slow patterns scans on the calling thread
+ * alone (the slow callback is the caller's). */
+void asc_logclass_set_threads(asc_logclass *lc, int threads);
+/* The bytes read at a time (default 4 MiB, the most; at least ASC_LOGCLASS_BLOCK_MIN). A line
+ * longer than a block is looked at through its head only, literals and all. */
+void asc_logclass_set_block(asc_logclass *lc, size_t bytes);
+
 /* Stream a file: fn for every line that a rule matches or that is of the error level. fn
- * returns non-zero to stop. */
+ * returns non-zero to stop. fn is called on the calling thread. */
 int asc_logclass_scan(asc_logclass *lc, const char *path, int (*fn)(void *ud, const asc_logclass_line *line),
                       void *ud, asc_error *err);
 

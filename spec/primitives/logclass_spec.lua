@@ -205,3 +205,125 @@ describe("logclass classifier and tally", function()
     assert.truthy(lerr:find("line layout pattern", 1, true))
   end)
 end)
+
+describe("logclass scan on several threads", function()
+  local dir, path, want -- one log for every case (it takes a while to write under valgrind)
+
+  -- A log (1.3 MB) whose blocks end in awkward places: lines of random lengths with multibyte
+  -- UTF-8 (a block's end falls inside characters), CRLF, a line longer than a block, one longer
+  -- than the 64 KiB a line is looked at through, a run of tiny error lines (more records than a
+  -- block's worker keeps: the reading thread classifies the rest itself) and no end of line at
+  -- the end. Returns the path and the number of lines of each kind written.
+  local function awkward_log()
+    math.randomseed(23)
+    local file = dir .. "/awkward.log"
+    local f = assert(io.open(file, "wb"))
+    local counts = { disk = 0, tiny = 0, lines = 0 }
+    local size = 0
+    local function put(l, eol)
+      eol = eol or "\n"
+      f:write(l, eol)
+      size = size + #l + #eol
+      counts.lines = counts.lines + 1
+    end
+    local function disk(l, eol)
+      put(l, eol)
+      counts.disk = counts.disk + 1
+    end
+    local function mixed(bytes) -- lines of random lengths and kinds
+      local stop = size + bytes
+      while size < stop do
+        if math.random(3) == 1 then
+          disk(("[ERROR] RT: disk full dev=%d task=%d 设备%s"):format(math.random(0, 9), math.random(0, 99),
+            ("é中"):rep(math.random(0, 60))), math.random(4) == 1 and "\r\n" or "\n")
+        else
+          put(("[INFO] RT: fine %s"):format(("ok "):rep(math.random(0, 50))))
+        end
+      end
+    end
+    mixed(300 * 1024)
+    for _ = 1, 20000 do put("[ERROR]") end -- 160 KB of the lines with the most record words
+    counts.tiny = 20000
+    mixed(200 * 1024)
+    disk("[ERROR] RT: disk full " .. ("长"):rep(100000) .. " disk full dev=1") -- longer than a block
+    mixed(100 * 1024)
+    disk("[ERROR] RT: disk full " .. ("长"):rep(30000) .. " dev=2") -- longer than the 64 KiB looked at
+    mixed(200 * 1024)
+    f:write("[ERROR] RT: disk full at the end dev=4")
+    counts.disk, counts.lines = counts.disk + 1, counts.lines + 1
+    f:close()
+    return file, counts
+  end
+  setup(function()
+    dir = h.tmpdir()
+    path, want = awkward_log()
+  end)
+  teardown(function() h.cleanup(dir) end)
+
+  -- every rule and field matches a tiny line: the most record words per line
+  local rules, fields = {}, {}
+  for i = 1, 6 do rules[i] = { mode = "any", patterns = { "ERR" } } end
+  rules[7] = { mode = "any", patterns = { "disk full" } }
+  for i = 1, 6 do fields[i] = { patterns = { "(E)R" } } end
+  fields[7] = { patterns = { "dev=(%d+)" } }
+  fields[8] = { patterns = { "task=(%d+)" } }
+
+  -- everything a scan tells: counts, examples, first times, stats, the key calls and the CSV
+  local function scan(opts)
+    local cl = assert(lc.new({ literals = { "[ERROR]" }, header = "^%[(%u+)%]%s+(%w+):%s*(.*)$", level = 1,
+                               module = 2, rest = 3, time = 2, strips = {}, error_level = "ERROR",
+                               error_prefix = "[ERROR]", rules = rules, fields = fields }))
+    local header = { "type", "text", "group", "file", "line", "time" }
+    local titles = {}
+    for i = 1, 8 do
+      header[#header + 1] = "f" .. i
+      titles[i] = "t" .. i
+    end
+    local t = assert(lc.tally({ rules = 7, examples = 5, group_field = 7, record_fields = { 1, 2, 3, 4, 5, 6, 7, 8 },
+                                key_fields = { 8 }, csv = { header = header, titles = titles, files = { "a" } } }))
+    local keys = {}
+    assert.is_true(cl:scan(path, t, 1, 77, function(g, line, time, task)
+      keys[#keys + 1] = table.concat({ g, line, time, task }, ",")
+    end, opts))
+    local ex = {}
+    for slot = 1, 8 do ex[slot] = t:examples(slot) end
+    assert.is_true(t:save(dir .. "/rec.csv"))
+    return { counts = t:counts(), examples = ex, first = t:first(), stats = t:stats(), keys = keys,
+             csv = h.read(dir .. "/rec.csv") }
+  end
+
+  it("tallies exactly what one thread tallies, whatever the blocks and threads", function()
+    for _, case in ipairs({ { 128 * 1024, { 2, 3, 4 } }, { 300 * 1024, { 2 } } }) do
+      local block = case[1]
+      local one = scan({ threads = 1, block = block })
+      -- an independent count: the generator's
+      assert.equal(want.disk, one.counts[7])
+      assert.equal(want.tiny, one.counts[1]) -- a header line's rules look at its message only
+      for _, threads in ipairs(case[2]) do
+        local many = scan({ threads = threads, block = block })
+        assert.equal(#one.csv, #many.csv, ("%d threads, block %d"):format(threads, block))
+        assert.is_true(one.csv == many.csv, ("%d threads, block %d: the CSV differs"):format(threads, block))
+        local csv = one.csv
+        one.csv, many.csv = nil, nil
+        assert.same(one, many)
+        one.csv = csv
+      end
+    end
+  end)
+
+  it("numbers every line as one thread does: the last line is the file's last", function()
+    local got = scan({ threads = 2, block = 128 * 1024 })
+    local rows = {}
+    for line in got.csv:gmatch("[^\n]+") do rows[#rows + 1] = line end
+    local last = ("t7,[ERROR] RT: disk full at the end dev=4,4,a,%d,RT,E,E,E,E,E,E,4,"):format(want.lines)
+    assert.equal(last, rows[#rows])
+  end)
+
+  it("refuses threads below 1 and blocks out of range", function()
+    local cl = assert(lc.new({ header = "^x", rules = {} }))
+    local t = assert(lc.tally({ rules = 0 }))
+    assert.has_error(function() cl:scan(path, t, 1, nil, nil, { threads = 0 }) end)
+    assert.has_error(function() cl:scan(path, t, 1, nil, nil, { block = 1000 }) end)
+    assert.has_error(function() cl:scan(path, t, 1, nil, nil, { block = 64 * 1024 * 1024 }) end)
+  end)
+end)

@@ -7,6 +7,7 @@ local core = require "ascope_core"
 local model = require "ascope.analysis.timeline.model"
 local reader = require "ascope.ascend.plog"
 local i18n = require "ascope.i18n"
+local workers = require "ascope.workers"
 
 local M = {}
 
@@ -109,10 +110,14 @@ function M.classify(files, rules, classifier, number, csv, max)
   local res = { categories = {}, records = csv and tally, files = files, failed = {}, rules = rules,
                 unclassified = { count = 0, examples = {} }, first_error = {} }
   local failures = M.failure_tracker(max)
+  -- threads classify blocks of each file while this one tallies them in order: the CPUs idle
+  -- now, or this process's share when a job runs several at once
+  local scan_opts = { threads = workers.scan_threads or core.fs.workers() }
   for k, file in ipairs(files) do
     local add = failures.add
     local ok, err = classifier:scan(file, tally, k, reader.card_of_path(file),
-      function(card, line, time, kernel, op, stream, task) add(card, kernel, op, stream, task, file, line, time) end)
+      function(card, line, time, kernel, op, stream, task) add(card, kernel, op, stream, task, file, line, time) end,
+      scan_opts)
     if not ok then res.failed[#res.failed + 1] = { path = file, reason = err } end
   end
   local function examples(slot)
