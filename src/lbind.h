@@ -24,6 +24,10 @@ asc_col *lasc_checkcolumn(lua_State *L, int idx);
 asc_strtab *lasc_column_strings(lua_State *L, int idx);
 /* int64 values from a column or a Lua sequence; *owned tells whether to free() the result. */
 int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n, int *owned);
+/* Integers from a column or a Lua sequence, read with asc_col_int: an integer column (I64 or
+ * U32) as it is, anything else converted into *tmp (an I64 column; *owned: asc_col_free it).
+ * Row lists are U32 columns: their readers take them this way rather than as a copy. */
+const asc_col *lasc_tointcol(lua_State *L, int idx, asc_col *tmp, int *owned);
 /* nil, message; returns 2. */
 int lasc_pusherror(lua_State *L, const asc_error *err);
 /* A Lua progress callback fn(done, total) called from C through a protected call. An error it

@@ -28,25 +28,27 @@ static int oom(lua_State *L) { return luaL_error(L, "out of memory"); }
  * (an empty column has none). */
 static int build(lua_State *L, int durations) {
   const char *fn = durations ? "interval.from_durations" : "interval.union";
-  size_t ns, ne, nr = 0;
+  size_t ns, ne;
   int os, oe, orow = 0;
   int clip = !lua_isnoneornil(L, 4);
   int64_t lo = clip ? luaL_checkinteger(L, 4) : 0, hi = clip ? luaL_checkinteger(L, 5) : 0;
   int64_t *s = lasc_toint64s(L, 1, &ns, &os);
   int64_t *e = lasc_toint64s(L, 2, &ne, &oe);
   int selected = !lua_isnoneornil(L, 3);
-  int64_t *rows = selected ? lasc_toint64s(L, 3, &nr, &orow) : NULL;
-  size_t n = selected ? nr : ns, kept = 0;
+  asc_col tmp;
+  const asc_col *rows = selected ? lasc_tointcol(L, 3, &tmp, &orow) : NULL; /* row lists are U32 */
+  size_t n = selected ? rows->n : ns, kept = 0;
   asc_ival *v = asc_alloc_array(n, sizeof *v);
   int rc = ns != ne ? -2 : !v ? -1 : 0;
   for (size_t k = 0; rc == 0 && k < n; k++) {
     size_t i = k;
     if (selected) {
-      if (rows[k] < 1 || (size_t)rows[k] > ns) {
+      int64_t r = asc_col_int(rows, k);
+      if (r < 1 || (size_t)r > ns) {
         rc = -3;
         break;
       }
-      i = (size_t)rows[k] - 1;
+      i = (size_t)r - 1;
     }
     int64_t a = s[i], b = !durations                                     ? e[i]
                           : s[i] == ASC_NULL_I64 || e[i] == ASC_NULL_I64 ? ASC_NULL_I64
@@ -66,7 +68,7 @@ static int build(lua_State *L, int durations) {
     free(v);
   if (os) free(s);
   if (oe) free(e);
-  if (orow) free(rows);
+  if (orow) asc_col_free(&tmp);
   if (rc == -2) return luaL_error(L, "%s: %d starts but %d ends or durations", fn, (int)ns, (int)ne);
   if (rc == -3) return luaL_error(L, "%s: a row number is out of range", fn);
   if (rc) return oom(L);

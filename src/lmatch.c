@@ -36,7 +36,7 @@ static uint64_t *to_keys(lua_State *L, int idx, size_t *n) {
         }
         out[i] = id;
       } else {
-        out[i] = c->kind == ASC_I64 ? (uint64_t)c->v.i[i] : (uint64_t)(int64_t)c->v.f[i];
+        out[i] = asc_kind_integer(c->kind) ? (uint64_t)asc_col_int(c, i) : (uint64_t)(int64_t)c->v.f[i];
       }
     }
     *n = c->n;
@@ -162,7 +162,9 @@ static int m_within_or_latest(lua_State *L) {
 static int l_within(lua_State *L) {
   size_t nk, ns, nd, nqk, nqt;
   int ok, os, od, oqk, oqt;
-  int64_t *k = lasc_toint64s(L, 1, &nk, &ok);
+  asc_col tmp;
+  const asc_col *k = lasc_tointcol(L, 1, &tmp, &ok); /* lane numbers: a U32 column as it is */
+  nk = k->n;
   int64_t *s = lasc_toint64s(L, 2, &ns, &os);
   int64_t *d = lasc_toint64s(L, 3, &nd, &od);
   int64_t *qk = lasc_toint64s(L, 4, &nqk, &oqk);
@@ -171,7 +173,7 @@ static int l_within(lua_State *L) {
   asc_col_init(&out, ASC_I64);
   int rc = nk != ns || nd != ns || nqk != nqt ? -2 : asc_col_reserve(&out, nqt + 1);
   if (rc == 0) rc = asc_stab_within(k, s, d, ns, qk, qt, nqt, out.v.i);
-  if (ok) free(k);
+  if (ok) asc_col_free(&tmp);
   if (os) free(s);
   if (od) free(d);
   if (oqk) free(qk);
