@@ -917,7 +917,10 @@ static int col_argmax(lua_State *L) {
  * 1-based, numbered in order of first appearance), the list of distinct values ({a} or {a, b};
  * nil for a missing value), and a table group -> integer column of its rows. want = {ids =
  * false} or {rows = false} gives nil in place of that result: a result nobody reads is then
- * never allocated (on a big trace each is eight bytes a row). */
+ * never allocated (on a big trace each is four bytes a row). want.missing = false leaves out
+ * the rows of the groups whose value (or either value of the pair) is missing: their entry in
+ * the rows table is false (a caller that lists tagged rows by lane and tag never holds the
+ * untagged ones, usually most of the trace). */
 typedef struct {
   uint64_t a, b;
   uint32_t g;
@@ -951,6 +954,7 @@ static int column_group(lua_State *L) {
   if (b && b->n != a->n) return luaL_error(L, "column.group: columns differ in length");
   luaL_argcheck(L, lua_isnoneornil(L, 3) || lua_istable(L, 3), 3, "table of wanted results expected");
   int want_ids = want_field(L, 3, "ids"), want_rows = want_field(L, 3, "rows");
+  int want_missing = want_field(L, 3, "missing");
   lua_settop(L, 3);
   asc_strtab *sa = a->kind == ASC_STR ? lasc_column_strings(L, 1) : NULL;
   asc_strtab *sb = b && b->kind == ASC_STR ? lasc_column_strings(L, 2) : NULL;
@@ -971,6 +975,8 @@ static int column_group(lua_State *L) {
   uint32_t *gid = (uint32_t *)gb->p;
   lua_newtable(L); /* 6: distinct values */
   uint32_t ng = 0;
+  /* the groups with a missing value, when their rows are not wanted: one byte a group */
+  lasc_buf *mb = lasc_newbuf(L); /* 7 */
   for (size_t i = 0; i < n; i++) {
     gslot *tab = (gslot *)tb->p;
     uint64_t x = cell_bits(a, i), y = b ? cell_bits(b, i) : 0;
@@ -987,6 +993,10 @@ static int column_group(lua_State *L) {
       }
       lua_rawseti(L, 6, ng);
       gid[i] = ng;
+      if (!want_missing) {
+        char miss = is_null(a, i) || (b && is_null(b, i));
+        lasc_addl(L, mb, &miss, 1); /* group ng at mb->p[ng - 1] */
+      }
       if ((size_t)ng * 2 > cap) { /* rehash into a table twice the size */
         size_t nc = cap * 2;
         gslot *nt = calloc(nc, sizeof *nt);
@@ -1012,39 +1022,45 @@ static int column_group(lua_State *L) {
   if (want_ids) {
     asc_col ids;
     asc_col_init(&ids, ASC_U32);
-    asc_col *out = lasc_pushcolumn(L, &ids, 0); /* 7 */
+    asc_col *out = lasc_pushcolumn(L, &ids, 0); /* 8 */
     if (asc_col_reserve(out, n + 1)) return luaL_error(L, "out of memory");
     memcpy(out->v.u, gid, n * sizeof *gid);
     out->n = n;
   } else {
-    lua_pushnil(L); /* 7 */
+    lua_pushnil(L); /* 8 */
   }
   if (want_rows) {
     /* rows of each group */
-    size_t *count = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *count, 0); /* 8 */
+    size_t *count = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *count, 0); /* 9 */
     memset(count, 0, ((size_t)ng + 1) * sizeof *count);
     for (size_t i = 0; i < n; i++) count[gid[i]]++;
-    asc_col **rc = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *rc, 0); /* 9 */
-    lua_newtable(L);                                                       /* 10 */
+    asc_col **rc = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *rc, 0); /* 10 */
+    lua_newtable(L);                                                       /* 11 */
     for (uint32_t g = 1; g <= ng; g++) {
+      if (!want_missing && mb->p[g - 1]) {
+        rc[g] = NULL;
+        lua_pushboolean(L, 0);
+        lua_rawseti(L, 11, g);
+        continue;
+      }
       asc_col r;
       asc_col_init(&r, ASC_U32);
       rc[g] = lasc_pushcolumn(L, &r, 0);
       if (asc_col_reserve(rc[g], count[g] + 1)) return luaL_error(L, "out of memory");
-      lua_rawseti(L, 10, g);
+      lua_rawseti(L, 11, g);
     }
     for (size_t i = 0; i < n; i++) {
       asc_col *r = rc[gid[i]];
-      r->v.u[r->n++] = (uint32_t)i + 1;
+      if (r) r->v.u[r->n++] = (uint32_t)i + 1;
     }
   }
   free(gb->p);
   gb->p = NULL;
   gb->cap = 0;
-  lua_pushvalue(L, 7);
+  lua_pushvalue(L, 8);
   lua_pushvalue(L, 6);
   if (want_rows)
-    lua_pushvalue(L, 10);
+    lua_pushvalue(L, 11);
   else
     lua_pushnil(L);
   return 3;

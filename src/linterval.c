@@ -37,9 +37,10 @@ static int build(lua_State *L, int durations) {
   int selected = !lua_isnoneornil(L, 3);
   asc_col tmp;
   const asc_col *rows = selected ? lasc_tointcol(L, 3, &tmp, &orow) : NULL; /* row lists are U32 */
-  size_t n = selected ? rows->n : ns, kept = 0;
-  asc_ival *v = asc_alloc_array(n, sizeof *v);
-  int rc = ns != ne ? -2 : !v ? -1 : 0;
+  size_t n = selected ? rows->n : ns;
+  asc_iset_builder bld;
+  asc_iset_builder_init(&bld);
+  int rc = ns != ne ? -2 : 0;
   for (size_t k = 0; rc == 0 && k < n; k++) {
     size_t i = k;
     if (selected) {
@@ -59,13 +60,11 @@ static int build(lua_State *L, int durations) {
       if (a < lo) a = lo;
       if (b > hi) b = hi;
     }
-    v[kept++] = (asc_ival){a, b};
+    if (asc_iset_builder_add(&bld, a, b)) rc = -1;
   }
   asc_iset r;
-  if (rc == 0)
-    rc = asc_iset_adopt(v, kept, &r); /* v is the set's now */
-  else
-    free(v);
+  if (rc == 0) rc = asc_iset_builder_finish(&bld, &r);
+  asc_iset_builder_free(&bld);
   if (os) free(s);
   if (oe) free(e);
   if (orow) asc_col_free(&tmp);

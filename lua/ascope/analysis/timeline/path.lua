@@ -91,7 +91,7 @@ function M.category(m, r)
     return "p2p"
   end
   local cls = model_mod.class_of(m, r)
-  if cls == "compute" then return "compute:" .. (m.tl.task_type[r] or "unknown") end
+  if cls == "compute" then return "compute:" .. (model_mod.task_type_of(m, r) or "unknown") end
   return cls
 end
 
