@@ -967,12 +967,24 @@ static int column_group(lua_State *L) {
   tb->p = calloc(cap, sizeof(gslot));
   if (!tb->p) return luaL_error(L, "out of memory");
   tb->cap = cap * sizeof(gslot);
-  /* the group of every row, four bytes each, freed before returning: the results are made
-   * from it, and only those asked for */
-  lasc_buf *gb = lasc_newbuf(L); /* 5 */
-  gb->p = asc_alloc_array(n, sizeof(uint32_t));
-  if (!gb->p) return luaL_error(L, "out of memory");
-  uint32_t *gid = (uint32_t *)gb->p;
+  /* the group of every row, four bytes each: the group numbers returned when they are wanted
+   * (then they are made in place), else a buffer freed before returning; the rows are made
+   * from it */
+  lasc_buf *gb = NULL;
+  uint32_t *gid;
+  if (want_ids) {
+    asc_col ids;
+    asc_col_init(&ids, ASC_U32);
+    asc_col *out = lasc_pushcolumn(L, &ids, 0); /* 5 */
+    if (asc_col_reserve(out, n + 1)) return luaL_error(L, "out of memory");
+    out->n = n;
+    gid = out->v.u;
+  } else {
+    gb = lasc_newbuf(L); /* 5 */
+    gb->p = asc_alloc_array(n, sizeof(uint32_t));
+    if (!gb->p) return luaL_error(L, "out of memory");
+    gid = (uint32_t *)gb->p;
+  }
   lua_newtable(L); /* 6: distinct values */
   uint32_t ng = 0;
   /* the groups with a missing value, when their rows are not wanted: one byte a group */
@@ -1019,16 +1031,10 @@ static int column_group(lua_State *L) {
   free(tb->p);
   tb->p = NULL;
   tb->cap = 0;
-  if (want_ids) {
-    asc_col ids;
-    asc_col_init(&ids, ASC_U32);
-    asc_col *out = lasc_pushcolumn(L, &ids, 0); /* 8 */
-    if (asc_col_reserve(out, n + 1)) return luaL_error(L, "out of memory");
-    memcpy(out->v.u, gid, n * sizeof *gid);
-    out->n = n;
-  } else {
+  if (want_ids)
+    lua_pushvalue(L, 5); /* 8 */
+  else
     lua_pushnil(L); /* 8 */
-  }
   if (want_rows) {
     /* rows of each group */
     size_t *count = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *count, 0); /* 9 */
@@ -1054,9 +1060,11 @@ static int column_group(lua_State *L) {
       if (r) r->v.u[r->n++] = (uint32_t)i + 1;
     }
   }
-  free(gb->p);
-  gb->p = NULL;
-  gb->cap = 0;
+  if (gb) {
+    free(gb->p);
+    gb->p = NULL;
+    gb->cap = 0;
+  }
   lua_pushvalue(L, 8);
   lua_pushvalue(L, 6);
   if (want_rows)

@@ -107,9 +107,10 @@ function M.steps(tl, rules)
 end
 
 --- Build the model. tl: reader output; rules: rules/timeline.lua; re: its compiled patterns.
--- The model takes tl's task_type column over (tl.task_type is nil afterwards): a row's task
+-- The model takes tl's task_type and flow columns over (both are nil afterwards): a row's task
 -- type, class and tag are read through one number, m.kind[r], of its (task type, name, ph),
--- which costs the four bytes a row that a task type column and a class column would each hold.
+-- which costs the four bytes a row that a task type column and a class column would each hold;
+-- the flow ids are kept for the flow ends only (m.flow_start_ids[k] is m.flow_starts[k]'s).
 function M.build(tl, rules, re)
   local types = {}
   for _, cls in ipairs(M.CLASSES) do types[cls] = set_of(rules.task_types[cls]) end
@@ -189,6 +190,8 @@ function M.build(tl, rules, re)
   m.slices = M.slices
   m.flow_starts = concat(by_ph.s or {})
   m.flow_ends = concat(by_ph.f or {})
+  m.flow_start_ids, m.flow_end_ids = tl.flow:take(m.flow_starts), tl.flow:take(m.flow_ends)
+  tl.flow = nil
   -- the intermediate columns are big in C but small to Lua's collector, which would not hurry
   collectgarbage()
   return m
