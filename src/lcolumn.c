@@ -948,6 +948,13 @@ static int want_field(lua_State *L, int opts, const char *k) {
   return want;
 }
 
+/* The group of (x, y), which is in the table. */
+static uint32_t find_group(const gslot *tab, size_t cap, uint64_t x, uint64_t y) {
+  size_t k = (size_t)pair_hash(x, y) & (cap - 1);
+  while (tab[k].a != x || tab[k].b != y) k = (k + 1) & (cap - 1);
+  return tab[k].g;
+}
+
 static int column_group(lua_State *L) {
   asc_col *a = lasc_checkcolumn(L, 1);
   asc_col *b = lua_isnoneornil(L, 2) ? NULL : lasc_checkcolumn(L, 2);
@@ -967,11 +974,10 @@ static int column_group(lua_State *L) {
   tb->p = calloc(cap, sizeof(gslot));
   if (!tb->p) return luaL_error(L, "out of memory");
   tb->cap = cap * sizeof(gslot);
-  /* the group of every row, four bytes each: the group numbers returned when they are wanted
-   * (then they are made in place), else a buffer freed before returning; the rows are made
-   * from it */
-  lasc_buf *gb = NULL;
-  uint32_t *gid;
+  /* the group of every row, made in place in the group numbers returned; when they are not
+   * wanted, the rows find their group again in the table instead of from a copy of them (four
+   * bytes a row that a caller who wants only the rows would pay for) */
+  uint32_t *gid = NULL;
   if (want_ids) {
     asc_col ids;
     asc_col_init(&ids, ASC_U32);
@@ -980,95 +986,88 @@ static int column_group(lua_State *L) {
     out->n = n;
     gid = out->v.u;
   } else {
-    gb = lasc_newbuf(L); /* 5 */
-    gb->p = asc_alloc_array(n, sizeof(uint32_t));
-    if (!gb->p) return luaL_error(L, "out of memory");
-    gid = (uint32_t *)gb->p;
+    lua_pushnil(L); /* 5 */
   }
   lua_newtable(L); /* 6: distinct values */
   uint32_t ng = 0;
-  /* the groups with a missing value, when their rows are not wanted: one byte a group */
+  /* by group: whether a value is missing (one byte, only when their rows are not wanted) and
+   * the number of rows (four bytes) */
   lasc_buf *mb = lasc_newbuf(L); /* 7 */
+  lasc_buf *cb = lasc_newbuf(L); /* 8 */
   for (size_t i = 0; i < n; i++) {
     gslot *tab = (gslot *)tb->p;
     uint64_t x = cell_bits(a, i), y = b ? cell_bits(b, i) : 0;
     size_t k = (size_t)pair_hash(x, y) & (cap - 1);
     while (tab[k].g && (tab[k].a != x || tab[k].b != y)) k = (k + 1) & (cap - 1);
-    if (!tab[k].g) {
-      tab[k] = (gslot){x, y, ++ng};
-      lua_createtable(L, 2, 0);
-      lasc_pushcell(L, a, sa, i);
-      lua_rawseti(L, -2, 1);
-      if (b) {
-        lasc_pushcell(L, b, sb, i);
-        lua_rawseti(L, -2, 2);
-      }
-      lua_rawseti(L, 6, ng);
-      gid[i] = ng;
-      if (!want_missing) {
-        char miss = is_null(a, i) || (b && is_null(b, i));
-        lasc_addl(L, mb, &miss, 1); /* group ng at mb->p[ng - 1] */
-      }
-      if ((size_t)ng * 2 > cap) { /* rehash into a table twice the size */
-        size_t nc = cap * 2;
-        gslot *nt = calloc(nc, sizeof *nt);
-        if (!nt) return luaL_error(L, "out of memory");
-        for (size_t j = 0; j < cap; j++) {
-          if (!tab[j].g) continue;
-          size_t q = (size_t)pair_hash(tab[j].a, tab[j].b) & (nc - 1);
-          while (nt[q].g) q = (q + 1) & (nc - 1);
-          nt[q] = tab[j];
-        }
-        free(tb->p);
-        tb->p = (char *)nt;
-        tb->cap = nc * sizeof *nt;
-        cap = nc;
-      }
+    if (tab[k].g) {
+      if (gid) gid[i] = tab[k].g;
+      ((uint32_t *)cb->p)[tab[k].g - 1]++;
       continue;
     }
-    gid[i] = tab[k].g;
+    tab[k] = (gslot){x, y, ++ng};
+    lua_createtable(L, 2, 0);
+    lasc_pushcell(L, a, sa, i);
+    lua_rawseti(L, -2, 1);
+    if (b) {
+      lasc_pushcell(L, b, sb, i);
+      lua_rawseti(L, -2, 2);
+    }
+    lua_rawseti(L, 6, ng);
+    if (gid) gid[i] = ng;
+    uint32_t one = 1;
+    lasc_addl(L, cb, (const char *)&one, sizeof one); /* group ng's count at [ng - 1] */
+    if (!want_missing) {
+      char miss = is_null(a, i) || (b && is_null(b, i));
+      lasc_addl(L, mb, &miss, 1); /* group ng at mb->p[ng - 1] */
+    }
+    if ((size_t)ng * 2 > cap) { /* rehash into a table twice the size */
+      size_t nc = cap * 2;
+      gslot *nt = calloc(nc, sizeof *nt);
+      if (!nt) return luaL_error(L, "out of memory");
+      for (size_t j = 0; j < cap; j++) {
+        if (!tab[j].g) continue;
+        size_t q = (size_t)pair_hash(tab[j].a, tab[j].b) & (nc - 1);
+        while (nt[q].g) q = (q + 1) & (nc - 1);
+        nt[q] = tab[j];
+      }
+      free(tb->p);
+      tb->p = (char *)nt;
+      tb->cap = nc * sizeof *nt;
+      cap = nc;
+    }
   }
-  free(tb->p);
-  tb->p = NULL;
-  tb->cap = 0;
-  if (want_ids)
-    lua_pushvalue(L, 5); /* 8 */
-  else
-    lua_pushnil(L); /* 8 */
   if (want_rows) {
     /* rows of each group */
-    size_t *count = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *count, 0); /* 9 */
-    memset(count, 0, ((size_t)ng + 1) * sizeof *count);
-    for (size_t i = 0; i < n; i++) count[gid[i]]++;
-    asc_col **rc = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *rc, 0); /* 10 */
-    lua_newtable(L);                                                       /* 11 */
+    const uint32_t *count = (const uint32_t *)cb->p;
+    asc_col **rc = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *rc, 0); /* 9 */
+    lua_newtable(L);                                                       /* 10 */
     for (uint32_t g = 1; g <= ng; g++) {
       if (!want_missing && mb->p[g - 1]) {
         rc[g] = NULL;
         lua_pushboolean(L, 0);
-        lua_rawseti(L, 11, g);
+        lua_rawseti(L, 10, g);
         continue;
       }
       asc_col r;
       asc_col_init(&r, ASC_U32);
       rc[g] = lasc_pushcolumn(L, &r, 0);
-      if (asc_col_reserve(rc[g], count[g] + 1)) return luaL_error(L, "out of memory");
-      lua_rawseti(L, 11, g);
+      if (asc_col_reserve(rc[g], (size_t)count[g - 1] + 1)) return luaL_error(L, "out of memory");
+      lua_rawseti(L, 10, g);
     }
+    const gslot *tab = (const gslot *)tb->p;
     for (size_t i = 0; i < n; i++) {
-      asc_col *r = rc[gid[i]];
+      uint32_t g = gid ? gid[i] : find_group(tab, cap, cell_bits(a, i), b ? cell_bits(b, i) : 0);
+      asc_col *r = rc[g];
       if (r) r->v.u[r->n++] = (uint32_t)i + 1;
     }
   }
-  if (gb) {
-    free(gb->p);
-    gb->p = NULL;
-    gb->cap = 0;
-  }
-  lua_pushvalue(L, 8);
+  free(tb->p);
+  tb->p = NULL;
+  tb->cap = 0;
+  lua_pushvalue(L, 5);
   lua_pushvalue(L, 6);
   if (want_rows)
-    lua_pushvalue(L, 11);
+    lua_pushvalue(L, 10);
   else
     lua_pushnil(L);
   return 3;

@@ -153,6 +153,30 @@ describe("column.group leaving results out", function()
     assert.same({ 1, 3 }, { rows3[1][1], rows3[1][2] })
     assert.has_error(function() column.group(a, b, "rows") end)
   end)
+
+  it("leaves out the rows of the groups with a missing value when asked, and only those", function()
+    local lane = column.new("integer", { 1, 1, 2, 2, 1, 2, 1 })
+    local tag = column.new("string")
+    for _, v in ipairs({ "p2p", false, "p2p", "launch", false, false, false }) do tag:push(v or nil) end
+    local _, keys, full = column.group(lane, tag)
+    local ids, keys2, rows = column.group(lane, tag, { ids = false, missing = false })
+    assert.is_nil(ids)
+    assert.same(keys, keys2)
+    assert.equal(#keys, #rows)
+    local kept = 0
+    for g, key in ipairs(keys) do
+      if key[2] == nil then
+        assert.is_false(rows[g])
+      else
+        assert.same(full[g]:totable(), rows[g]:totable())
+        kept = kept + #rows[g]
+      end
+    end
+    assert.equal(3, kept) -- the tagged rows 1, 3, 4
+    assert.equal(5, #keys) -- (1, p2p) (1, nil) (2, p2p) (2, launch) (2, nil)
+    local _, _, one = column.group(lane, nil, { missing = false }) -- no value missing: all rows
+    assert.same({ 4, 3 }, { #one[1], #one[2] })
+  end)
 end)
 
 describe("col:lookup", function()

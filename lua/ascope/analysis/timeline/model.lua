@@ -148,10 +148,13 @@ function M.build(tl, rules, re)
     m.task_type[k], m.class[k], m.tag[k] = pairs_[pair][1], class_by_pair[pair], tag_by_pair[pair]
     list_key[k] = ph == "X" and class_by_pair[pair] or "~" .. tostring(ph)
   end
-  local tags = kind:lookup(m.tag)
-  local _, lt, lt_rows = column.group(tl.lane, tags, TAGGED_ROWS)
   m.tagged = {} -- lane -> tag -> rows
-  for g, key in ipairs(lt) do
+  -- (a trace without tagged rows makes no column: lookup's column of nothing but missing
+  -- values would be an integer one, eight bytes a row)
+  local tags = next(m.tag) and kind:lookup(m.tag)
+  local _, lt, lt_rows
+  if tags then _, lt, lt_rows = column.group(tl.lane, tags, TAGGED_ROWS) end
+  for g, key in ipairs(lt or {}) do
     if key[2] then
       m.tagged[key[1]] = m.tagged[key[1]] or {}
       m.tagged[key[1]][key[2]] = lt_rows[g]
