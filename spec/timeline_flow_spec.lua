@@ -65,6 +65,7 @@ describe("timeline flow edges", function()
       end
       local tl = { lane = icol(lane, n), ts = icol(ts, n), dur = icol(dur, n), flow = flow }
       local m = { tl = tl, flow_starts = icol(starts, #starts), flow_ends = icol(ends, #ends) }
+      m.flow_start_ids, m.flow_end_ids = flow:take(m.flow_starts), flow:take(m.flow_ends) -- as the model keeps them
       local w0 = math.random(0, 150)
       local w1 = w0 + math.random(0, 100)
       local want, want_skipped = brute(rows, starts, ends, w0, w1)

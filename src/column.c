@@ -6,10 +6,10 @@
 
 #include "ascope/checked.h"
 
-size_t asc_kind_size(asc_kind k) { return k == ASC_STR ? sizeof(uint32_t) : 8; }
+size_t asc_kind_size(asc_kind k) { return k == ASC_STR || k == ASC_U32 ? sizeof(uint32_t) : 8; }
 
 const char *asc_kind_name(asc_kind k) {
-  return k == ASC_I64 ? "integer" : k == ASC_F64 ? "number" : "string";
+  return asc_kind_integer(k) ? "integer" : k == ASC_F64 ? "number" : "string";
 }
 
 void asc_col_init(asc_col *c, asc_kind kind) {
@@ -57,10 +57,17 @@ int asc_col_push_str(asc_col *c, uint32_t id) {
   return 0;
 }
 
+int asc_col_push_u32(asc_col *c, uint32_t x) {
+  if (c->n == c->cap && grow(c)) return -1;
+  c->v.u[c->n++] = x;
+  return 0;
+}
+
 int asc_col_push_null(asc_col *c) {
   switch (c->kind) {
   case ASC_I64: return asc_col_push_i64(c, ASC_NULL_I64);
   case ASC_F64: return asc_col_push_f64(c, NAN);
+  case ASC_U32: return asc_col_push_u32(c, ASC_NULL_U32);
   default: return asc_col_push_str(c, 0);
   }
 }

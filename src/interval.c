@@ -43,6 +43,48 @@ int asc_iset_adopt(asc_ival *v, size_t n, asc_iset *out) {
   return 0;
 }
 
+/* the buffer's first size, and the size from which it is merged when full instead of grown */
+#define BUILD_FIRST 256
+#define BUILD_MERGE_AT 65536
+
+void asc_iset_builder_init(asc_iset_builder *b) {
+  b->v = NULL;
+  b->n = b->cap = 0;
+}
+
+void asc_iset_builder_free(asc_iset_builder *b) {
+  free(b->v);
+  asc_iset_builder_init(b);
+}
+
+int asc_iset_builder_add(asc_iset_builder *b, int64_t s, int64_t e) {
+  if (s == ASC_NULL_I64 || e == ASC_NULL_I64 || e <= s) return 0; /* what adopt drops */
+  int grow = b->n == b->cap;
+  if (grow && b->cap >= BUILD_MERGE_AT) { /* full: merge, and grow only if that freed too little */
+    qsort(b->v, b->n, sizeof *b->v, cmp_ival);
+    b->n = merge_sorted(b->v, b->n);
+    grow = b->n > b->cap / 2;
+  }
+  if (grow) {
+    size_t cap;
+    if (asc_size_mul(b->cap ? b->cap : BUILD_FIRST / 2, 2, &cap)) return -1;
+    asc_ival *v = asc_realloc_array(b->v, cap, sizeof *v);
+    if (!v) return -1;
+    b->v = v;
+    b->cap = cap;
+  }
+  b->v[b->n++] = (asc_ival){s, e};
+  return 0;
+}
+
+int asc_iset_builder_finish(asc_iset_builder *b, asc_iset *out) {
+  asc_ival *v = b->v;
+  size_t n = b->n;
+  asc_iset_builder_init(b);
+  if (!v && !(v = malloc(sizeof *v))) return -1; /* an empty set still has its block */
+  return asc_iset_adopt(v, n, out);
+}
+
 int asc_iset_union(const int64_t *starts, const int64_t *ends, size_t n, asc_iset *out) {
   out->n = 0;
   out->v = NULL;

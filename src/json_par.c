@@ -84,8 +84,10 @@ static long long guess_start(FILE *f, char *win, long long from, long long limit
   return best ? from + (long long)(best - win) : -1;
 }
 
-/* b's rows after a's, string ids mapped through map (NULL: as they are). */
-static int append(asc_col *a, const asc_col *b, const uint32_t *map) {
+/* b's rows after a's, string ids mapped through map (NULL: as they are); b is freed once its
+ * rows are in a, so the join never holds a range's columns twice over: the peak is the joined
+ * columns and one range's column, not the joined columns and every range's. */
+static int append(asc_col *a, asc_col *b, const uint32_t *map) {
   size_t n;
   if (!b->n) return 0;
   if (asc_size_add(a->n, b->n, &n) || asc_col_reserve(a, n)) return -1;
@@ -94,6 +96,7 @@ static int append(asc_col *a, const asc_col *b, const uint32_t *map) {
   else
     memcpy((char *)a->v.p + a->n * asc_kind_size(a->kind), b->v.p, b->n * asc_kind_size(a->kind));
   a->n = n;
+  asc_col_free(b);
   return 0;
 }
 

@@ -29,6 +29,11 @@ int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n);
 /* Room for n items of size bytes in a userdata pushed on the stack, freed by Lua; raises when
  * n * size overflows or memory is short. */
 void *lasc_newarray(lua_State *L, size_t n, size_t size);
+/* Integers from a column or a Lua sequence, read with asc_col_int: an integer column (I64 or
+ * U32) as it is, anything else converted into a new I64 column. Pushes the column it returns,
+ * so the values live as long as the call's stack. Row lists are U32 columns: their readers take
+ * them this way rather than as a copy. */
+const asc_col *lasc_tointcol(lua_State *L, int idx);
 /* err's text in the reader's language (see lerror.c), "file:line:column (byte N): message". */
 void lasc_pusherrortext(lua_State *L, const asc_error *err);
 /* nil, the text, the message's template (a name that does not change with the language, for

@@ -120,11 +120,14 @@ asc_strtab *lasc_column_strings(lua_State *L, int idx) {
 void lasc_pushcell(lua_State *L, const asc_col *c, const asc_strtab *st, size_t i) {
   switch (c->kind) {
   case ASC_I64:
-    if (c->v.i[i] == ASC_NULL_I64)
+  case ASC_U32: {
+    int64_t x = asc_col_int(c, i);
+    if (x == ASC_NULL_I64)
       lua_pushnil(L);
     else
-      lua_pushinteger(L, c->v.i[i]);
+      lua_pushinteger(L, x);
     break;
+  }
   case ASC_F64:
     if (isnan(c->v.f[i]))
       lua_pushnil(L);
@@ -184,9 +187,9 @@ static int col_totable(lua_State *L) {
 }
 
 static int is_null(const asc_col *c, size_t i) {
-  return c->kind == ASC_I64   ? c->v.i[i] == ASC_NULL_I64
-         : c->kind == ASC_F64 ? isnan(c->v.f[i])
-                              : c->v.s[i] == 0;
+  return asc_kind_integer(c->kind) ? asc_col_int(c, i) == ASC_NULL_I64
+         : c->kind == ASC_F64      ? isnan(c->v.f[i])
+                                   : c->v.s[i] == 0;
 }
 
 /* count of non-null, sum, min, max over numeric columns */
@@ -194,11 +197,11 @@ static int col_stats(lua_State *L) {
   asc_col *c = lasc_checkcolumn(L, 1);
   luaL_argcheck(L, c->kind != ASC_STR, 1, "not a numeric column");
   size_t k = 0;
-  if (c->kind == ASC_I64) {
+  if (asc_kind_integer(c->kind)) {
     __int128 sum = 0; /* sums of ns timestamps overflow int64 */
     int64_t mn = INT64_MAX, mx = INT64_MIN;
     for (size_t i = 0; i < c->n; i++) {
-      int64_t x = c->v.i[i];
+      int64_t x = asc_col_int(c, i);
       if (x == ASC_NULL_I64) continue;
       k++, sum += x;
       if (x < mn) mn = x;
@@ -239,8 +242,8 @@ static int cmp_rows(const void *a, const void *b, void *ud) {
   int ni = is_null(sort_col, (size_t)i), nj = is_null(sort_col, (size_t)j);
   if (ni != nj) return ni - nj;
   if (!ni) {
-    if (sort_col->kind == ASC_I64) {
-      int64_t x = sort_col->v.i[i], y = sort_col->v.i[j];
+    if (asc_kind_integer(sort_col->kind)) {
+      int64_t x = asc_col_int(sort_col, (size_t)i), y = asc_col_int(sort_col, (size_t)j);
       if (x != y) return x < y ? -1 : 1;
     } else if (sort_col->kind == ASC_F64) {
       double x = sort_col->v.f[i], y = sort_col->v.f[j];
@@ -268,8 +271,8 @@ static int col_order(lua_State *L) {
 /* A new column with the rows named by a column or table of 1-based row numbers. */
 static int col_take(lua_State *L) {
   asc_col *c = lasc_checkcolumn(L, 1);
-  size_t n;
-  int64_t *rows = lasc_toint64s(L, 2, &n); /* 3: kept until the call returns */
+  const asc_col *rows = lasc_tointcol(L, 2); /* 3: kept until the call returns */
+  size_t n = rows->n;
   asc_col out;
   asc_col_init(&out, c->kind);
   if (asc_col_reserve(&out, n ? n : 1)) {
@@ -277,12 +280,14 @@ static int col_take(lua_State *L) {
   }
   size_t w = asc_kind_size(c->kind);
   for (size_t k = 0; k < n; k++) {
-    int64_t r = rows[k];
+    int64_t r = asc_col_int(rows, k);
     if (r == ASC_NULL_I64) { /* no row: a missing value */
       if (c->kind == ASC_I64)
         out.v.i[k] = ASC_NULL_I64;
       else if (c->kind == ASC_F64)
         out.v.f[k] = NAN;
+      else if (c->kind == ASC_U32)
+        out.v.u[k] = ASC_NULL_U32;
       else
         out.v.s[k] = 0;
       continue;
@@ -379,6 +384,10 @@ static int col_push(lua_State *L) {
     r = asc_col_push_null(c);
   } else if (c->kind == ASC_I64) {
     r = asc_col_push_i64(c, luaL_checkinteger(L, 2));
+  } else if (c->kind == ASC_U32) {
+    lua_Integer x = luaL_checkinteger(L, 2);
+    luaL_argcheck(L, x >= 0 && (uint64_t)x < ASC_NULL_U32, 2, "out of range for a row or group column");
+    r = asc_col_push_u32(c, (uint32_t)x);
   } else if (c->kind == ASC_F64) {
     r = asc_col_push_f64(c, luaL_checknumber(L, 2));
   } else {
@@ -515,7 +524,9 @@ int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n) {
   if (c) {
     int64_t *out = lasc_newarray(L, c->n, sizeof *out);
     for (size_t i = 0; i < c->n; i++)
-      out[i] = c->kind == ASC_F64 ? asc_f64_to_i64(c->v.f[i]) : (int64_t)c->v.s[i];
+      out[i] = c->kind == ASC_F64   ? asc_f64_to_i64(c->v.f[i])
+               : c->kind == ASC_U32 ? asc_col_int(c, i)
+                                    : (int64_t)c->v.s[i];
     *n = c->n;
     return out;
   }
@@ -538,6 +549,25 @@ int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n) {
     lua_pop(L, 1);
   }
   *n = m;
+  return out;
+}
+
+const asc_col *lasc_tointcol(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  asc_col *c = luaL_testudata(L, idx, ASC_COLUMN_MT);
+  if (c && asc_kind_integer(c->kind)) {
+    lua_pushvalue(L, idx); /* the column keeps its values */
+    return c;
+  }
+  size_t n;
+  int64_t *v = lasc_toint64s(L, idx, &n); /* pushes the converted values' holder */
+  asc_col tmp;
+  asc_col_init(&tmp, ASC_I64);
+  asc_col *out = lasc_pushcolumn(L, &tmp, 0);
+  if (asc_col_reserve(out, n + 1)) lasc_oom(L);
+  if (n) memcpy(out->v.i, v, n * sizeof *v);
+  out->n = n;
+  lua_remove(L, -2); /* the holder: the column has the values now */
   return out;
 }
 
@@ -621,8 +651,10 @@ static int column_concat(lua_State *L) {
   for (lua_Integer i = 1; i <= k; i++) {
     lua_rawgeti(L, 1, i);
     asc_col *c = lasc_checkcolumn(L, -1);
-    if (i == 1)
-      kind = c->kind;
+    if (i == 1 || (asc_kind_integer(c->kind) && asc_kind_integer(kind) && !total))
+      kind = c->kind; /* empty integer columns before it do not decide the kind */
+    else if (asc_kind_integer(c->kind) && asc_kind_integer(kind))
+      kind = c->kind == kind || !c->n ? kind : ASC_I64; /* rows with integers: the wider kind */
     else if (c->kind != kind)
       return luaL_error(L, "column.concat: columns of different kinds");
     if (kind == ASC_STR && lasc_column_strings(L, -1) != lasc_pushstrings(L))
@@ -638,7 +670,10 @@ static int column_concat(lua_State *L) {
   for (lua_Integer i = 1; i <= k; i++) {
     lua_rawgeti(L, 1, i);
     asc_col *c = lasc_checkcolumn(L, -1);
-    if (c->n) memcpy((char *)out.v.p + out.n * w, c->v.p, c->n * w);
+    if (c->kind != kind) /* a U32 column widened */
+      for (size_t j = 0; j < c->n; j++) out.v.i[out.n + j] = asc_col_int(c, j);
+    else if (c->n)
+      memcpy((char *)out.v.p + out.n * w, c->v.p, c->n * w);
     out.n += c->n;
     lua_pop(L, 1);
   }
@@ -680,9 +715,10 @@ static int column_fill(lua_State *L) {
 }
 
 static int num_at(const asc_col *c, size_t i, double *out) {
-  if (c->kind == ASC_I64) {
-    if (c->v.i[i] == ASC_NULL_I64) return 0;
-    *out = (double)c->v.i[i];
+  if (asc_kind_integer(c->kind)) {
+    int64_t x = asc_col_int(c, i);
+    if (x == ASC_NULL_I64) return 0;
+    *out = (double)x;
   } else if (c->kind == ASC_F64) {
     if (isnan(c->v.f[i])) return 0;
     *out = c->v.f[i];
@@ -738,7 +774,7 @@ static int column_group_sum(lua_State *L) {
     }
     if (lua_getfield(L, 3, "none") != LUA_TNIL) names.none = luaL_checklstring(L, -1, &names.none_len);
     if (lua_getfield(L, 3, "rows") != LUA_TNIL) only = lasc_checkcolumn(L, -1);
-    luaL_argcheck(L, !only || only->kind == ASC_I64, 3, "rows must be an integer column");
+    luaL_argcheck(L, !only || asc_kind_integer(only->kind), 3, "rows must be an integer column");
     if (lua_getfield(L, 3, "positive") != LUA_TNIL) pos = lasc_checkcolumn(L, -1);
     if (lua_getfield(L, 3, "negative") != LUA_TNIL) neg = lasc_checkcolumn(L, -1);
     if (lua_getfield(L, 3, "missing") != LUA_TNIL) miss = lasc_checkcolumn(L, -1);
@@ -768,7 +804,7 @@ static int column_group_sum(lua_State *L) {
   for (size_t j = 0; j < nrows; j++) {
     size_t i = j;
     if (only) {
-      int64_t r = only->v.i[j];
+      int64_t r = asc_col_int(only, j);
       if (r < 1 || (uint64_t)r > n) return luaL_error(L, "group_sum: row %d out of range", (int)r);
       i = (size_t)r - 1;
     }
@@ -839,14 +875,14 @@ static int col_argmax(lua_State *L) {
   asc_col *c = lasc_checkcolumn(L, 1);
   luaL_argcheck(L, c->kind != ASC_STR, 1, "not a numeric column");
   asc_col *only = lua_isnoneornil(L, 2) ? NULL : lasc_checkcolumn(L, 2);
-  luaL_argcheck(L, !only || only->kind == ASC_I64, 2, "rows must be an integer column");
+  luaL_argcheck(L, !only || asc_kind_integer(only->kind), 2, "rows must be an integer column");
   size_t best = 0, m = only ? only->n : c->n;
   double bv = 0;
   int found = 0;
   for (size_t j = 0; j < m; j++) {
     size_t i = j;
     if (only) {
-      int64_t r = only->v.i[j];
+      int64_t r = asc_col_int(only, j);
       luaL_argcheck(L, r >= 1 && (uint64_t)r <= c->n, 2, "row out of range");
       i = (size_t)r - 1;
     }
@@ -864,14 +900,17 @@ static int col_argmax(lua_State *L) {
  * 1-based, numbered in order of first appearance), the list of distinct values ({a} or {a, b};
  * nil for a missing value), and a table group -> integer column of its rows. want = {ids =
  * false} or {rows = false} gives nil in place of that result: a result nobody reads is then
- * never allocated (on a big trace each is eight bytes a row). */
+ * never allocated (on a big trace each is four bytes a row). want.missing = false leaves out
+ * the rows of the groups whose value (or either value of the pair) is missing: their entry in
+ * the rows table is false (a caller that lists tagged rows by lane and tag never holds the
+ * untagged ones, usually most of the trace). */
 typedef struct {
   uint64_t a, b;
   uint32_t g;
 } gslot;
 
 static uint64_t cell_bits(const asc_col *c, size_t i) {
-  if (c->kind == ASC_I64) return (uint64_t)c->v.i[i];
+  if (asc_kind_integer(c->kind)) return (uint64_t)asc_col_int(c, i);
   if (c->kind == ASC_STR) return c->v.s[i];
   uint64_t u;
   double d = isnan(c->v.f[i]) ? NAN : c->v.f[i];
@@ -892,100 +931,123 @@ static int want_field(lua_State *L, int opts, const char *k) {
   return want;
 }
 
+/* The group of (x, y), which is in the table. */
+static uint32_t find_group(const gslot *tab, size_t cap, uint64_t x, uint64_t y) {
+  size_t k = (size_t)pair_hash(x, y) & (cap - 1);
+  while (tab[k].a != x || tab[k].b != y) k = (k + 1) & (cap - 1);
+  return tab[k].g;
+}
+
 static int column_group(lua_State *L) {
   asc_col *a = lasc_checkcolumn(L, 1);
   asc_col *b = lua_isnoneornil(L, 2) ? NULL : lasc_checkcolumn(L, 2);
   if (b && b->n != a->n) return luaL_error(L, "column.group: columns differ in length");
   luaL_argcheck(L, lua_isnoneornil(L, 3) || lua_istable(L, 3), 3, "table of wanted results expected");
   int want_ids = want_field(L, 3, "ids"), want_rows = want_field(L, 3, "rows");
+  int want_missing = want_field(L, 3, "missing");
   lua_settop(L, 3);
   asc_strtab *sa = a->kind == ASC_STR ? lasc_column_strings(L, 1) : NULL;
   asc_strtab *sb = b && b->kind == ASC_STR ? lasc_column_strings(L, 2) : NULL;
   size_t n = a->n, cap = 64;
+  /* group numbers and rows are 4-byte columns */
+  if (n > ASC_MAX_U32_ROWS)
+    return luaL_error(L, "column.group: more than %u rows", (unsigned)ASC_MAX_U32_ROWS);
   /* the table grows with the number of groups, which is usually tiny next to the rows */
   lasc_buf *tb = lasc_newbuf(L); /* 4: owns the hash table */
   tb->p = calloc(cap, sizeof(gslot));
   if (!tb->p) return lasc_oom(L);
   tb->cap = cap * sizeof(gslot);
-  /* the group of every row, four bytes each, freed before returning: the results are made
-   * from it, and only those asked for */
-  lasc_buf *gb = lasc_newbuf(L); /* 5 */
-  gb->p = asc_alloc_array(n, sizeof(uint32_t));
-  if (!gb->p) return lasc_oom(L);
-  uint32_t *gid = (uint32_t *)gb->p;
+  /* the group of every row, made in place in the group numbers returned; when they are not
+   * wanted, the rows find their group again in the table instead of from a copy of them (four
+   * bytes a row that a caller who wants only the rows would pay for) */
+  uint32_t *gid = NULL;
+  if (want_ids) {
+    asc_col ids;
+    asc_col_init(&ids, ASC_U32);
+    asc_col *out = lasc_pushcolumn(L, &ids, 0); /* 5 */
+    if (asc_col_reserve(out, n + 1)) return lasc_oom(L);
+    out->n = n;
+    gid = out->v.u;
+  } else {
+    lua_pushnil(L); /* 5 */
+  }
   lua_newtable(L); /* 6: distinct values */
   uint32_t ng = 0;
+  /* by group: whether a value is missing (one byte, only when their rows are not wanted) and
+   * the number of rows (four bytes) */
+  lasc_buf *mb = lasc_newbuf(L); /* 7 */
+  lasc_buf *cb = lasc_newbuf(L); /* 8 */
   for (size_t i = 0; i < n; i++) {
     gslot *tab = (gslot *)tb->p;
     uint64_t x = cell_bits(a, i), y = b ? cell_bits(b, i) : 0;
     size_t k = (size_t)pair_hash(x, y) & (cap - 1);
     while (tab[k].g && (tab[k].a != x || tab[k].b != y)) k = (k + 1) & (cap - 1);
-    if (!tab[k].g) {
-      tab[k] = (gslot){x, y, ++ng};
-      lua_createtable(L, 2, 0);
-      lasc_pushcell(L, a, sa, i);
-      lua_rawseti(L, -2, 1);
-      if (b) {
-        lasc_pushcell(L, b, sb, i);
-        lua_rawseti(L, -2, 2);
-      }
-      lua_rawseti(L, 6, ng);
-      gid[i] = ng;
-      if ((size_t)ng * 2 > cap) { /* rehash into a table twice the size */
-        size_t nc = cap * 2;
-        gslot *nt = calloc(nc, sizeof *nt);
-        if (!nt) return lasc_oom(L);
-        for (size_t j = 0; j < cap; j++) {
-          if (!tab[j].g) continue;
-          size_t q = (size_t)pair_hash(tab[j].a, tab[j].b) & (nc - 1);
-          while (nt[q].g) q = (q + 1) & (nc - 1);
-          nt[q] = tab[j];
-        }
-        free(tb->p);
-        tb->p = (char *)nt;
-        tb->cap = nc * sizeof *nt;
-        cap = nc;
-      }
+    if (tab[k].g) {
+      if (gid) gid[i] = tab[k].g;
+      ((uint32_t *)cb->p)[tab[k].g - 1]++;
       continue;
     }
-    gid[i] = tab[k].g;
+    tab[k] = (gslot){x, y, ++ng};
+    lua_createtable(L, 2, 0);
+    lasc_pushcell(L, a, sa, i);
+    lua_rawseti(L, -2, 1);
+    if (b) {
+      lasc_pushcell(L, b, sb, i);
+      lua_rawseti(L, -2, 2);
+    }
+    lua_rawseti(L, 6, ng);
+    if (gid) gid[i] = ng;
+    uint32_t one = 1;
+    lasc_addl(L, cb, (const char *)&one, sizeof one); /* group ng's count at [ng - 1] */
+    if (!want_missing) {
+      char miss = is_null(a, i) || (b && is_null(b, i));
+      lasc_addl(L, mb, &miss, 1); /* group ng at mb->p[ng - 1] */
+    }
+    if ((size_t)ng * 2 > cap) { /* rehash into a table twice the size */
+      size_t nc = cap * 2;
+      gslot *nt = calloc(nc, sizeof *nt);
+      if (!nt) return lasc_oom(L);
+      for (size_t j = 0; j < cap; j++) {
+        if (!tab[j].g) continue;
+        size_t q = (size_t)pair_hash(tab[j].a, tab[j].b) & (nc - 1);
+        while (nt[q].g) q = (q + 1) & (nc - 1);
+        nt[q] = tab[j];
+      }
+      free(tb->p);
+      tb->p = (char *)nt;
+      tb->cap = nc * sizeof *nt;
+      cap = nc;
+    }
+  }
+  if (want_rows) {
+    /* rows of each group */
+    const uint32_t *count = (const uint32_t *)cb->p;
+    asc_col **rc = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *rc, 0); /* 9 */
+    lua_newtable(L);                                                       /* 10 */
+    for (uint32_t g = 1; g <= ng; g++) {
+      if (!want_missing && mb->p[g - 1]) {
+        rc[g] = NULL;
+        lua_pushboolean(L, 0);
+        lua_rawseti(L, 10, g);
+        continue;
+      }
+      asc_col r;
+      asc_col_init(&r, ASC_U32);
+      rc[g] = lasc_pushcolumn(L, &r, 0);
+      if (asc_col_reserve(rc[g], (size_t)count[g - 1] + 1)) return lasc_oom(L);
+      lua_rawseti(L, 10, g);
+    }
+    const gslot *tab = (const gslot *)tb->p;
+    for (size_t i = 0; i < n; i++) {
+      uint32_t g = gid ? gid[i] : find_group(tab, cap, cell_bits(a, i), b ? cell_bits(b, i) : 0);
+      asc_col *r = rc[g];
+      if (r) r->v.u[r->n++] = (uint32_t)i + 1;
+    }
   }
   free(tb->p);
   tb->p = NULL;
   tb->cap = 0;
-  if (want_ids) {
-    asc_col ids;
-    asc_col_init(&ids, ASC_I64);
-    asc_col *out = lasc_pushcolumn(L, &ids, 0); /* 7 */
-    if (asc_col_reserve(out, n + 1)) return lasc_oom(L);
-    for (size_t i = 0; i < n; i++) out->v.i[i] = gid[i];
-    out->n = n;
-  } else {
-    lua_pushnil(L); /* 7 */
-  }
-  if (want_rows) {
-    /* rows of each group */
-    size_t *count = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *count, 0); /* 8 */
-    memset(count, 0, ((size_t)ng + 1) * sizeof *count);
-    for (size_t i = 0; i < n; i++) count[gid[i]]++;
-    asc_col **rc = lua_newuserdatauv(L, ((size_t)ng + 1) * sizeof *rc, 0); /* 9 */
-    lua_newtable(L);                                                       /* 10 */
-    for (uint32_t g = 1; g <= ng; g++) {
-      asc_col r;
-      asc_col_init(&r, ASC_I64);
-      rc[g] = lasc_pushcolumn(L, &r, 0);
-      if (asc_col_reserve(rc[g], count[g] + 1)) return lasc_oom(L);
-      lua_rawseti(L, 10, g);
-    }
-    for (size_t i = 0; i < n; i++) {
-      asc_col *r = rc[gid[i]];
-      r->v.i[r->n++] = (int64_t)i + 1;
-    }
-  }
-  free(gb->p);
-  gb->p = NULL;
-  gb->cap = 0;
-  lua_pushvalue(L, 7);
+  lua_pushvalue(L, 5);
   lua_pushvalue(L, 6);
   if (want_rows)
     lua_pushvalue(L, 10);
@@ -1001,15 +1063,17 @@ static int column_rows_overlapping(lua_State *L) {
   luaL_argcheck(L, st->kind == ASC_I64 && du->kind == ASC_I64 && st->n == du->n, 2,
                 "integer columns of one length expected");
   int64_t lo = luaL_checkinteger(L, 3), hi = luaL_checkinteger(L, 4);
+  if (st->n > ASC_MAX_U32_ROWS)
+    return luaL_error(L, "column.rows_overlapping: more than %u rows", (unsigned)ASC_MAX_U32_ROWS);
   asc_col out;
-  asc_col_init(&out, ASC_I64);
+  asc_col_init(&out, ASC_U32);
   asc_col *o = lasc_pushcolumn(L, &out, 0);
   for (size_t i = 0; i < st->n; i++) {
     int64_t s0 = st->v.i[i], d = du->v.i[i];
     if (s0 == ASC_NULL_I64 || s0 >= hi) continue;
     int64_t e = d == ASC_NULL_I64 ? s0 : s0 + d;
     if (e < lo || (d != ASC_NULL_I64 && d > 0 && e == lo)) continue;
-    if (asc_col_push_i64(o, (int64_t)i + 1)) return lasc_oom(L);
+    if (asc_col_push_u32(o, (uint32_t)i + 1)) return lasc_oom(L);
   }
   return 1;
 }
@@ -1047,14 +1111,16 @@ static int lookup_read(lua_State *L, int64_t key, int kind, asc_strtab *shared, 
 
 static int col_lookup(lua_State *L) {
   asc_col *c = lasc_checkcolumn(L, 1);
-  luaL_argcheck(L, c->kind == ASC_I64, 1, "lookup works on integer columns");
+  luaL_argcheck(L, asc_kind_integer(c->kind), 1, "lookup works on integer columns");
   luaL_checktype(L, 2, LUA_TTABLE);
   lua_settop(L, 2);
   /* t[1..len], read from the table once each: a column has many rows and few distinct keys
    * (group numbers); len is the largest key, at most the number of rows */
   size_t len = 0;
-  for (size_t i = 0; i < c->n; i++)
-    if (c->v.i[i] >= 1 && (uint64_t)c->v.i[i] > len) len = (size_t)c->v.i[i];
+  for (size_t i = 0; i < c->n; i++) {
+    int64_t key = asc_col_int(c, i);
+    if (key >= 1 && (uint64_t)key > len) len = (size_t)key;
+  }
   if (len > c->n) len = c->n;
   lasc_buf *cb = lasc_newbuf(L); /* 3 */
   cb->p = calloc(len ? len : 1, sizeof(lookup_slot));
@@ -1063,7 +1129,7 @@ static int col_lookup(lua_State *L) {
   /* the kind is the first non-nil value's, in row order */
   int kind = -1;
   for (size_t i = 0; i < c->n && kind < 0; i++) {
-    int64_t key = c->v.i[i];
+    int64_t key = asc_col_int(c, i);
     if (key == ASC_NULL_I64) continue;
     int cached = key >= 1 && (uint64_t)key <= len;
     if (cached && cache[key - 1].state) continue;
@@ -1078,7 +1144,7 @@ static int col_lookup(lua_State *L) {
   asc_strtab *shared = lasc_pushstrings(L);     /* 5 */
   if (asc_col_reserve(out, c->n + 1)) return lasc_oom(L);
   for (size_t i = 0; i < c->n; i++) {
-    int64_t key = c->v.i[i];
+    int64_t key = asc_col_int(c, i);
     lookup_slot one = {0, {0}}, *slot = &one;
     if (key != ASC_NULL_I64 && kind >= 0) {
       if (key >= 1 && (uint64_t)key <= len) slot = &cache[key - 1];

@@ -221,8 +221,9 @@ static int write_cell(asc_csv_writer *w, const colspec *c, size_t row) {
   const char *s;
   if (!c->col) return asc_csv_write_field_q(w, c->text, c->text_len, c->text_quote);
   switch (c->col->kind) {
-  case ASC_I64: {
-    int64_t v = c->col->v.i[row];
+  case ASC_I64:
+  case ASC_U32: {
+    int64_t v = asc_col_int(c->col, row);
     if (v == ASC_NULL_I64) break;
     n = c->scale ? asc_format_scaled(v, c->scale, buf) : asc_format_int(v, buf);
     return asc_csv_write_field_q(w, buf, n, ASC_CSV_PLAIN);

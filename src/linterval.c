@@ -28,24 +28,26 @@ static int oom(lua_State *L) { return lasc_oom(L); }
  * (an empty column has none). */
 static int build(lua_State *L, int durations) {
   const char *fn = durations ? "interval.from_durations" : "interval.union";
-  size_t ns, ne, nr = 0;
+  size_t ns, ne;
   int clip = !lua_isnoneornil(L, 4), selected = !lua_isnoneornil(L, 3);
   int64_t lo = clip ? luaL_checkinteger(L, 4) : 0, hi = clip ? luaL_checkinteger(L, 5) : 0;
   lua_settop(L, 5);                      /* the converted arrays' holders go above the arguments */
   int64_t *s = lasc_toint64s(L, 1, &ns); /* held on the stack: an error below frees them */
   int64_t *e = lasc_toint64s(L, 2, &ne);
-  int64_t *rows = selected ? lasc_toint64s(L, 3, &nr) : NULL;
-  size_t n = selected ? nr : ns, kept = 0;
-  asc_ival *v = asc_alloc_array(n, sizeof *v);
-  int rc = ns != ne ? -2 : !v ? -1 : 0;
+  const asc_col *rows = selected ? lasc_tointcol(L, 3) : NULL; /* row lists are U32 */
+  size_t n = selected ? rows->n : ns;
+  asc_iset_builder bld;
+  asc_iset_builder_init(&bld);
+  int rc = ns != ne ? -2 : 0;
   for (size_t k = 0; rc == 0 && k < n; k++) {
     size_t i = k;
     if (selected) {
-      if (rows[k] < 1 || (size_t)rows[k] > ns) {
+      int64_t r = asc_col_int(rows, k);
+      if (r < 1 || (size_t)r > ns) {
         rc = -3;
         break;
       }
-      i = (size_t)rows[k] - 1;
+      i = (size_t)r - 1;
     }
     int64_t a = s[i], b = !durations                                     ? e[i]
                           : s[i] == ASC_NULL_I64 || e[i] == ASC_NULL_I64 ? ASC_NULL_I64
@@ -56,13 +58,11 @@ static int build(lua_State *L, int durations) {
       if (a < lo) a = lo;
       if (b > hi) b = hi;
     }
-    v[kept++] = (asc_ival){a, b};
+    if (asc_iset_builder_add(&bld, a, b)) rc = -1;
   }
   asc_iset r;
-  if (rc == 0)
-    rc = asc_iset_adopt(v, kept, &r); /* v is the set's now */
-  else
-    free(v);
+  if (rc == 0) rc = asc_iset_builder_finish(&bld, &r);
+  asc_iset_builder_free(&bld);
   if (rc == -2) return luaL_error(L, "%s: %d starts but %d ends or durations", fn, (int)ns, (int)ne);
   if (rc == -3) return luaL_error(L, "%s: a row number is out of range", fn);
   if (rc) return oom(L);

@@ -90,9 +90,9 @@ typedef struct {
 } part;
 
 static int is_null(const asc_col *c, size_t i) {
-  return c->kind == ASC_I64   ? c->v.i[i] == ASC_NULL_I64
-         : c->kind == ASC_F64 ? !isfinite(c->v.f[i]) /* an infinity has no JSON spelling */
-                              : c->v.s[i] == 0;
+  return asc_kind_integer(c->kind) ? asc_col_int(c, i) == ASC_NULL_I64
+         : c->kind == ASC_F64      ? !isfinite(c->v.f[i]) /* an infinity has no JSON spelling */
+                                   : c->v.s[i] == 0;
 }
 
 static void put_cell(jw *w, const part *p, size_t row) {
@@ -104,7 +104,9 @@ static void put_cell(jw *w, const part *p, size_t row) {
   }
   switch (p->col->kind) {
   case ASC_I64:
-    n = p->scale ? asc_format_scaled(p->col->v.i[row], p->scale, buf) : asc_format_int(p->col->v.i[row], buf);
+  case ASC_U32:
+    n = p->scale ? asc_format_scaled(asc_col_int(p->col, row), p->scale, buf)
+                 : asc_format_int(asc_col_int(p->col, row), buf);
     if (p->quote) outc(w, '"');
     out(w, buf, n);
     if (p->quote) outc(w, '"');
@@ -246,7 +248,8 @@ static int m_rows(lua_State *L) {
     int keep = 1;
     for (int i = 0; i < nneed && keep; i++) keep = row < need[i]->n && !is_null(need[i], row);
     if (keep && positive)
-      keep = positive->kind == ASC_I64   ? positive->v.i[row] != ASC_NULL_I64 && positive->v.i[row] > 0
+      keep = asc_kind_integer(positive->kind)
+                 ? asc_col_int(positive, row) != ASC_NULL_I64 && asc_col_int(positive, row) > 0
              : positive->kind == ASC_F64 ? positive->v.f[row] > 0
                                          : positive->v.s[row] != 0;
     if (keep && missing) keep = is_null(missing, row);

@@ -34,7 +34,7 @@ static uint64_t *to_keys(lua_State *L, int idx, size_t *n) {
       }
       out[i] = id;
     } else if (c) {
-      out[i] = c->kind == ASC_I64 ? (uint64_t)c->v.i[i] : (uint64_t)(int64_t)c->v.f[i];
+      out[i] = asc_kind_integer(c->kind) ? (uint64_t)asc_col_int(c, i) : (uint64_t)(int64_t)c->v.f[i];
     } else {
       lua_rawgeti(L, idx, (lua_Integer)i + 1);
       if (lua_type(L, -1) == LUA_TSTRING) {
@@ -139,8 +139,9 @@ static int m_within_or_latest(lua_State *L) {
  * memory for the queries only. Keys are integers (an integer column or a sequence). */
 static int l_within(lua_State *L) {
   size_t nk, ns, nd, nqk, nqt;
-  lua_settop(L, 5); /* the converted arrays' holders go above the arguments */
-  int64_t *k = lasc_toint64s(L, 1, &nk);
+  lua_settop(L, 5);                       /* the converted arrays' holders go above the arguments */
+  const asc_col *k = lasc_tointcol(L, 1); /* lane numbers: a U32 column as it is */
+  nk = k->n;
   int64_t *s = lasc_toint64s(L, 2, &ns);
   int64_t *d = lasc_toint64s(L, 3, &nd);
   int64_t *qk = lasc_toint64s(L, 4, &nqk);

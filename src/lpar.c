@@ -100,7 +100,7 @@ static void encode(lua_State *L, sink *b, int idx, int depth) {
     putc1(L, b, (char)c->kind);
     put(L, b, &n, 8);
     if (c->kind != ASC_STR) {
-      put(L, b, c->v.p, c->n * 8);
+      put(L, b, c->v.p, c->n * asc_kind_size(c->kind));
     } else {
       /* ids are private to this process: send each distinct string once, then per-row
        * indexes into that list (call stacks repeat a lot) */
@@ -194,16 +194,17 @@ static int decode(lua_State *L, reader *r, asc_strtab *st) {
   case 'C': {
     char kind;
     uint64_t n;
-    if (take(r, &kind, 1) || take(r, &n, 8) || kind < 0 || kind > 2) return -1;
+    if (take(r, &kind, 1) || take(r, &n, 8) || kind < 0 || kind > ASC_U32) return -1;
     /* every row takes 4 bytes or more of the input: a count beyond that is malformed */
     if (n > (r->n - r->at) / 4) return -1;
     asc_col c;
     asc_col_init(&c, (asc_kind)kind);
     if (asc_col_reserve(&c, n + 1)) lasc_oom(L);
     if (kind != ASC_STR) {
-      if (n > (r->n - r->at) / 8) return asc_col_free(&c), -1;
-      memcpy(c.v.p, r->p + r->at, n * 8);
-      r->at += n * 8;
+      size_t w = asc_kind_size((asc_kind)kind);
+      if (n > (r->n - r->at) / w) return asc_col_free(&c), -1;
+      memcpy(c.v.p, r->p + r->at, n * w);
+      r->at += n * w;
     } else {
       uint32_t nuniq;
       if (take(r, &nuniq, 4) || nuniq > r->n) return asc_col_free(&c), -1;

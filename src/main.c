@@ -3,6 +3,9 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +101,21 @@ static int run(lua_State *L) {
   return 1;
 }
 
+/* Columns are big (megabytes) and short-lived: a scan's columns, then the intermediate ones an
+ * analysis lets go one after the other. glibc raises its mmap threshold to the size of the
+ * first big block freed (up to 32 MiB), after which such blocks come from the heap, where a
+ * growing column is copied on realloc and freed columns stay resident between live ones: on a
+ * 256 MiB trace that held the timeline's peak at 1.7x its live columns. A fixed threshold keeps
+ * every block of 256 KiB and more in its own mapping: it grows in place (mremap), its
+ * untouched tail costs nothing and freeing it gives it back. */
+static void tune_allocator(void) {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
+}
+
 int main(int argc, char **argv) {
+  tune_allocator();
   asc_atomic_cleanup_on_signals();
   lua_State *L = luaL_newstate();
   if (!L) {

@@ -39,7 +39,7 @@ static void offer(int64_t *best, size_t i, const int64_t *starts, int64_t row) {
   if (best[i] < 0 || starts[row] >= starts[best[i]]) best[i] = row;
 }
 
-int asc_stab_within(const int64_t *keys, const int64_t *starts, const int64_t *durs, size_t n,
+int asc_stab_within(const asc_col *keys, const int64_t *starts, const int64_t *durs, size_t n,
                     const int64_t *qkeys, const int64_t *qts, size_t m, int64_t *out) {
   query *q = asc_alloc_array(m, sizeof *q);
   size_t nq = 0;
@@ -56,10 +56,11 @@ int asc_stab_within(const int64_t *keys, const int64_t *starts, const int64_t *d
   for (size_t i = 0; i < cells; i++) best[i] = -1;
   for (size_t r = 0; r < n && nq; r++) {
     if (starts[r] == ASC_NULL_I64 || durs[r] == ASC_NULL_I64) continue;
-    size_t lo = first_from(q, nq, keys[r], starts[r], 1);
+    int64_t key = asc_col_int(keys, r);
+    size_t lo = first_from(q, nq, key, starts[r], 1);
     int64_t end = asc_sat_add(starts[r], durs[r]);
-    if (lo == nq || q[lo].key != keys[r] || q[lo].t > end) continue;
-    size_t hi = first_from(q + lo, nq - lo, keys[r], end, 0) + lo;
+    if (lo == nq || q[lo].key != key || q[lo].t > end) continue;
+    size_t hi = first_from(q + lo, nq - lo, key, end, 0) + lo;
     /* [lo, hi) as leaves nq..2nq-1 of the tree */
     for (size_t a = lo + nq, b = hi + nq; a < b; a >>= 1, b >>= 1) {
       if (a & 1) offer(best, a++, starts, (int64_t)r);

@@ -21,6 +21,23 @@ int asc_iset_union(const int64_t *starts, const int64_t *ends, size_t n, asc_ise
 /* The same union of n intervals already in v (a malloc'd block): the set takes v over and
  * sorts and merges it in place, so building a set needs no second copy. Returns 0. */
 int asc_iset_adopt(asc_ival *v, size_t n, asc_iset *out);
+/* The same union of intervals given one at a time, in memory bounded by the union rather than
+ * by the count: they are gathered in a buffer that is sorted and merged in place whenever it
+ * fills, and grows only when the merged part fills half of it. A busy set of many slices is
+ * usually far smaller than they are (back-to-back kernels merge), so its building holds a
+ * fraction of the 16 bytes a slice (and the sort's own copy of them) that collecting all first
+ * would. The result is asc_iset_union's. Add returns 0, or -1 when memory is short (then, as
+ * after finish, only free is left to call). */
+typedef struct asc_iset_builder {
+  asc_ival *v;
+  size_t n, cap;
+} asc_iset_builder;
+void asc_iset_builder_init(asc_iset_builder *b);
+int asc_iset_builder_add(asc_iset_builder *b, int64_t s, int64_t e);
+/* The set (the builder's buffer becomes the set's; the builder is left empty). Returns 0, or
+ * -1 when memory is short. */
+int asc_iset_builder_finish(asc_iset_builder *b, asc_iset *out);
+void asc_iset_builder_free(asc_iset_builder *b);
 int asc_iset_union2(const asc_iset *a, const asc_iset *b, asc_iset *out);
 int asc_iset_intersect(const asc_iset *a, const asc_iset *b, asc_iset *out);
 int asc_iset_subtract(const asc_iset *a, const asc_iset *b, asc_iset *out);

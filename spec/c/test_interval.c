@@ -1,10 +1,55 @@
 /* Interval algebra against hand-computed answers, including overlapping (not nested) input. */
 #include <stdlib.h>
 
+#include "ascope/column.h"
 #include "ascope/interval.h"
 #include "ctest.h"
 
+/* The builder's set is the union's, whether the intervals merge into few (it then merges as it
+ * goes and stays small) or stay apart (it grows), with empty, reversed and missing ones mixed in. */
+static void check_builder(size_t n, int64_t spread, int64_t len, unsigned seed, size_t max_cap) {
+  int64_t *s = malloc(n * sizeof *s), *e = malloc(n * sizeof *e);
+  CHECK(s && e);
+  if (!s || !e) return;
+  srand(seed);
+  for (size_t i = 0; i < n; i++) {
+    s[i] = (int64_t)rand() % spread;
+    e[i] = s[i] + (int64_t)rand() % len - len / 8; /* some reversed or empty */
+    if (i % 97 == 0) e[i] = ASC_NULL_I64;
+    if (i % 89 == 0) s[i] = ASC_NULL_I64;
+  }
+  asc_iset u, b;
+  asc_iset_builder bld;
+  asc_iset_builder_init(&bld);
+  int ok = 1;
+  for (size_t i = 0; i < n && ok; i++) ok = asc_iset_builder_add(&bld, s[i], e[i]) == 0;
+  CHECK(ok);
+  CHECK(bld.cap <= max_cap);
+  CHECK(asc_iset_builder_finish(&bld, &b) == 0);
+  CHECK(bld.v == NULL && bld.n == 0);
+  CHECK(asc_iset_union(s, e, n, &u) == 0);
+  CHECK(u.n == b.n);
+  int same = u.n == b.n;
+  for (size_t i = 0; same && i < u.n; i++) same = u.v[i].s == b.v[i].s && u.v[i].e == b.v[i].e;
+  CHECK(same);
+  asc_iset_free(&u);
+  asc_iset_free(&b);
+  asc_iset_builder_free(&bld);
+  free(s);
+  free(e);
+}
+
 int main(void) {
+  check_builder(300000, 1000000, 200, 1, 65536);        /* dense: merges as it goes, room for 65536 */
+  check_builder(300000, 1000000000, 50, 2, 2 * 300000); /* sparse: nearly all stay apart, it grows */
+  check_builder(100, 1000, 30, 3, 256);                 /* below the size where it starts merging */
+  asc_iset_builder none;
+  asc_iset_builder_init(&none);
+  asc_iset z;
+  CHECK(asc_iset_builder_finish(&none, &z) == 0);
+  CHECK(z.n == 0 && z.v != NULL);
+  asc_iset_free(&z);
+
   int64_t s[] = {10, 0, 5, 40, 30, 60};
   int64_t e[] = {20, 8, 12, 50, 45, 60}; /* [60,60) is empty and dropped */
   asc_iset u;
@@ -32,8 +77,8 @@ int main(void) {
 
   /* clip by binary search: u = [0,20) [30,50) */
   asc_iset c;
-  CHECK(asc_iset_clip(&u, 10, 40, &c) == 0 && c.n == 2 && c.v[0].s == 10 && c.v[0].e == 20 && c.v[1].s == 30 &&
-        c.v[1].e == 40);
+  CHECK(asc_iset_clip(&u, 10, 40, &c) == 0 && c.n == 2 && c.v[0].s == 10 && c.v[0].e == 20 &&
+        c.v[1].s == 30 && c.v[1].e == 40);
   asc_iset_free(&c);
   CHECK(asc_iset_clip(&u, 20, 30, &c) == 0 && c.n == 0); /* the gap between, ends touching */
   asc_iset_free(&c);

@@ -153,6 +153,30 @@ describe("column.group leaving results out", function()
     assert.same({ 1, 3 }, { rows3[1][1], rows3[1][2] })
     assert.has_error(function() column.group(a, b, "rows") end)
   end)
+
+  it("leaves out the rows of the groups with a missing value when asked, and only those", function()
+    local lane = column.new("integer", { 1, 1, 2, 2, 1, 2, 1 })
+    local tag = column.new("string")
+    for _, v in ipairs({ "p2p", false, "p2p", "launch", false, false, false }) do tag:push(v or nil) end
+    local _, keys, full = column.group(lane, tag)
+    local ids, keys2, rows = column.group(lane, tag, { ids = false, missing = false })
+    assert.is_nil(ids)
+    assert.same(keys, keys2)
+    assert.equal(#keys, #rows)
+    local kept = 0
+    for g, key in ipairs(keys) do
+      if key[2] == nil then
+        assert.is_false(rows[g])
+      else
+        assert.same(full[g]:totable(), rows[g]:totable())
+        kept = kept + #rows[g]
+      end
+    end
+    assert.equal(3, kept) -- the tagged rows 1, 3, 4
+    assert.equal(5, #keys) -- (1, p2p) (1, nil) (2, p2p) (2, launch) (2, nil)
+    local _, _, one = column.group(lane, nil, { missing = false }) -- no value missing: all rows
+    assert.same({ 4, 3 }, { #one[1], #one[2] })
+  end)
 end)
 
 describe("col:lookup", function()
@@ -182,5 +206,65 @@ describe("col:lookup", function()
   it("refuses values of another kind than the first one met", function()
     assert.has_error(function() icol({ 1, 2 }):lookup({ 5, "x" }) end)
     assert.has_error(function() icol({ 1, 2 }):lookup({ 5, 1.5 }) end)
+  end)
+end)
+
+describe("group numbers and rows in 4-byte columns", function()
+  local core = require "ascope_core"
+  local interval, match, par = core.interval, core.match, core.par
+  -- lanes 1 2 1 3 2 1 by (pid, tid); starts and durations of the six rows
+  local pid = column.new("string", { "p1", "p1", "p1", "p2", "p1", "p1" })
+  local tid = column.new("string", { "a", "b", "a", "a", "b", "a" })
+  local ts = column.new("integer", { 0, 5, 10, 20, 30, 40 })
+  local dur = column.new("integer", { 4, 10, 5, 1, 2, 3 })
+  local lane, keys, rows = column.group(pid, tid)
+
+  it("are integer columns to every reader, with the values of 8-byte ones", function()
+    assert.equal("integer", lane:kind())
+    assert.same({ 1, 2, 1, 3, 2, 1 }, lane:totable())
+    assert.same({ 3, 2, 3, 1 }, { #keys, #rows[2], #rows[1], #rows[3] })
+    assert.same({ 1, 3, 6 }, rows[1]:totable())
+    assert.same({ 6, 10, 1, 3 }, { lane:stats() })
+    assert.same({ 1, 3, 6, 2, 5, 4 }, lane:order():totable())
+    assert.same({ "b", "b" }, tid:take(rows[2]):totable())
+    assert.same({ 1, 1, 1 }, lane:take(rows[1]):totable())
+    assert.same({ 2, 1, 3 }, lane:take(column.new("integer", { 2, 1, 4 })):totable())
+    assert.same({ "x", "y", "x", "z", "y", "x" }, lane:lookup({ "x", "y", "z" }):totable())
+    -- a row column appended to: only values a row number can have
+    local r = rows[3]
+    r:push(7)
+    assert.same({ 4, 7 }, r:totable())
+    assert.has_error(function() r:push(-1) end)
+    assert.has_error(function() r:push(1 << 32) end)
+  end)
+
+  it("concatenate with each other, and with 8-byte integers into 8-byte ones", function()
+    local both = column.concat({ rows[1], rows[2] })
+    assert.same({ 1, 3, 6, 2, 5 }, both:totable())
+    local mixed = column.concat({ column.new("integer"), rows[1], column.new("integer", { 1 << 40 }) })
+    assert.same({ 1, 3, 6, 1 << 40 }, mixed:totable())
+    assert.same({ 2, 5 }, column.concat({ column.new("integer"), rows[2] }):totable())
+  end)
+
+  it("select the rows of busy sets, lookups, sums and the rows of a window", function()
+    local s = interval.from_durations(ts, dur, rows[2])
+    assert.same({ 5, 32 }, { s:bounds() })
+    assert.equal(12, s:total())
+    assert.equal(4, interval.from_durations(ts, dur, rows[1], 2, 12):total()) -- [2,4) and [10,12)
+    local held = match.within(lane, ts, dur, { 1, 2, 3 }, { 12, 31, 22 })
+    assert.same({ 3, 5 }, { held[1], held[2] })
+    assert.is_nil(held[3]) -- row 4 ended at 21
+    local _, total, count = column.group_sum(nil, dur, { rows = rows[1] })
+    assert.same({ 12, 3 }, { total, count })
+    assert.same({ 3, 5 }, { dur:argmax(rows[1]) })
+    local w = column.rows_overlapping(ts, dur, 9, 21)
+    assert.same({ 2, 3, 4 }, w:totable())
+    assert.same({ 5, 10, 20 }, ts:take(w):totable())
+  end)
+
+  it("cross to a worker process and back with their values", function()
+    local back = par.decode(par.encode({ lane = lane, rows = rows[1] }))
+    assert.same(lane:totable(), back.lane:totable())
+    assert.same({ 1, 3, 6 }, back.rows:totable())
   end)
 end)

@@ -21,6 +21,10 @@ function M.read_json(path, progress)
   if not r then return nil, err end
   local c = r.columns
   local lane_ids, pairs_ = column.group(c.pid, c.tid, { rows = false })
+  -- the lane numbers replace pid and tid (eight bytes a row): let them go before the model
+  -- makes its own columns
+  c.pid, c.tid = nil, nil
+  collectgarbage()
   local lanes = {}
   for i, p in ipairs(pairs_) do
     local pid, tid = p[1] or "?", p[2] or "?"

@@ -51,8 +51,9 @@ end
 local function overlap_lanes(m, w0, w1)
   local sets = {}
   for i, lane in ipairs(m.lanes) do
-    if lane.kind == "overlap" and m.slices[i] then
-      local s = m.busy(m, m.slices[i], w0, w1)
+    local rows = lane.kind == "overlap" and m.slices(m, i)
+    if rows then
+      local s = m.busy(m, rows, w0, w1)
       sets[lane.thread] = sets[lane.thread] and sets[lane.thread]:union(s) or s
     end
   end

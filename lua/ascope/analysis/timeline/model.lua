@@ -60,8 +60,10 @@ end
 -- first match wins: a receive wait is also a P2P op, tagged as the narrower one
 M.TAGS = { "p2p_wait", "p2p", "host_launch", "dataloader", "prefill", "decode", "request" }
 
--- what column.group should not allocate: each left-out result is eight bytes a row
+-- what column.group should not allocate: each left-out result is four bytes a row
 local ROWS_ONLY, IDS_ONLY = { ids = false }, { rows = false }
+-- the rows of the tagged groups only: the untagged rows are most of the trace
+local TAGGED_ROWS = { ids = false, missing = false }
 
 local function concat(cols)
   if #cols == 0 then return column.new("integer") end
@@ -104,15 +106,11 @@ function M.steps(tl, rules)
   return unique
 end
 
---- The reader's columns restricted to the rows that meet [lo, hi) (same shape as tl).
-function M.subset(tl, lo, hi)
-  local rows = column.rows_overlapping(tl.ts, tl.dur, lo, hi)
-  local sub = { n = #rows, lanes = tl.lanes, source = tl.source, comm_lanes = tl.comm_lanes }
-  for _, k in ipairs({ "lane", "name", "ts", "dur", "task_type", "ph", "flow" }) do sub[k] = tl[k]:take(rows) end
-  return sub
-end
-
 --- Build the model. tl: reader output; rules: rules/timeline.lua; re: its compiled patterns.
+-- The model takes tl's task_type and flow columns over (both are nil afterwards): a row's task
+-- type, class and tag are read through one number, m.kind[r], of its (task type, name, ph),
+-- which costs the four bytes a row that a task type column and a class column would each hold;
+-- the flow ids are kept for the flow ends only (m.flow_start_ids[k] is m.flow_starts[k]'s).
 function M.build(tl, rules, re)
   local types = {}
   for _, cls in ipairs(M.CLASSES) do types[cls] = set_of(rules.task_types[cls]) end
@@ -127,6 +125,10 @@ function M.build(tl, rules, re)
   -- small objects, so each is let go (and collected) before the next is made: the peak is two
   -- or three of them, not all of them.
   local pair_ids, pairs_ = column.group(tl.task_type, tl.name, IDS_ONLY)
+  tl.task_type = nil
+  local kind, kinds = column.group(pair_ids, tl.ph, IDS_ONLY) -- (pair, ph) numbers
+  pair_ids = nil -- luacheck: ignore 311
+  collectgarbage() -- the task type column and the pair numbers
   local class_by_pair, tag_by_pair = {}, {}
   for i, p in ipairs(pairs_) do
     class_by_pair[i] = M.classify(p[1], p[2], types, re)
@@ -137,14 +139,22 @@ function M.build(tl, rules, re)
       end
     end
   end
-  local cls = pair_ids:lookup(class_by_pair)
-  m.class = cls
-  local tags = pair_ids:lookup(tag_by_pair)
-  pair_ids = nil -- luacheck: ignore 311
-  collectgarbage()
-  local _, lt, lt_rows = column.group(tl.lane, tags, ROWS_ONLY)
+  -- by kind: task type, class and tag (those of its pair, whatever the ph), and the key rows
+  -- are listed under: a slice's class, a flow end's ph (not a class name: "~s", "~f")
+  m.kind, m.task_type, m.class, m.tag = kind, {}, {}, {}
+  local list_key = {}
+  for k, kp in ipairs(kinds) do
+    local pair, ph = kp[1], kp[2]
+    m.task_type[k], m.class[k], m.tag[k] = pairs_[pair][1], class_by_pair[pair], tag_by_pair[pair]
+    list_key[k] = ph == "X" and class_by_pair[pair] or "~" .. tostring(ph)
+  end
   m.tagged = {} -- lane -> tag -> rows
-  for g, key in ipairs(lt) do
+  -- (a trace without tagged rows makes no column: lookup's column of nothing but missing
+  -- values would be an integer one, eight bytes a row)
+  local tags = next(m.tag) and kind:lookup(m.tag)
+  local _, lt, lt_rows
+  if tags then _, lt, lt_rows = column.group(tl.lane, tags, TAGGED_ROWS) end
+  for g, key in ipairs(lt or {}) do
     if key[2] then
       m.tagged[key[1]] = m.tagged[key[1]] or {}
       m.tagged[key[1]][key[2]] = lt_rows[g]
@@ -152,22 +162,23 @@ function M.build(tl, rules, re)
   end
   tags, lt_rows = nil, nil -- luacheck: ignore 311
   collectgarbage()
-  -- slices by (lane, class); flows by ph
-  local _, lc, lc_rows = column.group(tl.lane, cls, ROWS_ONLY)
-  local _, lp, lp_rows = column.group(tl.lane, tl.ph, ROWS_ONLY)
-  m.rows = {}  -- lane -> class -> rows of slices (ph X)
-  m.slices = {} -- lane -> rows of slices
+  -- slices by (lane, class) and flow ends by (lane, ph), in one grouping: no row is listed
+  -- twice (a lane's slices are the union of its classes' rows: M.slices)
+  local listed_as = kind:lookup(list_key)
+  local _, lk, lk_rows = column.group(tl.lane, listed_as, ROWS_ONLY)
+  listed_as = nil -- luacheck: ignore 311
+  m.rows = {} -- lane -> class -> rows of slices (ph X)
   local by_ph = {}
-  for g, key in ipairs(lp) do
-    local lane, ph = key[1], key[2]
-    if ph == "X" then m.slices[lane] = lp_rows[g] end
-    by_ph[ph] = by_ph[ph] or {}
-    table.insert(by_ph[ph], lp_rows[g])
-  end
-  for g, key in ipairs(lc) do
-    local lane, c = key[1], key[2] or "other"
-    m.rows[lane] = m.rows[lane] or {}
-    m.rows[lane][c] = m.rows[lane][c] and concat({ m.rows[lane][c], lc_rows[g] }) or lc_rows[g]
+  for g, key in ipairs(lk) do
+    local lane, k = key[1], key[2]
+    local ph = k:match("^~(.*)")
+    if ph then
+      by_ph[ph] = by_ph[ph] or {}
+      table.insert(by_ph[ph], lk_rows[g])
+    else
+      m.rows[lane] = m.rows[lane] or {}
+      m.rows[lane][k] = lk_rows[g]
+    end
   end
   -- a device stream that carries communication tasks (HCCL's notify waits, SDMA, the hcom_
   -- ops; in a .db the streams of COMMUNICATION_TASK_INFO) is a communication stream: all of its
@@ -179,8 +190,11 @@ function M.build(tl, rules, re)
       lane.kind, lane.stream = "comm", true
     end
   end
+  m.slices = M.slices
   m.flow_starts = concat(by_ph.s or {})
   m.flow_ends = concat(by_ph.f or {})
+  m.flow_start_ids, m.flow_end_ids = tl.flow:take(m.flow_starts), tl.flow:take(m.flow_ends)
+  tl.flow = nil
   -- the intermediate columns are big in C but small to Lua's collector, which would not hurry
   collectgarbage()
   return m
@@ -190,7 +204,28 @@ end
 function M.class_of(m, r)
   local lane = m.lanes[m.tl.lane[r]]
   if lane.kind == "comm" then return "comm" end
-  return m.class[r] or "other"
+  return m.class[m.kind[r]] or "other"
+end
+
+--- The task type of row r (nil when it has none).
+function M.task_type_of(m, r) return m.task_type[m.kind[r]] end
+
+-- the row columns of lane i's slices, class by class, appended to cols
+local function lane_slices(m, i, cols)
+  local rows = m.rows[i]
+  if not rows then return cols end
+  for _, c in ipairs(M.CLASSES) do
+    if rows[c] then cols[#cols + 1] = rows[c] end
+  end
+  if rows.other then cols[#cols + 1] = rows.other end
+  return cols
+end
+
+--- Rows of the slices of lane i, or nil when it has none (its classes' rows together, in class
+-- order: for busy sets, which do not depend on the order).
+function M.slices(m, i)
+  if not m.rows[i] then return nil end
+  return concat(lane_slices(m, i, {}))
 end
 
 --- Rows (X slices) of lanes of a kind, optionally only of one class.
@@ -201,8 +236,8 @@ function M.rows_of(m, kind, class)
       if class then
         local r = m.rows[i] and m.rows[i][class]
         if r then cols[#cols + 1] = r end
-      elseif m.slices[i] then
-        cols[#cols + 1] = m.slices[i]
+      else
+        lane_slices(m, i, cols)
       end
     end
   end

@@ -20,12 +20,12 @@ local function ms(ns) return ns and ns / 1e6 end
 -- (match.within): no index of every row of the trace.
 function M.flow_edges(m, w0, w1)
   local tl = m.tl
-  local s_rows, f_rows = m.flow_starts, m.flow_ends
+  local s_rows, f_rows, f_ids = m.flow_starts, m.flow_ends, m.flow_end_ids
   if #f_rows == 0 then return {}, 0 end
   local s_by_id, untimed_start = {}, false
   for k = 1, #s_rows do
     local r = s_rows[k]
-    local id = tl.flow[r]
+    local id = m.flow_start_ids[k]
     if id then s_by_id[id] = r end
     if not tl.ts[r] then untimed_start = true end
   end
@@ -37,7 +37,7 @@ function M.flow_edges(m, w0, w1)
     local t = tl.ts[r]
     -- a timed end outside the step with every start timed is neither an edge nor a skip: its
     -- id need not be read (most ends of a long trace are in other steps)
-    local s = (untimed_start or not t or (t >= w0 and t < w1)) and tl.flow[r] and s_by_id[tl.flow[r]]
+    local s = (untimed_start or not t or (t >= w0 and t < w1)) and f_ids[k] and s_by_id[f_ids[k]]
     if s and (not t or not tl.ts[s]) then
       skipped = skipped + 1 -- a time that could not be read: this flow only is left out
     elseif s and t >= w0 and t < w1 then
@@ -91,7 +91,7 @@ function M.category(m, r)
     return "p2p"
   end
   local cls = model_mod.class_of(m, r)
-  if cls == "compute" then return "compute:" .. (m.tl.task_type[r] or "unknown") end
+  if cls == "compute" then return "compute:" .. (model_mod.task_type_of(m, r) or "unknown") end
   return cls
 end
 

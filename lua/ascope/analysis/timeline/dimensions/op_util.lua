@@ -17,8 +17,9 @@ local function lanes_dimension(m, lo, hi, p2p_wait)
   local out = {}
   local compute_total = 0
   for i, lane in ipairs(m.lanes) do
-    if lane.kind ~= "overlap" and m.slices[i] then
-      local busy = m.busy(m, m.slices[i], lo, hi)
+    local rows = lane.kind ~= "overlap" and m.slices(m, i)
+    if rows then
+      local busy = m.busy(m, rows, lo, hi)
       local a, b = busy:bounds()
       if a and b > a then
         local total = busy:total()
@@ -62,7 +63,7 @@ local function swimlanes(m, lanes, lo, hi)
   for i, lane in ipairs(m.lanes) do by_name[lane.name] = i end
   for _, l in ipairs(lanes) do
     local i = by_name[l.name]
-    local starts, ends = m.busy(m, m.slices[i], lo, hi):columns()
+    local starts, ends = m.busy(m, m.slices(m, i), lo, hi):columns()
     local s_ms, e_ms = {}, {}
     for j = 1, math.min(#starts, MAX_DRAWN) do
       s_ms[j], e_ms[j] = (starts[j] - lo) / 1e6, (ends[j] - lo) / 1e6
