@@ -375,25 +375,36 @@ local function stacks_rows(row, mb, r)
   row("  few stacks: peak RSS / trace size", ("%.1f%%"):format(r.few.rss / r.few.bytes * 100))
 end
 
--- -j 1 against -j 2 on two ranks while a CPU burner (one process spinning) holds one core:
--- a second worker must not make the command slower; best of three each
+-- -j 1 against -j 2 on two ranks, best of `rounds` each. The two take turns going first (odd
+-- rounds -j 1, even rounds -j 2): each run writes some 3.8 GB of outputs, whose writeback and
+-- page cache weigh on the run after it, so a fixed order would favour one side. before(), when
+-- given, runs ahead of each measure (warming the inputs). `busy` only names the rows.
+local function jobs_pair(train, rounds, busy, before)
+  local best = { math.huge, math.huge }
+  for round = 1, rounds do
+    for k = 0, 1 do
+      local j = (round + k) % 2 == 1 and 1 or 2
+      if before then before() end
+      best[j] = math.min(best[j], measure(("ascope memory, two ranks, -j %d%s"):format(j, busy), asc, "memory",
+        train, "-o", ("%s/out%d"):format(dir, j + 1), "-q", "-j", tostring(j)))
+    end
+  end
+  return best[1], best[2]
+end
+
+-- the same while a CPU burner (one process spinning) holds one core: a second worker must not
+-- make the command slower; best of four each
 local function bench_busy_jobs(train)
   local burner = io.popen("sh -c 'echo $$; while :; do :; done'")
   local pid = burner:read("l")
-  local b1, b2 = math.huge, math.huge
-  for _ = 1, 3 do
-    b1 = math.min(b1, measure("ascope memory, two ranks, -j 1, one core busy", asc, "memory", train, "-o",
-      dir .. "/out2", "-q", "-j", "1"))
-    b2 = math.min(b2, measure("ascope memory, two ranks, -j 2, one core busy", asc, "memory", train, "-o",
-      dir .. "/out3", "-q", "-j", "2"))
-  end
+  local b1, b2 = jobs_pair(train, 4, ", one core busy")
   os.execute("kill " .. pid)
   burner:close()
   return b1, b2
 end
 
 local function busy_row(row, busy1, busy2)
-  row("two ranks, one core busy: -j 1 time / -j 2 time", ("%.2f x"):format(busy1 / busy2), ">= 1.0 x", busy1 / busy2 >= 1)
+  row("two ranks, one core busy: -j 1 time / -j 2 time (best of four)", ("%.2f x"):format(busy1 / busy2), ">= 1.0 x", busy1 / busy2 >= 1)
 end
 
 -- ok == nil: a reference value, no target
@@ -524,15 +535,7 @@ local memt, mem_rss = measure("ascope memory, one rank (all outputs)", asc, "mem
 -- -j 1 and -j 2 in turn, five times, the fastest of each (every run is printed): on a shared VM
 -- a run that keeps both vCPUs busy is the first to suffer from a neighbour, and one slow moment
 -- should not decide a ratio
-local j1, j2 = math.huge, math.huge
-for _ = 1, 5 do
-  warm(trace, csvp)
-  j1 = math.min(j1, measure("ascope memory, two ranks, -j 1", asc, "memory", dir .. "/train", "-o", dir .. "/out2",
-    "-q", "-j", "1"))
-  warm(trace, csvp)
-  j2 = math.min(j2, measure("ascope memory, two ranks, -j 2", asc, "memory", dir .. "/train", "-o", dir .. "/out3",
-    "-q", "-j", "2"))
-end
+local j1, j2 = jobs_pair(dir .. "/train", 5, "", function() warm(trace, csvp) end)
 warm(trace, csvp)
 local busy1, busy2 = bench_busy_jobs(dir .. "/train")
 -- what this machine gives two independent CPU-bound processes: the ceiling for -j 2
