@@ -73,6 +73,17 @@ static int l_index(lua_State *L) {
 
 typedef int64_t (*lookup)(const asc_match_index *, uint64_t, int64_t);
 
+/* One answer of a query: 1-based row or null, counted as matched and, when the operator had
+ * ended before t, as ended. */
+static void put(asc_col *out, size_t i, int64_t r, int64_t t, const asc_match_index *ix, lua_Integer *matched,
+                lua_Integer *ended) {
+  out->v.i[i] = r < 0 ? ASC_NULL_I64 : r + 1;
+  if (r < 0) return;
+  (*matched)++;
+  int64_t end = ix->row_end[r];
+  if (end != ASC_NULL_I64 && end < t) (*ended)++;
+}
+
 /* Bulk query: a column of 1-based rows of the indexed input (null where nothing matched),
  * the number of matches, and how many of them had ended before their query time
  * (start + dur < t; only known when durations were indexed). */
@@ -87,15 +98,8 @@ static int query(lua_State *L, lookup fn) {
   int rc = nk != nt ? -2 : asc_col_reserve(&out, nt + 1);
   lua_Integer matched = 0, ended = 0;
   if (rc == 0) {
-    for (size_t i = 0; i < nt; i++) {
-      int64_t r = t[i] == ASC_NULL_I64 ? -1 : fn(ix, k[i], t[i]);
-      out.v.i[i] = r < 0 ? ASC_NULL_I64 : r + 1;
-      if (r >= 0) {
-        matched++;
-        int64_t end = ix->row_end[r];
-        if (end != ASC_NULL_I64 && end < t[i]) ended++;
-      }
-    }
+    for (size_t i = 0; i < nt; i++)
+      put(&out, i, t[i] == ASC_NULL_I64 ? -1 : fn(ix, k[i], t[i]), t[i], ix, &matched, &ended);
     out.n = nt;
   }
   if (rc == -2) return luaL_error(L, "match: %d keys but %d times", (int)nk, (int)nt);
@@ -106,31 +110,44 @@ static int query(lua_State *L, lookup fn) {
   return 3;
 }
 
-static int64_t within_or_latest(const asc_match_index *ix, uint64_t key, int64_t t) {
-  int64_t r = asc_match_within(ix, key, t);
-  return r >= 0 ? r : asc_match_latest(ix, key, t);
-}
-
 static int m_latest(lua_State *L) { return query(L, asc_match_latest); }
 static int m_within(lua_State *L) { return query(L, asc_match_within); }
 
 /* ix:within_or_latest(keys, times): within where an operator was still running, else latest;
- * the same three results as latest, then how many rows get another row than latest gives. */
+ * the same three results as latest, then how many rows get another row than latest gives, then
+ * latest's own three results. One search a row gives both answers, and the keys are converted
+ * once: `ascope memory` needs latest and this count on every run. */
 static int m_within_or_latest(lua_State *L) {
   asc_match_index *ix = luaL_checkudata(L, 1, INDEX_MT);
   size_t nk, nt;
   lua_settop(L, 3); /* the converted arrays' holders go above the arguments */
   uint64_t *k = to_keys(L, 2, &nk);
   int64_t *t = lasc_toint64s(L, 3, &nt);
-  lua_Integer changed = 0;
-  for (size_t i = 0; i < nt && i < nk; i++) {
-    if (t[i] == ASC_NULL_I64) continue;
-    int64_t w = asc_match_within(ix, k[i], t[i]);
-    if (w >= 0 && w != asc_match_latest(ix, k[i], t[i])) changed++;
+  if (nk != nt) return luaL_error(L, "match: %d keys but %d times", (int)nk, (int)nt);
+  asc_col init;
+  asc_col_init(&init, ASC_I64);
+  asc_col *both = lasc_pushcolumn(L, &init, 0); /* on the stack: freed whatever raises */
+  if (asc_col_reserve(both, nt + 1)) return oom(L);
+  asc_col_init(&init, ASC_I64);
+  asc_col *latest = lasc_pushcolumn(L, &init, 0);
+  if (asc_col_reserve(latest, nt + 1)) return oom(L);
+  lua_Integer bm = 0, be = 0, lm = 0, le = 0, changed = 0;
+  for (size_t i = 0; i < nt; i++) {
+    int64_t l = -1, w = -1;
+    if (t[i] != ASC_NULL_I64) asc_match_both(ix, k[i], t[i], &l, &w);
+    put(both, i, w >= 0 ? w : l, t[i], ix, &bm, &be);
+    put(latest, i, l, t[i], ix, &lm, &le);
+    if (w >= 0 && w != l) changed++;
   }
-  int n = query(L, within_or_latest);
+  both->n = latest->n = nt;
+  lua_pushvalue(L, -2);
+  lua_pushinteger(L, bm);
+  lua_pushinteger(L, be);
   lua_pushinteger(L, changed);
-  return n + 1;
+  lua_pushvalue(L, -5);
+  lua_pushinteger(L, lm);
+  lua_pushinteger(L, le);
+  return 7;
 }
 
 /* match.within(keys, starts, durations, qkeys, qtimes): what match.index(keys, starts,

@@ -97,12 +97,23 @@ int64_t asc_match_latest(const asc_match_index *ix, uint64_t key, int64_t t) {
   return u > g ? ix->row[u - 1] : -1;
 }
 
-int64_t asc_match_within(const asc_match_index *ix, uint64_t key, int64_t t) {
-  size_t g, u = upper(ix, key, t, &g);
+/* The latest entry before u (in its group from g) still running at t. */
+static int64_t within_from(const asc_match_index *ix, size_t g, size_t u, int64_t t) {
   /* Walk back while some earlier entry of the group may still reach t (running max end). */
   for (size_t j = u; j > g; j--) {
     if (ix->maxend[j - 1] == ASC_NULL_I64 || ix->maxend[j - 1] < t) break;
     if (ix->end[j - 1] != ASC_NULL_I64 && ix->end[j - 1] >= t) return ix->row[j - 1];
   }
   return -1;
+}
+
+int64_t asc_match_within(const asc_match_index *ix, uint64_t key, int64_t t) {
+  size_t g, u = upper(ix, key, t, &g);
+  return within_from(ix, g, u, t);
+}
+
+void asc_match_both(const asc_match_index *ix, uint64_t key, int64_t t, int64_t *latest, int64_t *within) {
+  size_t g, u = upper(ix, key, t, &g);
+  *latest = u > g ? ix->row[u - 1] : -1;
+  *within = within_from(ix, g, u, t);
 }

@@ -199,6 +199,18 @@ function MatchIndex:latest(keys, times) end
 ---@param times ascope.Column
 ---@return ascope.Column rows
 function MatchIndex:within(keys, times) end
+---Within where an operator was still running at t, else latest; then how many rows that changes
+---against latest, then latest's own results: one search a row gives both.
+---@param keys ascope.Column
+---@param times ascope.Column
+---@return ascope.Column rows
+---@return integer matched
+---@return integer ended matches whose operator had ended before t
+---@return integer changed rows whose answer differs from latest's
+---@return ascope.Column latest_rows
+---@return integer latest_matched
+---@return integer latest_ended
+function MatchIndex:within_or_latest(keys, times) end
 
 ---@class ascope.Match
 local match = {}

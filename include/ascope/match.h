@@ -25,5 +25,7 @@ void asc_match_free(asc_match_index *ix);
 int64_t asc_match_latest(const asc_match_index *ix, uint64_t key, int64_t t);
 /* Row of the latest start <= t with t <= start + dur; -1 when none. */
 int64_t asc_match_within(const asc_match_index *ix, uint64_t key, int64_t t);
+/* Both answers from one search: *latest and *within as the two functions above give them. */
+void asc_match_both(const asc_match_index *ix, uint64_t key, int64_t t, int64_t *latest, int64_t *within);
 
 #endif

@@ -43,8 +43,12 @@ describe("match index", function()
         qk[i] = names[math.random(1, 3)]
         qt[i] = math.random(-10, 1300)
       end
-      local latest, within = ix:latest(qk, qt), ix:within(qk, qt)
-      local both, _, _, changed = ix:within_or_latest(qk, qt)
+      local latest, l_matched, l_ended = ix:latest(qk, qt)
+      local within = ix:within(qk, qt)
+      local both, _, _, changed, latest2, l_matched2, l_ended2 = ix:within_or_latest(qk, qt)
+      -- the same pass gives latest's own three results
+      assert.same({ l_matched, l_ended }, { l_matched2, l_ended2 })
+      for i = 1, 100 do assert.equal(latest[i], latest2[i]) end
       local differ = 0
       for i = 1, 100 do
         local l, w = brute_latest(keys, starts, qk[i], qt[i]), brute_within(keys, starts, durs, qk[i], qt[i])

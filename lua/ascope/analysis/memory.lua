@@ -31,13 +31,15 @@ function M.attribute(mem, trace, mode)
              suspects = 0, latest_matched = 0, changed_by_fallback = 0 }
   end
   local ix = match.index(trace.name, trace.ts, trace.dur)
-  local latest, latest_matched, suspects = ix:latest(mem.name, mem.alloc_ns)
-  local rows, matched, changed = latest, latest_matched, nil
+  local rows, matched, changed, latest_matched, suspects, _
   if mode == "within" then
+    _, latest_matched, suspects = ix:latest(mem.name, mem.alloc_ns)
     rows, matched = ix:within(mem.name, mem.alloc_ns)
-  else -- the count of changed rows decides whether "latest" suggests the other mode
-    local w_rows, w_matched, _, n_changed = ix:within_or_latest(mem.name, mem.alloc_ns)
-    changed = n_changed
+  else -- one pass gives latest and the count of changed rows, which decides whether "latest"
+    -- suggests the other mode
+    local w_rows, w_matched, latest
+    w_rows, w_matched, _, changed, latest, latest_matched, suspects = ix:within_or_latest(mem.name, mem.alloc_ns)
+    rows, matched = latest, latest_matched
     if mode == "within-or-latest" then rows, matched = w_rows, w_matched end
   end
   local call_stack = trace.stack:take(rows)
