@@ -1,7 +1,35 @@
 /* The bisect rule: latest start <= t within the same key, ties to the later input row. */
+#include <stdlib.h>
+
 #include "ascope/column.h"
 #include "ascope/match.h"
 #include "ctest.h"
+
+/* The index's order, (key, start, row), checked entry by entry on n pseudo-random rows whose
+ * keys and starts repeat (ties), whose starts are negative as well as positive and whose keys
+ * differ in high bytes only: every byte the radix sort may skip or not. */
+static int sorted_as_compared(size_t n, unsigned seed) {
+  uint64_t *k = malloc(n * sizeof *k);
+  int64_t *st = malloc(n * sizeof *st);
+  int ok = k && st;
+  srand(seed);
+  for (size_t i = 0; ok && i < n; i++) {
+    k[i] = (uint64_t)(rand() % 5) << (rand() % 2 ? 40 : 0);
+    st[i] = (int64_t)(rand() % 200 - 100) * (rand() % 3 ? 1 : 1000000007LL);
+  }
+  asc_match_index ix;
+  ok = ok && asc_match_build(&ix, k, st, NULL, n) == 0 && ix.n == n;
+  for (size_t i = 1; ok && i < ix.n; i++) {
+    int before = ix.key[i - 1] < ix.key[i] ||
+                 (ix.key[i - 1] == ix.key[i] &&
+                  (ix.start[i - 1] < ix.start[i] || (ix.start[i - 1] == ix.start[i] && ix.row[i - 1] < ix.row[i])));
+    ok = before && ix.key[i] == k[ix.row[i]] && ix.start[i] == st[ix.row[i]];
+  }
+  if (k && st) asc_match_free(&ix);
+  free(k);
+  free(st);
+  return ok;
+}
 
 int main(void) {
   uint64_t k[] = {1, 1, 2, 1, 1};
@@ -22,5 +50,9 @@ int main(void) {
   CHECK(asc_match_within(&ix, 2, 3000) == 2);
   CHECK(asc_match_within(&ix, 2, 3001) == -1);
   asc_match_free(&ix);
+  CHECK(sorted_as_compared(1, 1));
+  CHECK(sorted_as_compared(2, 2));
+  CHECK(sorted_as_compared(1000, 3));
+  CHECK(sorted_as_compared(100000, 4));
   CTEST_END();
 }
