@@ -91,6 +91,11 @@ local function read_inputs(d, listing, split, required)
     trace = discover.find("call_stacks", d.dir, listing) or d.dir .. OUT .. "trace_view.json",
     record = discover.find("memory_record", d.dir, listing) or d.dir .. OUT .. memory_record.FILE,
   }
+  -- With split, the trace's scan takes every CPU there is, though the CSV is read beside it:
+  -- the CSV takes about half the trace's time, so for that while three threads share two
+  -- CPUs and then the trace has both, where one CPU fewer left one idle once the CSV was in.
+  -- Counted here, before the CSV's worker starts and makes the CPUs look busy.
+  local threads = split and (workers.scan_threads or core.fs.workers()) or nil
   local function read(what)
     log.stage("%s", t("memory.reading", tostring(d.rank), d.role, paths[what]))
     if what == "csv" then
@@ -98,8 +103,6 @@ local function read_inputs(d, listing, split, required)
       if not v then error(err, 0) end -- level 0: the message already names file and place
       return v
     elseif what == "trace" then
-      -- read beside the CSV when split: one CPU fewer for the trace's threads
-      local threads = split and math.max(1, (workers.scan_threads or core.fs.workers()) - 1) or nil
       local v, err = trace.call_stacks(paths.trace, log.progress("trace_view.json"), true, threads)
       if not v then error(err, 0) end
       return v
