@@ -61,15 +61,42 @@ void asc_match_free(asc_match_index *ix) {
   free(ix->maxend);
   free(ix->row);
   free(ix->row_end);
+  free(ix->group);
+  ix->group = NULL;
+  ix->ngroup = 0;
   ix->row_end = NULL;
   ix->key = NULL;
   ix->start = ix->end = ix->maxend = ix->row = NULL;
   ix->n = 0;
 }
 
+/* The table of each key's entries, when the largest key is at most a few times the entry
+ * count (the keys are string ids of one table): a query then searches its key's entries only,
+ * instead of the whole index for the key first. No table (and no error) for sparse keys. */
+static int group_table(asc_match_index *ix) {
+  if (ix->n == 0) return 0;
+  uint64_t max = ix->key[ix->n - 1];
+  if (max > 4 * (uint64_t)ix->n + 4096) return 0;
+  ix->ngroup = max + 1;
+  ix->group = asc_alloc_array((size_t)ix->ngroup + 1, sizeof *ix->group);
+  if (!ix->group) {
+    asc_match_free(ix);
+    return -1;
+  }
+  size_t i = 0;
+  for (uint64_t k = 0; k <= max; k++) {
+    ix->group[k] = i;
+    while (i < ix->n && ix->key[i] == k) i++;
+  }
+  ix->group[max + 1] = ix->n;
+  return 0;
+}
+
 int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *starts, const int64_t *durs,
                     size_t n) {
   ix->n = 0;
+  ix->group = NULL;
+  ix->ngroup = 0;
   item *it = asc_alloc_array(n, sizeof *it);
   size_t m = n ? n : 1;
   ix->key = asc_alloc_array(m, sizeof *ix->key);
@@ -107,11 +134,24 @@ int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *st
   }
   ix->n = k;
   free(it);
-  return 0;
+  return group_table(ix);
 }
 
 /* Position after the last entry with (key, start) <= (key, t), and the group's first index. */
 static size_t upper(const asc_match_index *ix, uint64_t key, int64_t t, size_t *group_lo) {
+  if (ix->group) {
+    if (key >= ix->ngroup) return *group_lo = 0;
+    size_t lo = ix->group[key], hi = ix->group[key + 1];
+    *group_lo = lo;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (ix->start[mid] <= t)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return lo;
+  }
   size_t lo = 0, hi = ix->n;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;

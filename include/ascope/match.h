@@ -15,6 +15,10 @@ typedef struct asc_match_index {
   int64_t *row;     /* 0-based row in the input */
   int64_t *row_end; /* by input row: start + dur, INT64_MIN when unknown */
   size_t nrows;     /* input rows */
+  /* key k's entries are [group[k], group[k + 1]) when k < ngroup; NULL when the keys are too
+   * sparse for a table by key (they are string ids, dense, as a rule) and a search finds them */
+  size_t *group;
+  uint64_t ngroup;
 } asc_match_index;
 
 /* Rows with a null start are left out. durs may be NULL (ends unknown). */

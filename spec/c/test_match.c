@@ -1,5 +1,6 @@
 /* The bisect rule: latest start <= t within the same key, ties to the later input row. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "ascope/column.h"
 #include "ascope/match.h"
@@ -31,6 +32,41 @@ static int sorted_as_compared(size_t n, unsigned seed) {
   return ok;
 }
 
+/* The same answers whether the keys are dense (a table of each key's entries) or sparse (a
+ * search for the key): the keys 0..4 and the same keys times 2^40, queried at random times,
+ * with keys that have no entries and one past the largest. */
+static int dense_as_sparse(size_t n, unsigned seed) {
+  uint64_t *dk = malloc(n * sizeof *dk), *sk = malloc(n * sizeof *sk);
+  int64_t *st = malloc(n * sizeof *st), *du = malloc(n * sizeof *du);
+  int ok = dk && sk && st && du;
+  srand(seed);
+  for (size_t i = 0; ok && i < n; i++) {
+    dk[i] = (uint64_t)(rand() % 3) * 2; /* 0, 2, 4: 1 and 3 have no entries */
+    sk[i] = dk[i] << 40;
+    st[i] = rand() % 1000;
+    du[i] = rand() % 50;
+  }
+  asc_match_index d, s;
+  memset(&d, 0, sizeof d);
+  memset(&s, 0, sizeof s);
+  ok = ok && asc_match_build(&d, dk, st, du, n) == 0 && asc_match_build(&s, sk, st, du, n) == 0;
+  ok = ok && d.group != NULL && s.group == NULL;
+  for (int q = 0; ok && q < 20000; q++) {
+    uint64_t key = (uint64_t)(rand() % 6);
+    int64_t t = rand() % 1100 - 50, dl, dw, sl, sw;
+    asc_match_both(&d, key, t, &dl, &dw);
+    asc_match_both(&s, key << 40, t, &sl, &sw);
+    ok = dl == sl && dw == sw && dl == asc_match_latest(&d, key, t) && dw == asc_match_within(&d, key, t);
+  }
+  asc_match_free(&d);
+  asc_match_free(&s);
+  free(dk);
+  free(sk);
+  free(st);
+  free(du);
+  return ok;
+}
+
 int main(void) {
   uint64_t k[] = {1, 1, 2, 1, 1};
   int64_t st[] = {1000, 3000, 2000, 3000, ASC_NULL_I64};
@@ -54,5 +90,7 @@ int main(void) {
   CHECK(sorted_as_compared(2, 2));
   CHECK(sorted_as_compared(1000, 3));
   CHECK(sorted_as_compared(100000, 4));
+  CHECK(dense_as_sparse(1, 5));
+  CHECK(dense_as_sparse(3000, 6));
   CTEST_END();
 }
