@@ -5,6 +5,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "ascope/csv.h"
 #include "ascope/checked.h"
@@ -352,6 +355,25 @@ enum { REC_OK = 0, REC_NEED = 1, REC_BAD = -1 };
 /* Characters that end an unquoted field. */
 static const unsigned char field_end[256] = {[','] = 1, ['\n'] = 1, ['\r'] = 1, ['"'] = 1};
 
+/* The first byte in [p, e) that ends an unquoted field (e when none): sixteen bytes a step with
+ * SSE2, a table lookup a byte for the rest (the same answer; a cell of a memory CSV is 3 to 21
+ * bytes, so the steps take most of a row). */
+static const char *field_stop(const char *p, const char *e) {
+#if defined(__SSE2__) && !defined(ASC_PORTABLE_SCAN)
+  const __m128i comma = _mm_set1_epi8(','), lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'),
+                quote = _mm_set1_epi8('"');
+  for (; e - p >= 16; p += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, comma), _mm_cmpeq_epi8(v, lf)),
+                             _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, quote)));
+    unsigned bits = (unsigned)_mm_movemask_epi8(m);
+    if (bits) return p + __builtin_ctz(bits);
+  }
+#endif
+  while (p < e && !field_end[(unsigned char)*p]) p++;
+  return p;
+}
+
 typedef struct {
   const char *v;
   size_t n;
@@ -407,7 +429,7 @@ static int record(typed *t, fields_t *fl, const char *p, const char *e, int eof,
       while (p < e && (*p == ' ' || *p == '\t')) p++;
       if (p < e && *p != ',' && *p != '\n' && *p != '\r') return *bad_at = p, REC_BAD;
     } else {
-      while (p < e && !field_end[(unsigned char)*p]) p++;
+      p = field_stop(p, e);
       if (p < e && *p == '"') return *bad_at = p, REC_BAD; /* a quote inside an unquoted field */
       sp.n = (size_t)(p - sp.v);
     }
