@@ -110,5 +110,28 @@ int main(void) {
   CHECK(asc_format_scaled(1234567890123456789, 0, buf) && strcmp(buf, "1234567890123456789.0") == 0);
   CHECK(asc_format_int(-42, buf) == 3 && strcmp(buf, "-42") == 0);
   CHECK(asc_format_int(INT64_MAX, buf) && strcmp(buf, "9223372036854775807") == 0);
+  /* plain decimals take a short path; the same text with "e0" after it takes the general one,
+   * and both give the same answer (or both refuse): random digits, points, signs and scales,
+   * with leading zeros, 19 and 20 digits and values next to INT64_MAX */
+  int same_paths = 1;
+  for (int i = 0; i < 300000; i++) {
+    seed = seed * 1103515245u + 12345u;
+    char txt[48], gen[52];
+    size_t k = 0, len = 1 + (seed >> 8) % 21, point = (seed >> 13) % (len + 2);
+    if ((seed >> 20) % 4 == 0) txt[k++] = '-';
+    for (size_t d = 0; d < len; d++) {
+      if (d == point) txt[k++] = '.';
+      seed = seed * 1103515245u + 12345u;
+      txt[k++] = (char)('0' + ((seed >> 16) % 10 < 2 ? 0 : (seed >> 17) % 10));
+    }
+    if (i % 1000 == 0) k = (size_t)sprintf(txt, "%lld.%u", (long long)(INT64_MAX / 1000 - i / 1000), i % 1000);
+    txt[k] = '\0';
+    int scale = (int)((seed >> 24) % 10);
+    int64_t a = 0, b = 0;
+    snprintf(gen, sizeof gen, "%se0", txt);
+    int ra = asc_decimal_scaled(txt, k, scale, &a), rb = asc_decimal_scaled(gen, strlen(gen), scale, &b);
+    same_paths &= ra == rb && (ra != 0 || a == b);
+  }
+  CHECK(same_paths);
   CTEST_END();
 }
