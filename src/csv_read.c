@@ -5,13 +5,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "ascope/csv.h"
 #include "ascope/checked.h"
 #include "ascope/decimal.h"
+#include "ascope/simd.h"
 #include "ascope/fs.h"
 
 typedef struct {
@@ -359,7 +357,7 @@ static const unsigned char field_end[256] = {[','] = 1, ['\n'] = 1, ['\r'] = 1, 
  * SSE2, a table lookup a byte for the rest (the same answer; a cell of a memory CSV is 3 to 21
  * bytes, so the steps take most of a row). */
 static const char *field_stop(const char *p, const char *e) {
-#if defined(__SSE2__) && !defined(ASC_PORTABLE_SCAN)
+#ifdef ASC_SSE2
   const __m128i comma = _mm_set1_epi8(','), lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'),
                 quote = _mm_set1_epi8('"');
   for (; e - p >= 16; p += 16) {

@@ -1,13 +1,11 @@
 /* CSV output: RFC 4180 quoting (fields with commas, quotes, CR or LF are quoted, quotes
  * doubled), written to a temporary file and renamed into place on close. */
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 #include <stdlib.h>
 #include <string.h>
 
 #include "ascope/csv.h"
 #include "ascope/fs.h"
+#include "ascope/simd.h"
 #include "ascope/spool.h"
 
 struct asc_csv_writer {
@@ -80,7 +78,7 @@ int asc_csv_writer_save(asc_csv_writer *w, const char *path, asc_error *err) {
 int asc_csv_quoting(const char *s, size_t n) {
   int quote = 0, special = n > 0 && (s[0] == ' ' || s[n - 1] == ' ');
   size_t i = 0;
-#ifdef __SSE2__
+#ifdef ASC_SSE2
   const __m128i dq = _mm_set1_epi8('"'), lf = _mm_set1_epi8('\n'), comma = _mm_set1_epi8(','),
                 cr = _mm_set1_epi8('\r');
   __m128i q = _mm_setzero_si128(), o = _mm_setzero_si128();

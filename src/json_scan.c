@@ -17,12 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "ascope/checked.h"
 #include "ascope/decimal.h"
+#include "ascope/simd.h"
 #include "ascope/fs.h"
 #include "ascope/json_par.h"
 
@@ -105,7 +103,7 @@ static const unsigned char escape_kind[256] = {
  * matter), then bytes: both paths stop at the same byte (build with -DASC_PORTABLE_SCAN to
  * run the specs on the portable one). */
 static const char *string_stop(const char *p, const char *e) {
-#if defined(__SSE2__) && !defined(ASC_PORTABLE_SCAN)
+#ifdef ASC_SSE2
   const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), lim = _mm_set1_epi8(0x1F);
   for (; e - p >= 16; p += 16) {
     __m128i v = _mm_loadu_si128((const __m128i *)p);

@@ -3,16 +3,10 @@
  * deterministic, and the runs that led to a failure are remembered so that no character is
  * scanned twice by the same item. */
 #include "ascope/lpat.h"
+#include "ascope/simd.h"
 
 #include <ctype.h>
 #include <stdint.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define AVX2_PATH 1 /* taken where the CPU has AVX2 (__builtin_cpu_supports), else SSE2 */
-#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -380,7 +374,7 @@ fail:
   return 0;
 }
 
-#ifdef AVX2_PATH
+#ifdef ASC_AVX2
 /* asc_find_literal's and asc_count_byte's loops 32 bytes at a time: up to where they stopped
  * (*done), the same answers */
 __attribute__((target("avx2"))) static const char *find_avx2(const char *s, size_t n, const char *lit,
@@ -427,13 +421,13 @@ const char *asc_find_literal(const char *s, size_t n, const char *lit, size_t k)
   /* two bytes of the literal tested first: its second (its first is often the same as every
    * line's, such as the '[' of "[ERROR]") and its last */
   size_t o1 = k > 2 ? 1 : 0, o2 = k - 1;
-#ifdef AVX2_PATH
+#ifdef ASC_AVX2
   if (n >= 64 && __builtin_cpu_supports("avx2")) {
     const char *h = find_avx2(s, n, lit, k, o1, o2, &i);
     if (h) return h;
   }
 #endif
-#ifdef __SSE2__
+#ifdef ASC_SSE2
   const __m128i first = _mm_set1_epi8(lit[o1]), last = _mm_set1_epi8(lit[o2]);
   for (; i + o2 + 16 <= n; i += 16) {
     __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + i + o1));
@@ -455,10 +449,10 @@ const char *asc_find_literal(const char *s, size_t n, const char *lit, size_t k)
 
 size_t asc_count_byte(const char *s, size_t n, char c) {
   size_t count = 0, i = 0;
-#ifdef AVX2_PATH
+#ifdef ASC_AVX2
   if (n >= 64 && __builtin_cpu_supports("avx2")) count = count_avx2(s, n, c, &i);
 #endif
-#ifdef __SSE2__
+#ifdef ASC_SSE2
   /* per byte lane, up to 255 matches are summed before the lanes are added up */
   const __m128i want = _mm_set1_epi8(c), zero = _mm_setzero_si128();
   while (i + 16 <= n) {
