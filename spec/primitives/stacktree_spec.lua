@@ -61,16 +61,15 @@ describe("stacktree", function()
     -- 6,079 frames (1 + 11 + 1,067 + 5,000): the tree's slots grow and are refilled four times
     local t = core.stacktree.new()
     local add, text = model()
+    local function stack(i)
+      return ("leaf_%d.py(%d): f;\r\nmid_%d.py(2): g;\r\nmod_%d.py(3): h;\r\nmain"):format(i, i, i % 97, i % 11)
+    end
     local leaf = {}
     for i = 1, 5000 do
-      local s = ("leaf_%d.py(%d): f;\r\nmid_%d.py(2): g;\r\nmod_%d.py(3): h;\r\nmain"):format(i, i, i % 97, i % 11)
-      leaf[i] = add(s)
-      assert.equal(leaf[i], t:add(s), s)
+      leaf[i] = add(stack(i))
+      assert.equal(leaf[i], t:add(stack(i)), stack(i))
     end
-    for i = 5000, 1, -7 do
-      local s = ("leaf_%d.py(%d): f;\r\nmid_%d.py(2): g;\r\nmod_%d.py(3): h;\r\nmain"):format(i, i, i % 97, i % 11)
-      assert.equal(leaf[i], t:add(s), s)
-    end
+    for i = 5000, 1, -7 do assert.equal(leaf[i], t:add(stack(i)), stack(i)) end
     assert.equal(text(), t:json())
   end)
 
