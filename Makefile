@@ -13,7 +13,7 @@ WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -Iinclude -I$(LUAINC) $(CFLAGS) $(EXTRA_CFLAGS)
 
-PRIM_SRCS := src/error.c src/strtab.c src/lpat.c src/logclass.c src/column.c src/decimal.c src/json_scan.c src/json_par.c src/json_escape.c \
+PRIM_SRCS := src/error.c src/strtab.c src/lpat.c src/logclass.c src/column.c src/decimal.c src/json_scan.c src/json_par.c src/json_escape.c src/json_unescape.c \
              src/csv_read.c src/csv_write.c src/interval.c src/match.c src/stab.c src/bin.c src/db.c \
              src/fs.c src/spool.c src/par.c src/regex.c src/iconv.c src/stacktree.c src/stacktop.c src/topgroups.c \
              src/label.c

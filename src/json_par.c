@@ -100,19 +100,15 @@ static int append(asc_col *a, asc_col *b, const uint32_t *map) {
   return 0;
 }
 
-/* Range w's strings into the caller's table, in the order w met them: local id -> id. */
-static uint32_t *map_strings(asc_strtab *to, const asc_strtab *from) {
-  uint32_t count = asc_strtab_count(from);
-  uint32_t *map = asc_alloc_array((size_t)count + 1, sizeof *map);
+/* Range w's strings into the caller's table, in the order w met them: local id -> id. The
+ * range's table is emptied on the way, so its text and the caller's copy of it are not both
+ * held in full. */
+static uint32_t *map_strings(asc_strtab *to, asc_strtab *from) {
+  uint32_t *map = asc_alloc_array((size_t)asc_strtab_count(from) + 1, sizeof *map);
   if (!map) return NULL;
-  map[0] = 0;
-  for (uint32_t id = 1; id <= count; id++) {
-    size_t n;
-    const char *s = asc_strtab_get(from, id, &n);
-    if (!s || asc_strtab_intern(to, s, n, &map[id])) {
-      free(map);
-      return NULL;
-    }
+  if (asc_strtab_drain(to, from, map)) {
+    free(map);
+    return NULL;
   }
   return map;
 }
@@ -126,6 +122,8 @@ static int join(const asc_json_spec *spec, asc_json_result *res, worker *w) {
   if (!rc)
     rc = append(&res->meta_what, &w->res.meta_what, map) || append(&res->meta_pid, &w->res.meta_pid, map) ||
          append(&res->meta_tid, &w->res.meta_tid, map) || append(&res->meta_name, &w->res.meta_name, map);
+  asc_strtab_free(w->rg.strings); /* its entries: the text went with the drain */
+  w->rg.strings = NULL;
   res->nrows += w->res.nrows;
   res->events += w->res.events;
   res->ranges++;

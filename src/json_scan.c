@@ -22,7 +22,9 @@
 #include "ascope/decimal.h"
 #include "ascope/simd.h"
 #include "ascope/fs.h"
+#include "ascope/hash.h"
 #include "ascope/json_par.h"
+#include "ascope/json_unescape.h"
 
 enum { V_NONE = 0, V_STR, V_NUM, V_BOOL, V_NULL, V_CONTAINER };
 enum { OK = 0, NEED = 1, HAND_OVER = 2, BAD = -1 };
@@ -43,6 +45,10 @@ typedef struct slot {
   uint32_t last_id;
 } slot;
 
+typedef struct {
+  uint32_t hash, id; /* id 0: empty */
+} raw_slot;
+
 typedef struct scan {
   const asc_json_spec *spec;
   asc_json_result *res;
@@ -57,11 +63,12 @@ typedef struct scan {
   int *next_same;
   char *scratch; /* decoded strings */
   size_t scratch_cap;
-  /* escaped strings are interned by their raw text first, so each distinct one (call stacks
-   * repeat) is decoded once: raw id -> decoded id */
-  asc_strtab *raw;
-  uint32_t *raw_id;
-  size_t raw_cap;
+  /* escaped strings are looked up by their raw text first, so each distinct one (call stacks
+   * repeat) is decoded once: an open-addressing map from the hash of the raw text to the
+   * decoded string's id. It holds no text: a candidate is confirmed by comparing the raw text
+   * with the decoded string in the table (several raw spellings may map to one id). */
+  raw_slot *raw;
+  size_t raw_nslots, raw_used; /* raw_nslots: 0 or a power of two */
   int oom;
   const char *bad_at; /* where the fast path found a problem */
   const char *bad_msg;
@@ -362,68 +369,6 @@ static int members(scan *sc, const char *p, const char *e, int in_args, const ch
 
 /* ---------- values of kept events ---------- */
 
-static int hexval(char c) {
-  return c >= '0' && c <= '9'   ? c - '0'
-         : c >= 'a' && c <= 'f' ? c - 'a' + 10
-         : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                : -1;
-}
-
-static size_t put_utf8(char *o, unsigned cp) {
-  if (cp < 0x80) return o[0] = (char)cp, 1;
-  if (cp < 0x800) return o[0] = (char)(0xC0 | cp >> 6), o[1] = (char)(0x80 | (cp & 0x3F)), 2;
-  if (cp < 0x10000)
-    return o[0] = (char)(0xE0 | cp >> 12), o[1] = (char)(0x80 | ((cp >> 6) & 0x3F)),
-           o[2] = (char)(0x80 | (cp & 0x3F)), 3;
-  return o[0] = (char)(0xF0 | cp >> 18), o[1] = (char)(0x80 | ((cp >> 12) & 0x3F)),
-         o[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), o[3] = (char)(0x80 | (cp & 0x3F)), 4;
-}
-
-static unsigned hex4(const char *s) {
-  int a = hexval(s[0]), b = hexval(s[1]), c = hexval(s[2]), d = hexval(s[3]);
-  if (a < 0 || b < 0 || c < 0 || d < 0) return 0xFFFD;
-  return (unsigned)(a << 12 | b << 8 | c << 4 | d);
-}
-
-/* JSON string content -> bytes (the result never grows). */
-static size_t unescape(const char *s, size_t n, char *o) {
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (s[i] != '\\' || i + 1 >= n) {
-      o[k++] = s[i];
-      continue;
-    }
-    char c = s[++i];
-    switch (c) {
-    case 'n': o[k++] = '\n'; break;
-    case 'r': o[k++] = '\r'; break;
-    case 't': o[k++] = '\t'; break;
-    case 'b': o[k++] = '\b'; break;
-    case 'f': o[k++] = '\f'; break;
-    case 'u': {
-      if (i + 4 >= n) {
-        o[k++] = '?';
-        i = n;
-        break;
-      }
-      unsigned cp = hex4(s + i + 1);
-      i += 4;
-      if (cp >= 0xD800 && cp < 0xDC00 && i + 6 < n && s[i + 1] == '\\' && s[i + 2] == 'u') {
-        unsigned lo = hex4(s + i + 3);
-        if (lo >= 0xDC00 && lo < 0xE000) {
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          i += 6;
-        }
-      }
-      k += put_utf8(o + k, cp);
-      break;
-    }
-    default: o[k++] = c; /* \" \\ \/ */
-    }
-  }
-  return k;
-}
-
 /* The slot's text, unescaped when needed (valid until the next call). */
 static const char *slot_text(scan *sc, const slot *sl, size_t *n) {
   if (!sl->esc) return *n = sl->vlen, sl->v;
@@ -435,7 +380,7 @@ static const char *slot_text(scan *sc, const slot *sl, size_t *n) {
     sc->scratch = p;
     sc->scratch_cap = nc;
   }
-  *n = unescape(sl->v, sl->vlen, sc->scratch);
+  *n = asc_json_unescape(sl->v, sl->vlen, sc->scratch);
   return sc->scratch;
 }
 
@@ -444,6 +389,25 @@ static int text_eq(scan *sc, const slot *sl, const char *v) {
   size_t n;
   const char *t = slot_text(sc, sl, &n);
   return strlen(v) == n && memcmp(t, v, n) == 0;
+}
+
+/* The raw map twice as large (at least 1024 slots), its entries placed again. */
+static int grow_raw(scan *sc) {
+  size_t nn;
+  if (asc_size_mul(sc->raw_nslots ? sc->raw_nslots : 512, 2, &nn)) return -1;
+  raw_slot *ns = asc_alloc_array(nn, sizeof *ns);
+  if (!ns) return -1;
+  memset(ns, 0, nn * sizeof *ns);
+  for (size_t k = 0; k < sc->raw_nslots; k++) {
+    if (!sc->raw[k].id) continue;
+    size_t j = sc->raw[k].hash & (nn - 1);
+    while (ns[j].id) j = (j + 1) & (nn - 1);
+    ns[j] = sc->raw[k];
+  }
+  free(sc->raw);
+  sc->raw = ns;
+  sc->raw_nslots = nn;
+  return 0;
 }
 
 static int intern(scan *sc, slot *sl, uint32_t *id) {
@@ -458,25 +422,28 @@ static int intern(scan *sc, slot *sl, uint32_t *id) {
     sl->last_id = *id;
     return 0;
   }
-  uint32_t rid = 0;
-  if (sl->esc) {
-    if (!sc->raw && !(sc->raw = asc_strtab_new())) return sc->oom = 1;
-    if (asc_strtab_intern(sc->raw, sl->v, sl->vlen, &rid)) return sc->oom = 1;
-    if (rid < sc->raw_cap && sc->raw_id[rid]) return *id = sc->raw_id[rid], 0;
-    if (rid >= sc->raw_cap) {
-      size_t nc = sc->raw_cap ? sc->raw_cap * 2 : 1024;
-      while (nc <= rid) nc *= 2;
-      uint32_t *p = asc_realloc_array(sc->raw_id, nc, sizeof *p);
-      if (!p) return sc->oom = 1;
-      memset(p + sc->raw_cap, 0, (nc - sc->raw_cap) * sizeof *p);
-      sc->raw_id = p;
-      sc->raw_cap = nc;
-    }
+  if (!sl->esc) return asc_strtab_intern(sc->strings, sl->v, sl->vlen, id) ? sc->oom = 1 : 0;
+  /* escaped: looked up by its raw text first, so a string met again is not decoded again */
+  uint64_t h64 = asc_hash_bytes(0x51AFD7ED558CCDFFull ^ sl->vlen, sl->v, sl->vlen);
+  uint32_t h = (uint32_t)(h64 ^ (h64 >> 32));
+  size_t mask = sc->raw_nslots - 1, i = h & mask;
+  for (; sc->raw_nslots && sc->raw[i].id; i = (i + 1) & mask) {
+    if (sc->raw[i].hash != h) continue;
+    size_t dn;
+    const char *d = asc_strtab_get(sc->strings, sc->raw[i].id, &dn);
+    if (d && asc_json_escaped_equal(sl->v, sl->vlen, d, dn)) return *id = sc->raw[i].id, 0;
   }
   size_t n;
   const char *t = slot_text(sc, sl, &n);
-  if (asc_strtab_intern(sc->strings, t, n, id)) return sc->oom = 1;
-  if (rid) sc->raw_id[rid] = *id;
+  if (sc->oom || asc_strtab_intern(sc->strings, t, n, id)) return sc->oom = 1;
+  if ((sc->raw_used + 1) * 2 > sc->raw_nslots) {
+    if (grow_raw(sc)) return sc->oom = 1;
+    mask = sc->raw_nslots - 1;
+    i = h & mask;
+    while (sc->raw[i].id) i = (i + 1) & mask;
+  }
+  sc->raw[i] = (raw_slot){h, *id};
+  sc->raw_used++;
   return 0;
 }
 
@@ -959,8 +926,7 @@ done:
   if (rc && !spec->partial) asc_json_result_free(res, spec->nfields);
   free(buf);
   free(sc.scratch);
-  asc_strtab_free(sc.raw);
-  free(sc.raw_id);
+  free(sc.raw);
   free(sc.slots);
   free(sc.field_slot);
   free(sc.pred_slot);

@@ -117,10 +117,9 @@ static int stack_top(lua_State *L) {
   if (asc_size_mul(nstr, sizeof(uint32_t), &bytes)) return luaL_error(L, "stacktree: too many strings");
   uint32_t *top_of = lua_newuserdatauv(L, bytes, 0); /* 3: 0 = not seen yet */
   memset(top_of, 0, bytes);
-  lasc_buf *copy = lasc_newbuf(L); /* 4: a frame's text while it is interned (the arena may move) */
   asc_col out;
   asc_col_init(&out, ASC_STR);
-  asc_col *o = lasc_pushcolumn(L, &out, 2); /* 5 */
+  asc_col *o = lasc_pushcolumn(L, &out, 2); /* 4 */
   if (asc_col_reserve(o, c->n ? c->n : 1)) return luaL_error(L, "stacktree: out of memory");
   for (size_t i = 0; i < c->n; i++) {
     uint32_t id = c->v.s[i], top = 0;
@@ -131,11 +130,8 @@ static int stack_top(lua_State *L) {
         asc_stack_top(s, len, &at, &tlen);
         if (tlen == len) {
           top_of[id] = id;
-        } else {
-          copy->n = 0;
-          lasc_addl(L, copy, s + at, tlen);
-          if (asc_strtab_intern(st, tlen ? copy->p : "", tlen, &top_of[id]))
-            return luaL_error(L, "stacktree: out of memory");
+        } else if (asc_strtab_intern(st, s + at, tlen, &top_of[id])) { /* s stays where it is */
+          return luaL_error(L, "stacktree: out of memory");
         }
       }
       top = top_of[id];

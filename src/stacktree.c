@@ -9,15 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-  uint32_t hash; /* of (parent, frame text) */
-  uint32_t node; /* 0: empty slot */
-} slot;
-
-typedef struct { /* 16 bytes: a million distinct stacks make millions of frames */
+typedef struct { /* 20 bytes: a million distinct stacks make millions of frames */
   uint32_t at;   /* where the frame's text starts: in string `str` of the table, or in the */
   uint32_t str;  /* tree's own text when str is 0 (kept below 4 GiB) */
   uint32_t len, parent;
+  uint32_t hash; /* of the path from the root to this frame */
 } node;
 
 typedef struct {
@@ -32,7 +28,7 @@ struct asc_stacktree {
   const asc_strtab *st; /* the table interned stacks come from (NULL until the first) */
   char *own;            /* the text of frames added as plain strings */
   size_t own_n, owncap;
-  slot *slots;
+  uint32_t *slots;  /* node ids by hash, 0: empty; the hashes are the nodes' */
   size_t cap, used; /* cap: a power of two */
   piece *pieces;    /* the frames of the stack being added */
   size_t npieces, piececap;
@@ -73,21 +69,20 @@ static const char *text_of(const asc_stacktree *t, const node *nd) {
   return s ? s + nd->at : "";
 }
 
+/* The slots twice as many, filled again from the nodes (which hold their hashes): the old
+ * slots are freed first, so growing never holds two sets of them. */
 static int grow_slots(asc_stacktree *t) {
   size_t cap;
   if (asc_size_mul(t->cap, 2, &cap)) return -1;
-  slot *s = asc_alloc_array(cap, sizeof *s);
-  if (!s) return -1;
-  memset(s, 0, cap * sizeof *s);
-  for (size_t i = 0; i < t->cap; i++) {
-    if (!t->slots[i].node) continue;
-    size_t j = (size_t)t->slots[i].hash & (cap - 1);
-    while (s[j].node) j = (j + 1) & (cap - 1);
-    s[j] = t->slots[i];
-  }
   free(t->slots);
-  t->slots = s;
-  t->cap = cap;
+  t->slots = calloc(cap, sizeof *t->slots);
+  t->cap = t->slots ? cap : 0;
+  if (!t->slots) return -1; /* the tree takes no more frames (node_of checks) */
+  for (uint32_t id = 1; id <= t->nodes; id++) {
+    size_t j = (size_t)t->nodes_[id - 1].hash & (cap - 1);
+    while (t->slots[j]) j = (j + 1) & (cap - 1);
+    t->slots[j] = id;
+  }
   return 0;
 }
 
@@ -113,16 +108,14 @@ static int keep_text(asc_stacktree *t, const char *s, size_t n, size_t *at) {
  * `str` of the table, or (str 0) copied into the tree's own text */
 static int node_of(asc_stacktree *t, uint32_t parent, uint32_t h, const char *s, size_t len, uint32_t str,
                    size_t at, uint32_t *id_out) {
+  if (!t->slots) return -1;
   size_t j = (size_t)h & (t->cap - 1);
-  while (t->slots[j].node) {
-    if (t->slots[j].hash == h) {
-      const node *nd = &t->nodes_[t->slots[j].node - 1];
-      if (nd->parent == parent && nd->len == len && memcmp(text_of(t, nd), s, len) == 0) {
-        *id_out = t->slots[j].node;
-        return 0;
-      }
+  for (uint32_t cur; (cur = t->slots[j]) != 0; j = (j + 1) & (t->cap - 1)) {
+    const node *nd = &t->nodes_[cur - 1];
+    if (nd->hash == h && nd->parent == parent && nd->len == len && memcmp(text_of(t, nd), s, len) == 0) {
+      *id_out = cur;
+      return 0;
     }
-    j = (j + 1) & (t->cap - 1);
   }
   if (t->nodes == UINT32_MAX || len > UINT32_MAX) return -1;
   if (t->nodes == t->nodecap) {
@@ -135,10 +128,9 @@ static int node_of(asc_stacktree *t, uint32_t parent, uint32_t h, const char *s,
   }
   if (!str && (t->own_n > UINT32_MAX || keep_text(t, s, len, &at))) return -1;
   uint32_t id = t->nodes + 1;
-  t->nodes_[id - 1] = (node){(uint32_t)at, str, (uint32_t)len, parent};
+  t->nodes_[id - 1] = (node){(uint32_t)at, str, (uint32_t)len, parent, h};
   t->nodes = id;
-  t->slots[j].hash = h;
-  t->slots[j].node = id;
+  t->slots[j] = id;
   t->used++;
   *id_out = id;
   if (t->used * 2 > t->cap) return grow_slots(t);
@@ -197,7 +189,7 @@ static int add_frames(asc_stacktree *t, const char *s, size_t n, uint32_t str, u
   for (size_t k = t->npieces; k-- > 0;) {
     piece *p = &t->pieces[k];
     p->hash = h = hash_of(h, s + p->at, p->len);
-    __builtin_prefetch(&t->slots[(size_t)h & (t->cap - 1)]);
+    if (t->slots) __builtin_prefetch(&t->slots[(size_t)h & (t->cap - 1)]);
   }
   uint32_t parent = 0;
   for (size_t k = t->npieces; k-- > 0;) {

@@ -11,11 +11,17 @@ typedef struct asc_strtab asc_strtab;
 
 asc_strtab *asc_strtab_new(void);
 void asc_strtab_free(asc_strtab *t);
-/* 0 on success with *id set (never 0), -1 when out of memory. */
+/* 0 on success with *id set (never 0), -1 when out of memory (or the table was drained). */
 int asc_strtab_intern(asc_strtab *t, const char *s, size_t n, uint32_t *id);
-/* NULL for id 0 or an unknown id. */
+/* NULL for id 0 or an unknown id. The text is NUL-terminated and stays where it is for the
+ * table's life: interning more strings does not move it. */
 const char *asc_strtab_get(const asc_strtab *t, uint32_t id, size_t *n);
 uint32_t asc_strtab_count(const asc_strtab *t);
 size_t asc_strtab_bytes(const asc_strtab *t);
+/* Every string of `from` interned into `to` in id order, map[id] its id there (map holds
+ * count(from) + 1; map[0] = 0). `from`'s text is freed as it is passed, so the two tables
+ * together never hold much more than one copy of it; `from` is left empty (ids unknown, no
+ * interning) and still has to be freed. 0, or -1 when out of memory. */
+int asc_strtab_drain(asc_strtab *to, asc_strtab *from, uint32_t *map);
 
 #endif

@@ -1,11 +1,22 @@
-/* Interning: equal strings get equal ids across growth of the table. */
+/* Interning: equal strings get equal ids across growth of the table; text stays where it was
+ * put while the table grows (chunks, strings larger than a chunk); draining one table into
+ * another maps every id to the id of the same text and empties the first. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ascope/strtab.h"
 #include "ctest.h"
 
-int main(void) {
+/* the i-th test string: lengths from 0 to 900 bytes, so chunks end at many places */
+static size_t text_of(int i, char *buf) {
+  size_t n = (size_t)snprintf(buf, 64, "s%d:", i);
+  size_t len = (size_t)(i * 37 % 901);
+  for (size_t k = n; k < len; k++) buf[k] = (char)('a' + (k + (size_t)i) % 26);
+  return len > n ? len : n;
+}
+
+static void basics(void) {
   asc_strtab *t = asc_strtab_new();
   CHECK(t != NULL);
   uint32_t a, b, c;
@@ -31,8 +42,94 @@ int main(void) {
   CHECK(same);
   CHECK(asc_strtab_count(t) == 5002);
   CHECK(asc_strtab_get(t, 0, NULL) == NULL);
+  CHECK(asc_strtab_get(t, 5003, NULL) == NULL);
   uint32_t e;
   CHECK(asc_strtab_intern(t, "", 0, &e) == 0 && e != 0);
   asc_strtab_free(t);
+}
+
+/* pointers taken early stay valid and unchanged through 8 MB of later strings */
+static void stable_text(void) {
+  asc_strtab *t = asc_strtab_new();
+  char buf[1024];
+  enum { N = 20000 };
+  static const char *early[N];
+  static uint32_t ids[N];
+  int ok = 1;
+  for (int i = 0; i < N && ok; i++) {
+    size_t n = text_of(i, buf);
+    ok = asc_strtab_intern(t, buf, n, &ids[i]) == 0 && ids[i] == (uint32_t)i + 1;
+    early[i] = asc_strtab_get(t, ids[i], NULL);
+  }
+  CHECK(ok);
+  /* a string larger than any chunk, and one after it in a chunk of the usual size */
+  size_t big_n = (size_t)3 << 20;
+  char *big = malloc(big_n);
+  CHECK(big != NULL);
+  if (!big) return;
+  for (size_t k = 0; k < big_n; k++) big[k] = (char)('A' + k % 23);
+  uint32_t big_id, small_id, again;
+  CHECK(asc_strtab_intern(t, big, big_n, &big_id) == 0);
+  CHECK(asc_strtab_intern(t, "after the big one", 17, &small_id) == 0);
+  CHECK(asc_strtab_intern(t, big, big_n, &again) == 0 && again == big_id);
+  size_t n;
+  const char *s = asc_strtab_get(t, big_id, &n);
+  CHECK(n == big_n && memcmp(s, big, big_n) == 0 && s[n] == '\0');
+  for (int i = 0; i < N && ok; i++) {
+    size_t want = text_of(i, buf);
+    const char *now = asc_strtab_get(t, ids[i], &n);
+    ok = now == early[i] && n == want && memcmp(now, buf, n) == 0 && now[n] == '\0';
+  }
+  CHECK(ok);
+  free(big);
+  asc_strtab_free(t);
+}
+
+/* drain: every id of the source mapped to the id of its text in the target (strings the target
+ * already has keep their ids), in the source's order; the source is left without text */
+static void drain(void) {
+  asc_strtab *to = asc_strtab_new(), *from = asc_strtab_new();
+  char buf[1024];
+  enum { N = 12000 };
+  uint32_t id;
+  for (int i = 0; i < N; i += 3) { /* the target has every third string already */
+    size_t n = text_of(i, buf);
+    asc_strtab_intern(to, buf, n, &id);
+  }
+  uint32_t before = asc_strtab_count(to);
+  for (int i = N - 1; i >= 0; i--) { /* the source holds them all, last first */
+    size_t n = text_of(i, buf);
+    asc_strtab_intern(from, buf, n, &id);
+  }
+  uint32_t *map = malloc(sizeof *map * (N + 1));
+  CHECK(map != NULL);
+  if (!map) return;
+  CHECK(asc_strtab_drain(to, from, map) == 0);
+  CHECK(map[0] == 0);
+  CHECK(asc_strtab_count(to) == N);
+  int ok = 1;
+  uint32_t next_new = before + 1;
+  for (int k = 1; k <= N && ok; k++) {
+    int i = N - k; /* source id k is string i */
+    size_t want = text_of(i, buf), n;
+    const char *s = asc_strtab_get(to, map[k], &n);
+    ok = s && n == want && memcmp(s, buf, n) == 0;
+    if (i % 3 == 0)
+      ok &= map[k] <= before; /* it was there */
+    else
+      ok &= map[k] == next_new++; /* new ones in the source's order */
+  }
+  CHECK(ok);
+  CHECK(asc_strtab_get(from, 1, NULL) == NULL);
+  CHECK(asc_strtab_intern(from, "x", 1, &id) == -1);
+  free(map);
+  asc_strtab_free(from);
+  asc_strtab_free(to);
+}
+
+int main(void) {
+  basics();
+  stable_text();
+  drain();
   CTEST_END();
 }

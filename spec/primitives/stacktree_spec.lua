@@ -57,6 +57,22 @@ describe("stacktree", function()
     assert.equal(text(), t:json())
   end)
 
+  it("matches the model through many growths of its table, stacks met again keeping their ids", function()
+    -- 6,079 frames (1 + 11 + 1,067 + 5,000): the tree's slots grow and are refilled four times
+    local t = core.stacktree.new()
+    local add, text = model()
+    local function stack(i)
+      return ("leaf_%d.py(%d): f;\r\nmid_%d.py(2): g;\r\nmod_%d.py(3): h;\r\nmain"):format(i, i, i % 97, i % 11)
+    end
+    local leaf = {}
+    for i = 1, 5000 do
+      leaf[i] = add(stack(i))
+      assert.equal(leaf[i], t:add(stack(i)), stack(i))
+    end
+    for i = 5000, 1, -7 do assert.equal(leaf[i], t:add(stack(i)), stack(i)) end
+    assert.equal(text(), t:json())
+  end)
+
   it("gives the ids of a string column's rows, each distinct stack added once", function()
     local col = core.column.new("string", { "b;\r\nroot", "", "a;\r\nroot", "b;\r\nroot", " ;\n", "a;\r\nroot" })
     col = core.column.concat({ col, core.column.fill("string", nil, 1) })
