@@ -3,8 +3,10 @@
  * Lua values: nil, booleans, numbers, strings, tables (no cycles) and columns. */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "ascope/fs.h"
@@ -140,7 +142,22 @@ static void encode(lua_State *L, sink *b, int idx, int depth) {
 typedef struct {
   const char *p;
   size_t n, at;
+  int mapped;      /* p is a page-aligned private mapping (asc_par_done's mapped) */
+  size_t released; /* the pages before this offset are dropped */
 } reader;
+
+/* A worker's result is mapped while it is decoded, and its strings are interned as they are
+ * read: with a distinct call stack per operator the strings are most of the result, and the
+ * pages already read would otherwise stay resident beside their interned copy. Dropped a few
+ * MiB at a time (whole pages only; a dropped page would read back from the file if touched). */
+static void release_read(reader *r) {
+  enum { STEP = 4 << 20 };
+  if (!r->mapped || r->at - r->released < STEP) return;
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), upto = r->at / page * page;
+  if (upto > r->released &&
+      madvise((char *)(uintptr_t)r->p + r->released, upto - r->released, MADV_DONTNEED) == 0)
+    r->released = upto;
+}
 
 static int take(reader *r, void *out, size_t n) {
   if (r->at + n > r->n) return -1;
@@ -205,6 +222,7 @@ static int decode(lua_State *L, reader *r, asc_strtab *st) {
       if (n > (r->n - r->at) / w) return asc_col_free(&c), -1;
       memcpy(c.v.p, r->p + r->at, n * w);
       r->at += n * w;
+      release_read(r);
     } else {
       uint32_t nuniq;
       if (take(r, &nuniq, 4) || nuniq > r->n) return asc_col_free(&c), -1;
@@ -216,6 +234,7 @@ static int decode(lua_State *L, reader *r, asc_strtab *st) {
         if (take(r, &len, 4) || r->at + len > r->n) return free(ids), asc_col_free(&c), -1;
         if (asc_strtab_intern(st, r->p + r->at, len, &ids[u])) lasc_oom(L);
         r->at += len;
+        release_read(r);
       }
       if (n > (r->n - r->at) / 4) return free(ids), asc_col_free(&c), -1;
       const char *p = r->p + r->at;
@@ -227,6 +246,7 @@ static int decode(lua_State *L, reader *r, asc_strtab *st) {
       }
       r->at += n * 4;
       free(ids);
+      release_read(r);
     }
     c.n = n;
     lasc_pushcolumn(L, &c, 0);
@@ -296,11 +316,12 @@ static int do_item(void *ud, size_t i, int fd) {
   return write_all(fd, "Es", 2) || write_all(fd, (const char *)&n64, 8) || write_all(fd, msg, len) ? 2 : 0;
 }
 
-static void item_done(void *ud, size_t i, const char *data, size_t len, int status, const asc_error *why) {
+static void item_done(void *ud, size_t i, const char *data, size_t len, int status, const asc_error *why,
+                      int mapped) {
   map_ctx *m = ud;
   lua_State *L = m->L;
   asc_strtab *st = lasc_pushstrings(L); /* kept on the stack: decoding may collect garbage */
-  reader r = {data, len, 0};
+  reader r = {data, len, 0, mapped, 0};
   char tag = 0;
   if (status == 0 && len > 0 && take(&r, &tag, 1) == 0 && decode(L, &r, st) == 0) {
     lua_rawseti(L, tag == 'O' ? m->results : m->errors, (lua_Integer)i + 1);
@@ -372,7 +393,7 @@ static int l_decode(lua_State *L) {
   size_t n;
   const char *s = luaL_checklstring(L, 1, &n);
   asc_strtab *st = lasc_pushstrings(L); /* kept on the stack: decoding may collect garbage */
-  reader r = {s, n, 0};
+  reader r = {s, n, 0, 0, 0};
   if (decode(L, &r, st) || r.at != n) return luaL_error(L, "par.decode: malformed data");
   return 1;
 }

@@ -44,12 +44,12 @@ static void deliver(worker *w, int status, const asc_error *why, asc_par_done do
   struct stat st;
   size_t n = fstat(w->out, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size : 0;
   if (!n) {
-    done(ud, w->item, NULL, 0, status, why);
+    done(ud, w->item, NULL, 0, status, why, 0);
     return;
   }
   void *map = mmap(NULL, n, PROT_READ, MAP_PRIVATE, w->out, 0);
   if (map != MAP_FAILED) {
-    done(ud, w->item, map, n, status, why);
+    done(ud, w->item, map, n, status, why, 1);
     munmap(map, n);
     return;
   }
@@ -61,13 +61,13 @@ static void deliver(worker *w, int status, const asc_error *why, asc_par_done do
     if (r > 0) got += (size_t)r;
   }
   if (buf && got == n)
-    done(ud, w->item, buf, n, status, why);
+    done(ud, w->item, buf, n, status, why, 0);
   else if (status)
-    done(ud, w->item, NULL, 0, status, why);
+    done(ud, w->item, NULL, 0, status, why, 0);
   else {
     asc_error e;
     asc_fail(&e, NULL, -1, 0, 0, "cannot read the worker's result");
-    done(ud, w->item, NULL, 0, -1, &e);
+    done(ud, w->item, NULL, 0, -1, &e, 0);
   }
   free(buf);
 }
@@ -126,7 +126,7 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, a
     free(gone);
     asc_error e;
     asc_fail(&e, NULL, -1, 0, 0, "out of memory");
-    for (size_t i = 0; i < nitems; i++) done(ud, i, NULL, 0, -1, &e);
+    for (size_t i = 0; i < nitems; i++) done(ud, i, NULL, 0, -1, &e, 0);
     return -1;
   }
   for (int j = 0; j < jobs; j++) ws[j].fd = ws[j].out = -1;
@@ -147,7 +147,7 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, a
         /* not even one worker: report what is left */
         asc_error e;
         asc_fail(&e, NULL, -1, 0, 0, "cannot start a worker process");
-        for (; next < nitems; next++) done(ud, next, NULL, 0, -1, &e);
+        for (; next < nitems; next++) done(ud, next, NULL, 0, -1, &e, 0);
         rc = -1;
         break;
       }

@@ -13,9 +13,12 @@ typedef int (*asc_par_work)(void *ud, size_t i, int fd);
 /* In the parent: item i finished. status is 0 on a clean exit with code 0; otherwise why says
  * what happened ("worker exited with code 3", "worker killed by signal 11 (...)"; its msg is ""
  * when the worker reported its own failure in its result). data holds all bytes the worker
- * wrote; data and why are valid during the call only. */
+ * wrote; data and why are valid during the call only. mapped: data is a private mapping of the
+ * result file, starting on a page, so pages the callback has read may be dropped
+ * (madvise MADV_DONTNEED) while it goes on: a result as large as its decoded form is then not
+ * resident twice over. */
 typedef void (*asc_par_done)(void *ud, size_t i, const char *data, size_t len, int status,
-                             const asc_error *why);
+                             const asc_error *why, int mapped);
 
 /* In the parent: do item i here (the item reports its own result). */
 typedef void (*asc_par_self)(void *ud, size_t i);
