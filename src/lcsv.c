@@ -1,8 +1,10 @@
 /* Lua binding of the CSV primitive: csv.read (typed columns), csv.open/csv.rows (records),
  * csv.header, and csv.writer. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ascope/checked.h"
 #include "ascope/csv.h"
 #include "ascope/decimal.h"
 #include "lbind.h"
@@ -10,8 +12,41 @@
 #define READER_MT "ascope.csv.reader"
 #define WRITER_MT "ascope.csv.writer"
 
+/* A file read on a thread of its own, while csv.read's `beside` runs in the calling thread. It
+ * interns into a table of its own, as `beside` may intern into the shared one meanwhile; its
+ * strings are moved into the shared table once both are done. */
+typedef struct {
+  const char *path;
+  const asc_csv_spec *spec;
+  asc_csv_result res;
+  asc_error err;
+  int rc;
+} side_read;
+
+static void *read_on_thread(void *ud) {
+  side_read *s = ud;
+  s->rc = asc_csv_read(s->path, s->spec, &s->res, &s->err);
+  return NULL;
+}
+
+/* The string columns' ids from `own` to `shared` (asc_strtab_drain; own is left empty). */
+static int move_strings(asc_strtab *shared, asc_strtab *own, asc_csv_result *res, size_t ncols) {
+  uint32_t *map = asc_alloc_array((size_t)asc_strtab_count(own) + 1, sizeof *map);
+  if (!map || asc_strtab_drain(shared, own, map)) return free(map), -1;
+  for (size_t j = 0; j < ncols; j++) {
+    asc_col *c = &res->cols[j];
+    if (c->kind == ASC_STR)
+      for (size_t i = 0; i < c->n; i++) c->v.s[i] = map[c->v.s[i]];
+  }
+  free(map);
+  return 0;
+}
+
 /* csv.read(path, {columns = {["Name"] = "string", ["Size(KB)"] = "number", ...},
- *                 optional = {["X"] = true}, bad = "error"|"null", progress = fn}) */
+ *                 optional = {["X"] = true}, bad = "error"|"null", progress = fn, beside = fn})
+ * beside: a function run in the calling thread while the file is read on another (its result is
+ * its own to keep, by upvalue; no progress then, as Lua runs on one thread). An error in it is
+ * raised once the read is over, whose columns are then let go. */
 static int l_read(lua_State *L) {
   static const char *const types[] = {"string", "integer", "number", "us", NULL};
   const char *path = luaL_checkstring(L, 1);
@@ -48,16 +83,46 @@ static int l_read(lua_State *L) {
   spec.cols = cols;
   spec.ncols = nc;
   spec.strings = lasc_checkstrings(L, 3);
-  lua_getfield(L, 2, "bad");
+  lua_getfield(L, 2, "bad"); /* 8 */
   spec.bad_as_null = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "null") == 0;
+  int beside = lua_getfield(L, 2, "beside") != LUA_TNIL; /* 9 */
+  luaL_argcheck(L, !beside || lua_isfunction(L, 9), 2, "beside: a function");
   lasc_progress pc;
-  if (lasc_progress_init(L, 2, &pc)) {
+  memset(&pc, 0, sizeof pc);
+  if (!beside && lasc_progress_init(L, 2, &pc)) {
     spec.progress = lasc_progress_call;
     spec.progress_ud = &pc;
   }
   asc_csv_result res;
   asc_error err;
-  int rc = asc_csv_read(path, &spec, &res, &err);
+  int rc;
+  if (beside) {
+    side_read s;
+    memset(&s, 0, sizeof s);
+    s.path = path;
+    s.spec = &spec;
+    asc_strtab *shared = spec.strings, *own = asc_strtab_new();
+    if (!own) lasc_oom(L);
+    spec.strings = own;
+    pthread_t th;
+    int threaded = pthread_create(&th, NULL, read_on_thread, &s) == 0;
+    if (!threaded) read_on_thread(&s); /* no thread to be had: one after the other */
+    lua_pushvalue(L, 9);
+    int brc = lua_pcall(L, 0, 0, 0);
+    if (threaded) pthread_join(th, NULL);
+    res = s.res;
+    err = s.err;
+    rc = s.rc;
+    int oom = brc == LUA_OK && !rc && move_strings(shared, own, &res, nc);
+    asc_strtab_free(own);
+    if (brc != LUA_OK || oom) {
+      if (!rc) asc_csv_result_free(&res, nc);
+      if (oom) lasc_oom(L);
+      return lua_error(L);
+    }
+  } else {
+    rc = asc_csv_read(path, &spec, &res, &err);
+  }
   if (pc.failed) {
     if (!rc) asc_csv_result_free(&res, nc);
     lasc_progress_rethrow(&pc);

@@ -183,3 +183,42 @@ describe("csv quirks of real files", function()
     assert.same({}, core.fs.list(dir))
   end)
 end)
+
+describe("csv.read with beside", function()
+  local COLS = { ["Name"] = "string", ["Type"] = "string", ["Start Time(us)"] = "us", ["Duration(us)"] = "number" }
+
+  local function same(a, b)
+    assert.equal(a.n, b.n)
+    for name in pairs(COLS) do
+      for i = 1, a.n do assert.equal(a.columns[name][i], b.columns[name][i]) end
+    end
+  end
+
+  it("reads the same columns on its thread while the function runs, which may intern meanwhile", function()
+    local plain = assert(csv.read(KERNELS, { columns = COLS }))
+    local ran, names
+    local r = assert(csv.read(KERNELS, { columns = COLS, beside = function()
+      -- a read of the same file here interns the same names into the shared table at once
+      names = assert(csv.read(KERNELS, { columns = { ["Name"] = "string" } })).columns["Name"]
+      ran = true
+    end }))
+    assert.is_true(ran)
+    same(plain, r)
+    -- the ids are the shared table's: grouping the two columns together finds one group a name
+    local _, values = core.column.group(core.column.concat({ names, r.columns["Name"] }))
+    local _, alone = core.column.group(names)
+    assert.equal(#alone, #values)
+  end)
+
+  it("raises the function's error once the read is done, and reports the file's own error", function()
+    assert.error_matches(function()
+      csv.read(KERNELS, { columns = COLS, beside = function() error("beside failed", 0) end })
+    end, "beside failed")
+    local ran = false
+    local r, err = csv.read(KERNELS .. ".missing", { columns = COLS, beside = function() ran = true end })
+    assert.is_nil(r)
+    assert.truthy(err:find("kernel_details.csv.missing", 1, true))
+    assert.is_true(ran)
+    assert.error_matches(function() csv.read(KERNELS, { columns = COLS, beside = 5 }) end, "beside: a function")
+  end)
+end)

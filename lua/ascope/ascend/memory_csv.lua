@@ -8,11 +8,12 @@ local M = {}
 --- Read a CSV file into named columns. fields: {{header, key, type}, ...} (types as csv.read
 -- takes them; "?type" for a column a header may lack). Returns {n, <key> = column, ...,
 -- present = {header -> bool}, bad_cells, first_bad} or nil, message (file and place named).
--- Cells that are not numbers are left empty and counted.
-function M.read_fields(path, fields, progress)
+-- Cells that are not numbers are left empty and counted. beside: a function run while the file
+-- is read on a thread of its own (csv.read's; no progress then).
+function M.read_fields(path, fields, progress, beside)
   local columns = {}
   for _, f in ipairs(fields) do columns[f[1]] = f[3] end
-  local r, err = csv.read(path, { columns = columns, bad = "null", progress = progress })
+  local r, err = csv.read(path, { columns = columns, bad = "null", progress = progress, beside = beside })
   if not r then return nil, err end
   local out = { n = r.n, present = r.present, bad_cells = r.bad_cells, first_bad = r.first_bad,
                 cut = r.cut } -- cut: the last line had no line end
@@ -54,12 +55,13 @@ end
 --   {n, name, size_kb, alloc_ns, release_ns, dur_ns, allocated_mb, reserved_mb, active_mb,
 --    device, present = {header -> bool}, bad_cells, first_bad}
 -- or nil, message (file and place named). required: the headers it must have (M.required()).
-function M.read(path, progress, required)
+-- beside: as read_fields'.
+function M.read(path, progress, required, beside)
   local need = {}
   for _, h in ipairs(required or M.required()) do need[h] = true end
   local fields = {}
   for i, f in ipairs(M.FIELDS) do fields[i] = { f[1], f[2], (need[f[1]] and "" or "?") .. f[3] } end
-  return M.read_fields(path, fields, progress)
+  return M.read_fields(path, fields, progress, beside)
 end
 
 return M
