@@ -96,6 +96,7 @@ function json.encode(value, opts) end
 ---@field columns table<string, string> e.g. {["Duration(us)"] = "number", ["X"] = "?string"}
 ---@field bad? "error"|"null" a cell that is not a number: an error (default) or nil, counted
 ---@field progress? fun(done: integer, total: integer)
+---@field beside? fun() run here while the file is read on a thread (no progress then); its error is raised after the read
 
 ---@class ascope.CsvResult
 ---@field n integer
