@@ -46,6 +46,8 @@ static void known(void) {
 static const char *const PIECES[] = {"a", "\\\\", "\\\"", "\\/", "/", "\\n", "\n", "\\r\\n", "\\u0041", "A",
                                      "\\ud83d", "\\ude00", "\\uD83D\\uDE00", "\xF0\x9F\x98\x80", "\\u00e9",
                                      "\xC3\xA9", "\\u0000", "\\u000a", ";",
+                                     /* plain runs longer than a vector step */
+                                     "/home/user/project/model.py(42): forward", "/home/user/project/model.py(42): forwarD",
                                      /* these differ from others above in their last byte only */
                                      "\\u00ea", "\\ude01", "\\ud83d\\ude01"};
 enum { NP = sizeof PIECES / sizeof PIECES[0], NS = 600 };
@@ -54,11 +56,11 @@ static uint32_t rng = 12345;
 static uint32_t next(void) { return rng = rng * 1103515245u + 12345u, rng >> 8; }
 
 static void differential(void) {
-  static char raw[NS][128], dec[NS][128];
+  static char raw[NS][512], dec[NS][512];
   static size_t raw_n[NS], dec_n[NS];
   for (int i = 0; i < NS; i++) {
     size_t n = 0;
-    for (uint32_t k = 0, parts = next() % 6; k < parts; k++) {
+    for (uint32_t k = 0, parts = next() % 12; k < parts; k++) {
       const char *p = PIECES[next() % NP];
       memcpy(raw[i] + n, p, strlen(p));
       n += strlen(p);
