@@ -92,7 +92,8 @@ static size_t plain_prefix(const char *s, const char *d, size_t m) {
   for (; j + 16 <= m; j += 16) {
     __m128i a = _mm_loadu_si128((const __m128i *)(s + j));
     __m128i b = _mm_loadu_si128((const __m128i *)(d + j));
-    unsigned same = (unsigned)_mm_movemask_epi8(_mm_andnot_si128(_mm_cmpeq_epi8(a, bs), _mm_cmpeq_epi8(a, b)));
+    unsigned same =
+        (unsigned)_mm_movemask_epi8(_mm_andnot_si128(_mm_cmpeq_epi8(a, bs), _mm_cmpeq_epi8(a, b)));
     if (same != 0xFFFF) return j + (size_t)__builtin_ctz(~same);
   }
 #endif
@@ -107,7 +108,7 @@ int asc_json_escaped_equal(const char *s, size_t n, const char *d, size_t dn) {
     i += j;
     k += j;
     if (i == n) return k == dn;
-    if (s[i] != '\\') return 0; /* a difference, or d ended first */
+    if (s[i] != '\\') return 0;         /* a difference, or d ended first */
     if (i + 1 < n && s[i + 1] != 'u') { /* a one-byte escape, the common kind, decided here */
       if (k == dn || d[k] != one_byte(s[i + 1])) return 0;
       i += 2;

@@ -43,13 +43,13 @@ static void known(void) {
 }
 
 /* pieces of raw content, escaped and not, that decode alike in many ways */
-static const char *const PIECES[] = {"a", "\\\\", "\\\"", "\\/", "/", "\\n", "\n", "\\r\\n", "\\u0041", "A",
-                                     "\\ud83d", "\\ude00", "\\uD83D\\uDE00", "\xF0\x9F\x98\x80", "\\u00e9",
-                                     "\xC3\xA9", "\\u0000", "\\u000a", ";",
-                                     /* plain runs longer than a vector step */
-                                     "/home/user/project/model.py(42): forward", "/home/user/project/model.py(42): forwarD",
-                                     /* these differ from others above in their last byte only */
-                                     "\\u00ea", "\\ude01", "\\ud83d\\ude01"};
+static const char *const PIECES[] = {
+    "a", "\\\\", "\\\"", "\\/", "/", "\\n", "\n", "\\r\\n", "\\u0041", "A", "\\ud83d", "\\ude00",
+    "\\uD83D\\uDE00", "\xF0\x9F\x98\x80", "\\u00e9", "\xC3\xA9", "\\u0000", "\\u000a", ";",
+    /* plain runs longer than a vector step */
+    "/home/user/project/model.py(42): forward", "/home/user/project/model.py(42): forwarD",
+    /* these differ from others above in their last byte only */
+    "\\u00ea", "\\ude01", "\\ud83d\\ude01"};
 enum { NP = sizeof PIECES / sizeof PIECES[0], NS = 600 };
 
 static uint32_t rng = 12345;
