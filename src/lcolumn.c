@@ -314,16 +314,15 @@ static int column_downsample(lua_State *L) {
   asc_col *x = lasc_checkcolumn(L, 1), *y = lasc_checkcolumn(L, 2);
   lua_Integer pixels = luaL_checkinteger(L, 4);
   lua_settop(L, 4); /* the order's holder goes above the arguments */
-  size_t n;
-  int64_t *order = lua_isnoneornil(L, 3) ? NULL : lasc_toint64s(L, 3, &n);
-  if (!order) n = x->n;
+  const asc_col *order = lua_isnoneornil(L, 3) ? NULL : lasc_tointcol(L, 3); /* read in place */
+  size_t n = order ? order->n : x->n;
   if (x->n != y->n || x->kind == ASC_STR || y->kind == ASC_STR) {
     return luaL_error(L, "column.downsample: numeric columns of one length expected");
   }
   double x0 = 0, x1 = 0;
   int have = 0;
   for (size_t k = 0; k < n; k++) {
-    size_t r = order ? (size_t)order[k] - 1 : k;
+    size_t r = order ? (size_t)asc_col_int(order, k) - 1 : k;
     double xv, yv;
     if (r >= x->n || !num_at(x, r, &xv) || !num_at(y, r, &yv)) continue;
     if (!have || xv < x0) x0 = xv;
@@ -353,7 +352,7 @@ static int column_downsample(lua_State *L) {
     double xv = 0, yv = 0;
     int ok = 0;
     if (k < n) {
-      r = order ? (size_t)order[k] - 1 : k;
+      r = order ? (size_t)asc_col_int(order, k) - 1 : k;
       ok = r < x->n && num_at(x, r, &xv) && num_at(y, r, &yv);
       if (!ok) continue;
     }

@@ -362,16 +362,15 @@ static int writer_columns(lua_State *L) {
   }
   if (nrows == (size_t)-1) nrows = 0;
   size_t norder = nrows;
-  int64_t *order = lua_isnoneornil(L, 3) ? NULL : lasc_toint64s(L, 3, &norder);
+  const asc_col *order = lua_isnoneornil(L, 3) ? NULL : lasc_tointcol(L, 3); /* read in place */
+  if (order) norder = order->n;
   int rc = 0;
   for (size_t k = 0; k < norder && rc == 0; k++) {
     size_t row = k;
     if (order) {
-      if (order[k] < 1 || (size_t)order[k] > nrows) {
-        int bad = (int)order[k];
-        return luaL_error(L, "writer:columns: row %d out of range", bad);
-      }
-      row = (size_t)order[k] - 1;
+      int64_t o = asc_col_int(order, k);
+      if (o < 1 || (size_t)o > nrows) return luaL_error(L, "writer:columns: row %d out of range", (int)o);
+      row = (size_t)o - 1;
     }
     for (int j = 0; j < ncols && rc == 0; j++) rc = write_cell(w, &cs[j], row);
     if (rc == 0) rc = asc_csv_end_row(w);

@@ -210,7 +210,7 @@ static int m_rows(lua_State *L) {
   asc_col *positive = NULL, *missing = NULL;
   asc_col *need[16];
   int nneed = 0;
-  int64_t *order = NULL;
+  const asc_col *order = NULL;
   size_t norder = nrows;
   if (opts) {
     if (lua_getfield(L, opts, "sep") == LUA_TSTRING) sep = lua_tolstring(L, -1, &seplen);
@@ -229,7 +229,8 @@ static int m_rows(lua_State *L) {
     }
     lua_pop(L, 1);
     if (lua_getfield(L, opts, "order") != LUA_TNIL) {
-      order = lasc_toint64s(L, -1, &norder);
+      order = lasc_tointcol(L, -1); /* a row list is read in place, not copied */
+      norder = order->n;
       lua_remove(L, -2); /* the rows' holder stays on the stack until the call returns */
     } else {
       lua_pop(L, 1);
@@ -239,11 +240,9 @@ static int m_rows(lua_State *L) {
   for (size_t k = 0; k < norder; k++) {
     size_t row = k;
     if (order) {
-      if (order[k] < 1 || (size_t)order[k] > nrows) {
-        int bad = (int)order[k];
-        return luaL_error(L, "json writer: row %d out of range", bad);
-      }
-      row = (size_t)order[k] - 1;
+      int64_t o = asc_col_int(order, k);
+      if (o < 1 || (size_t)o > nrows) return luaL_error(L, "json writer: row %d out of range", (int)o);
+      row = (size_t)o - 1;
     }
     int keep = 1;
     for (int i = 0; i < nneed && keep; i++) keep = row < need[i]->n && !is_null(need[i], row);

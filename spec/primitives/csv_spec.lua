@@ -127,6 +127,23 @@ describe("csv quirks of real files", function()
     r:close()
   end)
 
+  it("takes the order as a row list (column.group's 4-byte rows), an integer column or a list alike", function()
+    local col = core.column
+    local _, _, rows = col.group(col.new("string", { "a", "b", "a", "c", "a" })) -- rows[1]: 1, 3, 5
+    local n = col.new("integer", { 10, 20, 30, 40, 50 })
+    local p = dir .. "/o.csv"
+    local function write(order)
+      local w = assert(csv.writer(p))
+      w:columns({ n }, order)
+      assert(w:close())
+      return h.read(p)
+    end
+    assert.equal("10\n30\n50\n", write(rows[1]))
+    assert.equal(write(rows[1]), write({ 1, 3, 5 }))
+    assert.equal(write(rows[1]), write(col.new("integer", { 1, 3, 5 })))
+    assert.has_error(function() write(col.new("integer", { 1, 6 })) end, "writer:columns: row 6 out of range")
+  end)
+
   it("writes columns in a given order; repeated strings and numbers come out as the first time", function()
     local col = core.column
     local texts = { "plain", "x,y", 'say "hi"', " lead", "a;\r\nb" }

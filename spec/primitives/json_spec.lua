@@ -177,6 +177,25 @@ describe("json.decode / load / encode", function()
     end
   end)
 
+  it("json.writer takes its order as a row list (column.group's 4-byte rows), an integer column or a list alike",
+    function()
+      local col = core.column
+      local _, _, rows = col.group(col.new("string", { "a", "b", "a", "c", "a" })) -- rows[1]: 1, 3, 5
+      local n = col.new("integer", { 10, 20, 30, 40, 50 })
+      local p = h.tmpdir() .. "/o.json"
+      local function write(order)
+        local w = assert(json.writer(p))
+        w:rows({ '{"n":', { n }, "}" }, { order = order, sep = "," })
+        assert(w:close())
+        return h.read(p)
+      end
+      assert.equal('{"n":10},{"n":30},{"n":50}', write(rows[1]))
+      assert.equal(write(rows[1]), write({ 1, 3, 5 }))
+      assert.equal(write(rows[1]), write(col.new("integer", { 1, 3, 5 })))
+      assert.has_error(function() write(col.new("integer", { 1, 6 })) end, "json writer: row 6 out of range")
+      assert.has_error(function() write({ 0 }) end, "json writer: row 0 out of range")
+    end)
+
   it("loads the real profiler_info with rank_id", function()
     local doc = assert(json.load(h.real .. "/rl-insight/memory_data/20260526_085155_ascend_pt/profiler_info_0.json"))
     assert.equal("0", doc.rank_id)
