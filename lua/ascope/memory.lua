@@ -153,6 +153,11 @@ local function read_folder(d, listing, opts, classify, rules, warnings, problems
   end
   if mem.cut then warnings[#warnings + 1] = mem.cut end
   local att = analysis.attribute(mem, tr, opts.match)
+  -- The trace's columns and the match index are garbage from here: collected now, the summary's
+  -- columns reuse their memory instead of adding to it (on a 1 GB rank, 153 MB -> 100 MB peak)
+  local has_trace = tr ~= nil
+  inputs, tr = nil, nil
+  collectgarbage()
   return {
     name = mem.name, size_kb = mem.size_kb, start_ns = mem.alloc_ns, dur_ns = mem.dur_ns,
     release_ns = mem.release_ns, allocated_mb = mem.allocated_mb, reserved_mb = mem.reserved_mb,
@@ -160,7 +165,7 @@ local function read_folder(d, listing, opts, classify, rules, warnings, problems
     component = mem.name:map(classify),
     matched = att.matched, suspects = att.suspects, latest_matched = att.latest_matched,
     changed_by_fallback = att.changed_by_fallback,
-    n = mem.n, has_trace = tr ~= nil, record = rec,
+    n = mem.n, has_trace = has_trace, record = rec,
   }
 end
 
