@@ -381,15 +381,17 @@ local function stacks_rows(row, mb, r)
 end
 
 -- -j 1 against -j 2 on two ranks, best of `rounds` each. The two take turns going first (odd
--- rounds -j 1, even rounds -j 2): each run writes some 3.8 GB of outputs, whose writeback and
--- page cache weigh on the run after it, so a fixed order would favour one side. before(), when
--- given, runs ahead of each measure (warming the inputs). `busy` only names the rows.
+-- rounds -j 1, even rounds -j 2): each run writes some 3.8 GB of outputs, whose writeback would
+-- weigh on the run after it, so each run starts after a sync, and a fixed order would still
+-- favour one side. before(), when given, runs ahead of each measure (warming the inputs).
+-- `busy` only names the rows.
 local function jobs_pair(train, rounds, busy, before)
   local best = { math.huge, math.huge }
   for round = 1, rounds do
     for k = 0, 1 do
       local j = (round + k) % 2 == 1 and 1 or 2
       if before then before() end
+      sh("sync")
       best[j] = math.min(best[j], measure(("ascope memory, two ranks, -j %d%s"):format(j, busy), asc, "memory",
         train, "-o", ("%s/out%d"):format(dir, j + 1), "-q", "-j", tostring(j)))
     end
