@@ -348,7 +348,8 @@ function fs.grep(path, literals) end
 
 ---@class ascope.Par
 local par = {}
----Run fn on every item in worker processes; one failing item never loses the others.
+---Run fn on every item in worker processes; one failing item never loses the others. With
+---more than one worker it collects garbage and gives free heap back before forking.
 ---@generic T, R
 ---@param items T[]
 ---@param fn fun(item: T): R

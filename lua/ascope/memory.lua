@@ -156,7 +156,7 @@ local function read_folder(d, listing, opts, classify, rules, warnings, problems
   -- The trace's columns and the match index are garbage from here: collected now, the summary's
   -- columns reuse their memory instead of adding to it (on a 1 GB rank, 153 MB -> 100 MB peak)
   local has_trace = tr ~= nil
-  inputs, tr = nil, nil
+  inputs, tr = nil, nil -- luacheck: ignore 311 (live locals would keep the trace from the collection)
   collectgarbage()
   return {
     name = mem.name, size_kb = mem.size_kb, start_ns = mem.alloc_ns, dur_ns = mem.dur_ns,
