@@ -70,25 +70,54 @@ void asc_match_free(asc_match_index *ix) {
   ix->n = 0;
 }
 
-/* The table of each key's entries, when the largest key is at most a few times the entry
- * count (the keys are string ids of one table): a query then searches its key's entries only,
- * instead of the whole index for the key first. No table (and no error) for sparse keys. */
-static int group_table(asc_match_index *ix) {
-  if (ix->n == 0) return 0;
-  uint64_t max = ix->key[ix->n - 1];
-  if (max > 4 * (uint64_t)ix->n + 4096) return 0;
+/* Whether keys up to max among k entries are dense enough for a table by key (they are string
+ * ids of one table, as a rule): a query then searches its key's entries only. */
+static int dense_keys(uint64_t max, size_t k) { return max <= 4 * (uint64_t)k + 4096; }
+
+/* Entries with dense keys: a counting sort by key straight into the index's arrays, stable, so
+ * that each key's entries are in row order, which for a trace written in time order is already
+ * start order; only a key whose entries are not is sorted, on its own. Two linear passes for
+ * the usual trace where the full radix sort takes one per varying byte (seven or eight). */
+static int build_dense(asc_match_index *ix, const uint64_t *keys, const int64_t *starts, size_t n, size_t k,
+                       uint64_t max) {
   ix->ngroup = max + 1;
   ix->group = asc_alloc_array((size_t)ix->ngroup + 1, sizeof *ix->group);
-  if (!ix->group) {
-    asc_match_free(ix);
-    return -1;
+  size_t *pos = asc_alloc_array((size_t)ix->ngroup, sizeof *pos);
+  if (!ix->group || !pos) return free(pos), -1;
+  memset(pos, 0, (size_t)ix->ngroup * sizeof *pos);
+  for (size_t i = 0; i < n; i++)
+    if (starts[i] != ASC_NULL_I64) pos[keys[i]]++;
+  size_t sum = 0;
+  for (uint64_t g = 0; g <= max; g++) {
+    size_t c = pos[g];
+    ix->group[g] = pos[g] = sum;
+    sum += c;
   }
-  size_t i = 0;
-  for (uint64_t k = 0; k <= max; k++) {
-    ix->group[k] = i;
-    while (i < ix->n && ix->key[i] == k) i++;
+  ix->group[max + 1] = k;
+  for (size_t i = 0; i < n; i++) {
+    if (starts[i] == ASC_NULL_I64) continue;
+    size_t p = pos[keys[i]]++;
+    ix->key[p] = keys[i];
+    ix->start[p] = starts[i];
+    ix->end[p] = ix->row_end[i];
+    ix->row[p] = (int64_t)i;
   }
-  ix->group[max + 1] = ix->n;
+  free(pos);
+  item *it = NULL;
+  for (uint64_t g = 0; g <= max; g++) {
+    size_t lo = ix->group[g], hi = ix->group[g + 1], j = lo + 1;
+    while (j < hi && ix->start[j - 1] <= ix->start[j]) j++;
+    if (j >= hi) continue; /* in start order, ties in row order */
+    if (!it && !(it = asc_alloc_array(k, sizeof *it))) return -1;
+    for (size_t i = lo; i < hi; i++) it[i - lo] = (item){ix->key[i], ix->start[i], ix->end[i], ix->row[i]};
+    if (sort_items(it, hi - lo)) return free(it), -1;
+    for (size_t i = lo; i < hi; i++) {
+      ix->start[i] = it[i - lo].start;
+      ix->end[i] = it[i - lo].end;
+      ix->row[i] = it[i - lo].row;
+    }
+  }
+  free(it);
   return 0;
 }
 
@@ -97,7 +126,6 @@ int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *st
   ix->n = 0;
   ix->group = NULL;
   ix->ngroup = 0;
-  item *it = asc_alloc_array(n, sizeof *it);
   size_t m = n ? n : 1;
   ix->key = asc_alloc_array(m, sizeof *ix->key);
   ix->start = asc_alloc_array(m, sizeof *ix->start);
@@ -106,35 +134,53 @@ int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *st
   ix->row = asc_alloc_array(m, sizeof *ix->row);
   ix->row_end = asc_alloc_array(m, sizeof *ix->row_end);
   ix->nrows = n;
-  if (!it || !ix->key || !ix->start || !ix->end || !ix->maxend || !ix->row || !ix->row_end) {
-    free(it);
+  if (!ix->key || !ix->start || !ix->end || !ix->maxend || !ix->row || !ix->row_end) {
     asc_match_free(ix);
     return -1;
   }
   size_t k = 0;
+  uint64_t max = 0;
   for (size_t i = 0; i < n; i++) {
     int64_t e = starts[i] != ASC_NULL_I64 && durs && durs[i] != ASC_NULL_I64 ? asc_sat_add(starts[i], durs[i])
                                                                              : ASC_NULL_I64;
     ix->row_end[i] = e;
     if (starts[i] == ASC_NULL_I64) continue;
-    it[k++] = (item){keys[i], starts[i], e, (int64_t)i};
+    k++;
+    if (keys[i] > max) max = keys[i];
   }
-  if (sort_items(it, k)) {
+  if (k > 0 && dense_keys(max, k)) {
+    if (build_dense(ix, keys, starts, n, k, max)) {
+      asc_match_free(ix);
+      return -1;
+    }
+  } else {
+    item *it = asc_alloc_array(m, sizeof *it);
+    if (!it) {
+      asc_match_free(ix);
+      return -1;
+    }
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++)
+      if (starts[i] != ASC_NULL_I64) it[j++] = (item){keys[i], starts[i], ix->row_end[i], (int64_t)i};
+    if (sort_items(it, k)) {
+      free(it);
+      asc_match_free(ix);
+      return -1;
+    }
+    for (size_t i = 0; i < k; i++) {
+      ix->key[i] = it[i].key;
+      ix->start[i] = it[i].start;
+      ix->end[i] = it[i].end;
+      ix->row[i] = it[i].row;
+    }
     free(it);
-    asc_match_free(ix);
-    return -1;
   }
   for (size_t i = 0; i < k; i++) {
-    ix->key[i] = it[i].key;
-    ix->start[i] = it[i].start;
-    ix->end[i] = it[i].end;
-    ix->row[i] = it[i].row;
-    int same = i > 0 && it[i - 1].key == it[i].key;
-    ix->maxend[i] = same && ix->maxend[i - 1] > it[i].end ? ix->maxend[i - 1] : it[i].end;
+    int same = i > 0 && ix->key[i - 1] == ix->key[i];
+    ix->maxend[i] = same && ix->maxend[i - 1] > ix->end[i] ? ix->maxend[i - 1] : ix->end[i];
   }
   ix->n = k;
-  free(it);
-  return group_table(ix);
+  return 0;
 }
 
 /* Position after the last entry with (key, start) <= (key, t), and the group's first index. */

@@ -7,25 +7,34 @@
 #include "ctest.h"
 
 /* The index's order, (key, start, row), checked entry by entry on n pseudo-random rows whose
- * keys and starts repeat (ties), whose starts are negative as well as positive and whose keys
- * differ in high bytes only: every byte the radix sort may skip or not. */
-static int sorted_as_compared(size_t n, unsigned seed) {
+ * keys and starts repeat (ties) and whose starts are negative as well as positive. Mode 0: keys
+ * that differ in high bytes only (sparse: the full radix sort, every byte it may skip or not);
+ * 1: dense keys (the counting sort by key, each key's entries then sorted); 2: dense keys in
+ * time order but for key 3, which runs backwards, and a row in seven without a start (the
+ * counting sort leaves the keys in order as they are). */
+static int sorted_as_compared(size_t n, unsigned seed, int mode) {
   uint64_t *k = malloc(n * sizeof *k);
   int64_t *st = malloc(n * sizeof *st);
   int ok = k && st;
   srand(seed);
   for (size_t i = 0; ok && i < n; i++) {
-    k[i] = (uint64_t)(rand() % 5) << (rand() % 2 ? 40 : 0);
+    k[i] = (uint64_t)(rand() % 5) << (mode == 0 && rand() % 2 ? 40 : 0);
     st[i] = (int64_t)(rand() % 200 - 100) * (rand() % 3 ? 1 : 1000000007LL);
+    if (mode == 2) st[i] = i % 7 == 6 ? ASC_NULL_I64 : k[i] == 3 ? -(int64_t)(i / 2) : (int64_t)(i / 2) - 50;
   }
+  size_t with_start = 0;
+  for (size_t i = 0; ok && i < n; i++) with_start += st[i] != ASC_NULL_I64;
   asc_match_index ix;
-  ok = ok && asc_match_build(&ix, k, st, NULL, n) == 0 && ix.n == n;
+  ok = ok && asc_match_build(&ix, k, st, NULL, n) == 0 && ix.n == with_start && (mode == 0 || ix.group);
   for (size_t i = 1; ok && i < ix.n; i++) {
-    int before = ix.key[i - 1] < ix.key[i] ||
-                 (ix.key[i - 1] == ix.key[i] &&
-                  (ix.start[i - 1] < ix.start[i] || (ix.start[i - 1] == ix.start[i] && ix.row[i - 1] < ix.row[i])));
+    int before =
+        ix.key[i - 1] < ix.key[i] ||
+        (ix.key[i - 1] == ix.key[i] &&
+         (ix.start[i - 1] < ix.start[i] || (ix.start[i - 1] == ix.start[i] && ix.row[i - 1] < ix.row[i])));
     ok = before && ix.key[i] == k[ix.row[i]] && ix.start[i] == st[ix.row[i]];
   }
+  for (size_t i = 0; ok && ix.group && i < ix.n; i++) /* each entry inside its key's range */
+    ok = ix.group[ix.key[i]] <= i && i < ix.group[ix.key[i] + 1];
   if (k && st) asc_match_free(&ix);
   free(k);
   free(st);
@@ -86,10 +95,12 @@ int main(void) {
   CHECK(asc_match_within(&ix, 2, 3000) == 2);
   CHECK(asc_match_within(&ix, 2, 3001) == -1);
   asc_match_free(&ix);
-  CHECK(sorted_as_compared(1, 1));
-  CHECK(sorted_as_compared(2, 2));
-  CHECK(sorted_as_compared(1000, 3));
-  CHECK(sorted_as_compared(100000, 4));
+  for (int mode = 0; mode < 3; mode++) {
+    CHECK(sorted_as_compared(1, 1, mode));
+    CHECK(sorted_as_compared(2, 2, mode));
+    CHECK(sorted_as_compared(1000, 3, mode));
+    CHECK(sorted_as_compared(100000, 4, mode));
+  }
   CHECK(dense_as_sparse(1, 5));
   CHECK(dense_as_sparse(3000, 6));
   CTEST_END();
