@@ -100,22 +100,11 @@ static int append(asc_col *a, asc_col *b, const uint32_t *map) {
   return 0;
 }
 
-/* Range w's strings into the caller's table, in the order w met them: local id -> id. The
- * range's table is emptied on the way, so its text and the caller's copy of it are not both
- * held in full. */
-static uint32_t *map_strings(asc_strtab *to, asc_strtab *from) {
-  uint32_t *map = asc_alloc_array((size_t)asc_strtab_count(from) + 1, sizeof *map);
-  if (!map) return NULL;
-  if (asc_strtab_drain(to, from, map)) {
-    free(map);
-    return NULL;
-  }
-  return map;
-}
-
 /* Range w joined after res. */
 static int join(const asc_json_spec *spec, asc_json_result *res, worker *w) {
-  uint32_t *map = map_strings(spec->strings, w->rg.strings);
+  /* w's strings into the caller's table, in the order w met them (local id -> id), the range's
+   * table emptied on the way, so its text and the caller's copy are not both held in full */
+  uint32_t *map = asc_strtab_drain_map(spec->strings, w->rg.strings);
   if (!map) return -1;
   int rc = 0;
   for (size_t i = 0; i < spec->nfields && !rc; i++) rc = append(&res->cols[i], &w->res.cols[i], map);

@@ -31,8 +31,8 @@ static void *read_on_thread(void *ud) {
 
 /* The string columns' ids from `own` to `shared` (asc_strtab_drain; own is left empty). */
 static int move_strings(asc_strtab *shared, asc_strtab *own, asc_csv_result *res, size_t ncols) {
-  uint32_t *map = asc_alloc_array((size_t)asc_strtab_count(own) + 1, sizeof *map);
-  if (!map || asc_strtab_drain(shared, own, map)) return free(map), -1;
+  uint32_t *map = asc_strtab_drain_map(shared, own);
+  if (!map) return -1;
   for (size_t j = 0; j < ncols; j++) {
     asc_col *c = &res->cols[j];
     if (c->kind == ASC_STR)

@@ -166,3 +166,12 @@ int asc_strtab_drain(asc_strtab *to, asc_strtab *from, uint32_t *map) {
   from->chunk_bytes = 0;
   return rc;
 }
+
+uint32_t *asc_strtab_drain_map(asc_strtab *to, asc_strtab *from) {
+  uint32_t *map = asc_alloc_array((size_t)asc_strtab_count(from) + 1, sizeof *map);
+  if (map && asc_strtab_drain(to, from, map)) {
+    free(map);
+    return NULL;
+  }
+  return map;
+}

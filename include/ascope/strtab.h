@@ -23,5 +23,7 @@ size_t asc_strtab_bytes(const asc_strtab *t);
  * together never hold much more than one copy of it; `from` is left empty (ids unknown, no
  * interning) and still has to be freed. 0, or -1 when out of memory. */
 int asc_strtab_drain(asc_strtab *to, asc_strtab *from, uint32_t *map);
+/* asc_strtab_drain with the map made here: the map (free() it), or NULL when out of memory. */
+uint32_t *asc_strtab_drain_map(asc_strtab *to, asc_strtab *from);
 
 #endif
