@@ -369,7 +369,9 @@ static int writer_columns(lua_State *L) {
     size_t row = k;
     if (order) {
       int64_t o = asc_col_int(order, k);
-      if (o < 1 || (size_t)o > nrows) return luaL_error(L, "writer:columns: row %d out of range", (int)o);
+      if (o == ASC_NULL_I64) return luaL_error(L, "writer:columns: a missing row in the order");
+      if (o < 1 || (size_t)o > nrows)
+        return luaL_error(L, "writer:columns: row %I out of range", (lua_Integer)o);
       row = (size_t)o - 1;
     }
     for (int j = 0; j < ncols && rc == 0; j++) rc = write_cell(w, &cs[j], row);

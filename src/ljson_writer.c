@@ -241,7 +241,9 @@ static int m_rows(lua_State *L) {
     size_t row = k;
     if (order) {
       int64_t o = asc_col_int(order, k);
-      if (o < 1 || (size_t)o > nrows) return luaL_error(L, "json writer: row %d out of range", (int)o);
+      if (o == ASC_NULL_I64) return luaL_error(L, "json writer: a missing row in the order");
+      if (o < 1 || (size_t)o > nrows)
+        return luaL_error(L, "json writer: row %I out of range", (lua_Integer)o);
       row = (size_t)o - 1;
     }
     int keep = 1;

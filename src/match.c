@@ -74,6 +74,26 @@ void asc_match_free(asc_match_index *ix) {
  * ids of one table, as a rule): a query then searches its key's entries only. */
 static int dense_keys(uint64_t max, size_t k) { return max <= 4 * (uint64_t)k + 4096; }
 
+/* Whether entries [lo, hi) are in start order (ties are in row order: they were placed so). */
+static int in_start_order(const asc_match_index *ix, size_t lo, size_t hi) {
+  for (size_t j = lo + 1; j < hi; j++)
+    if (ix->start[j - 1] > ix->start[j]) return 0;
+  return 1;
+}
+
+/* Entries [lo, hi) sorted by (key, start, row) in place, through it (room for hi - lo). */
+static int sort_range(asc_match_index *ix, item *it, size_t lo, size_t hi) {
+  for (size_t i = lo; i < hi; i++) it[i - lo] = (item){ix->key[i], ix->start[i], ix->end[i], ix->row[i]};
+  if (sort_items(it, hi - lo)) return -1;
+  for (size_t i = lo; i < hi; i++) {
+    ix->key[i] = it[i - lo].key;
+    ix->start[i] = it[i - lo].start;
+    ix->end[i] = it[i - lo].end;
+    ix->row[i] = it[i - lo].row;
+  }
+  return 0;
+}
+
 /* Entries with dense keys: a counting sort by key straight into the index's arrays, stable, so
  * that each key's entries are in row order, which for a trace written in time order is already
  * start order; only a key whose entries are not is sorted, on its own. Two linear passes for
@@ -103,22 +123,24 @@ static int build_dense(asc_match_index *ix, const uint64_t *keys, const int64_t 
     ix->row[p] = (int64_t)i;
   }
   free(pos);
-  item *it = NULL;
-  for (uint64_t g = 0; g <= max; g++) {
-    size_t lo = ix->group[g], hi = ix->group[g + 1], j = lo + 1;
-    while (j < hi && ix->start[j - 1] <= ix->start[j]) j++;
-    if (j >= hi) continue; /* in start order, ties in row order */
-    if (!it && !(it = asc_alloc_array(k, sizeof *it))) return -1;
-    for (size_t i = lo; i < hi; i++) it[i - lo] = (item){ix->key[i], ix->start[i], ix->end[i], ix->row[i]};
-    if (sort_items(it, hi - lo)) return free(it), -1;
-    for (size_t i = lo; i < hi; i++) {
-      ix->start[i] = it[i - lo].start;
-      ix->end[i] = it[i - lo].end;
-      ix->row[i] = it[i - lo].row;
-    }
+  /* The keys whose entries are out of start order: each sorted on its own when they are few;
+   * when many (entries not written in time order), one sort of everything, since each sort
+   * has a fixed cost (its histograms) that would otherwise be paid once per key. */
+  size_t unsorted = 0;
+  for (uint64_t g = 0; g <= max; g++) unsorted += !in_start_order(ix, ix->group[g], ix->group[g + 1]);
+  if (unsorted == 0) return 0;
+  item *it = asc_alloc_array(k, sizeof *it);
+  if (!it) return -1;
+  int rc = 0;
+  if (unsorted > 64) {
+    rc = sort_range(ix, it, 0, k);
+  } else {
+    for (uint64_t g = 0; g <= max && rc == 0; g++)
+      if (!in_start_order(ix, ix->group[g], ix->group[g + 1]))
+        rc = sort_range(ix, it, ix->group[g], ix->group[g + 1]);
   }
   free(it);
-  return 0;
+  return rc;
 }
 
 int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *starts, const int64_t *durs,

@@ -11,7 +11,8 @@
  * that differ in high bytes only (sparse: the full radix sort, every byte it may skip or not);
  * 1: dense keys (the counting sort by key, each key's entries then sorted); 2: dense keys in
  * time order but for key 3, which runs backwards, and a row in seven without a start (the
- * counting sort leaves the keys in order as they are). */
+ * counting sort leaves the keys in order as they are); 3: a key for every three rows, at random
+ * starts (so many keys out of order that everything is sorted at once). */
 static int sorted_as_compared(size_t n, unsigned seed, int mode) {
   uint64_t *k = malloc(n * sizeof *k);
   int64_t *st = malloc(n * sizeof *st);
@@ -21,6 +22,7 @@ static int sorted_as_compared(size_t n, unsigned seed, int mode) {
     k[i] = (uint64_t)(rand() % 5) << (mode == 0 && rand() % 2 ? 40 : 0);
     st[i] = (int64_t)(rand() % 200 - 100) * (rand() % 3 ? 1 : 1000000007LL);
     if (mode == 2) st[i] = i % 7 == 6 ? ASC_NULL_I64 : k[i] == 3 ? -(int64_t)(i / 2) : (int64_t)(i / 2) - 50;
+    if (mode == 3) k[i] = i / 3;
   }
   size_t with_start = 0;
   for (size_t i = 0; ok && i < n; i++) with_start += st[i] != ASC_NULL_I64;
@@ -95,7 +97,7 @@ int main(void) {
   CHECK(asc_match_within(&ix, 2, 3000) == 2);
   CHECK(asc_match_within(&ix, 2, 3001) == -1);
   asc_match_free(&ix);
-  for (int mode = 0; mode < 3; mode++) {
+  for (int mode = 0; mode < 4; mode++) {
     CHECK(sorted_as_compared(1, 1, mode));
     CHECK(sorted_as_compared(2, 2, mode));
     CHECK(sorted_as_compared(1000, 3, mode));
