@@ -6,6 +6,7 @@
 local core = require "ascope_core"
 local json, column, db = core.json, core.column, core.db
 local i18n = require "ascope.i18n"
+local heap = require "ascope.heap"
 
 local M = {}
 
@@ -24,7 +25,7 @@ function M.read_json(path, progress)
   -- the lane numbers replace pid and tid (eight bytes a row): let them go before the model
   -- makes its own columns
   c.pid, c.tid = nil, nil
-  collectgarbage()
+  heap.release(r.n)
   local lanes = {}
   for i, p in ipairs(pairs_) do
     local pid, tid = p[1] or "?", p[2] or "?"

@@ -4,6 +4,7 @@
 -- done in C; names are tested with the compiled patterns of analysis/timeline/patterns.lua.
 local core = require "ascope_core"
 local patterns = require "ascope.analysis.timeline.patterns"
+local heap = require "ascope.heap"
 local column, interval = core.column, core.interval
 
 local M = {}
@@ -102,7 +103,7 @@ function M.steps(tl, rules)
   end
   table.sort(unique, function(a, b) return a.start < b.start end)
   names, rows_of = nil, nil -- luacheck: ignore 311
-  collectgarbage() -- the rows of every name, eight bytes a row, before the busy sets are made
+  heap.release(tl.n) -- the rows of every name, eight bytes a row, before the busy sets are made
   return unique
 end
 
@@ -128,7 +129,7 @@ function M.build(tl, rules, re)
   tl.task_type = nil
   local kind, kinds = column.group(pair_ids, tl.ph, IDS_ONLY) -- (pair, ph) numbers
   pair_ids = nil -- luacheck: ignore 311
-  collectgarbage() -- the task type column and the pair numbers
+  heap.release(tl.n) -- the task type column and the pair numbers
   local class_by_pair, tag_by_pair = {}, {}
   for i, p in ipairs(pairs_) do
     class_by_pair[i] = M.classify(p[1], p[2], types, re)
@@ -161,7 +162,7 @@ function M.build(tl, rules, re)
     end
   end
   tags, lt_rows = nil, nil -- luacheck: ignore 311
-  collectgarbage()
+  heap.release(tl.n)
   -- slices by (lane, class) and flow ends by (lane, ph), in one grouping: no row is listed
   -- twice (a lane's slices are the union of its classes' rows: M.slices)
   local listed_as = kind:lookup(list_key)
@@ -196,7 +197,7 @@ function M.build(tl, rules, re)
   m.flow_start_ids, m.flow_end_ids = tl.flow:take(m.flow_starts), tl.flow:take(m.flow_ends)
   tl.flow = nil
   -- the intermediate columns are big in C but small to Lua's collector, which would not hurry
-  collectgarbage()
+  heap.release(tl.n)
   return m
 end
 
