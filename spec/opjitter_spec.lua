@@ -18,6 +18,24 @@ describe("opjitter", function()
   before_each(function() dir = h.tmpdir() end)
   after_each(function() h.cleanup(dir) end)
 
+  it("fills the gaps of a card range as missing cards, not those of sparse card numbers", function()
+    local D = "MoeDistributeDispatchV2"
+    card(dir, 0, { { D, "10", "100" } })
+    card(dir, 60, { { D, "12", "100" } })
+    local r = assert(opjitter.run(dir))
+    assert.equal(59, #r.missing) -- 59 gaps: no more than the 2 cards seen and 64
+    assert.equal(61, #r.cards)
+    card(dir, 500, { { D, "11", "100" } })
+    r = assert(opjitter.run(dir))
+    assert.same({ 0, 60, 500 }, r.found)
+    assert.same({}, r.missing) -- 498 gaps are not one job's missing cards
+    assert.equal(3, #r.cards)
+    assert.equal(1, #r.warnings)
+    assert.truthy(r.warnings[1]:find("card numbers up to 500 with 3 card(s) found: the 498 numbers", 1, true))
+    r = assert(opjitter.run(dir, { cards = 501 })) -- the job's size given: every card is listed
+    assert.equal(498, #r.missing)
+  end)
+
   it("lines up the n-th call of each type across cards; NA and missing cards are left out", function()
     local D, C = "MoeDistributeDispatchV2", "MoeDistributeCombineV2"
     card(dir, 0, { { D, "10", "100" }, { C, "20" }, { D, "12", "100" }, { C, "21" }, { D, "11", "100" } })
