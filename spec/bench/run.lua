@@ -5,6 +5,7 @@
 --   --only stacks [--stacks-mb 20 --stacks-big-mb 150]: distinct call stacks against few
 --   --only trace [--size-mb 256]: the structural skim, ascope memory and ascope timeline
 --   --only jobs [--size-mb 256]: two ranks with -j 1 and -j 2 while a CPU burner holds one core
+--   --only cliffs: many small ranks and files, the time or memory of each against how many
 local core = require "ascope_core"
 
 local opts = { size_mb = 1024, rows = 1000000, dir = "/tmp/ascope-bench", keep = false, build = "build",
@@ -429,6 +430,81 @@ local function row(what, value, target_text, ok)
   io.write(("  %-52s %-14s target %-14s %s\n"):format(what, value, target_text, ok and "met" or "NOT MET"))
 end
 
+-- Inputs grown along one dimension, many small parts instead of one big one: the time or
+-- memory of each part must not grow with how many there are (each once was: every rank's
+-- stages collected a heap holding all earlier ranks' results; every plog file started worker
+-- threads; the report writers kept every rank's garbage).
+local function tiny_trace(path) -- five steps of ten kernels
+  local ev = { '{"ph":"M","name":"process_name","pid":1,"tid":0,"args":{"name":"Python"}}',
+               '{"ph":"M","name":"process_name","pid":2,"tid":0,"args":{"name":"Ascend Hardware"}}',
+               '{"ph":"M","name":"thread_name","pid":2,"tid":2,"args":{"name":"Stream 2"}}' }
+  for step = 0, 4 do
+    local t = T0 + step * 1000
+    ev[#ev + 1] = ('{"ph":"X","name":"ProfilerStep#%d","pid":1,"tid":1,"ts":"%d","dur":1000}'):format(step, t)
+    for k = 0, 9 do
+      ev[#ev + 1] = ('{"ph":"X","name":"MatMul_%d","pid":2,"tid":2,"ts":"%d","dur":80,"args":{"Task Type":"AI_CORE"}}')
+        :format(k, t + 10 + k * 90)
+    end
+  end
+  core.fs.write(path, "[\n" .. table.concat(ev, ",\n") .. "\n]\n")
+end
+
+-- `n` rank folders under `root`, each a hard link of the files of the rank folder `src`
+local function link_ranks(root, n, src)
+  sh(("for r in $(seq 0 %d); do d=%s/rank_${r}_ascend_pt/ASCEND_PROFILER_OUTPUT; mkdir -p $d; "
+    .. "for f in %s/ASCEND_PROFILER_OUTPUT/*; do ln -f $f $d/; done; "
+    .. "echo \"{\\\"rank_id\\\": $r}\" > %s/rank_${r}_ascend_pt/profiler_info_$r.json; done"):format(n - 1, root, src, root))
+end
+
+local function bench_cliffs()
+  local cdir = dir .. "/cliffs"
+  local res = {}
+  local small, big = 128, 512
+  local src = cdir .. "/tiny_rank"
+  if not core.fs.stat(cdir .. "/generated-v1") then
+    assert(core.fs.mkdirs(src .. "/ASCEND_PROFILER_OUTPUT"))
+    tiny_trace(src .. "/ASCEND_PROFILER_OUTPUT/trace_view.json")
+    for _, n in ipairs({ small, big }) do link_ranks(("%s/timeline-%d"):format(cdir, n), n, src) end
+    gen_stacks_case(cdir .. "/mem_rank", 1.4, false) -- about 2000 allocations
+    for _, n in ipairs({ 64, 256 }) do link_ranks(("%s/memory-%d"):format(cdir, n), n, cdir .. "/mem_rank") end
+    local line = "[ERROR] RUNTIME(4000,python):2024-06-01-10:00:00.000.000 [device_error_proc.cc:816]4001 "
+      .. "errcode:(0x800000, 0, 0) device_id=0, stream_id=5, task_id=7, fault kernel_name=MatMul_x\n"
+      .. ("[INFO] RUNTIME(4000,python):2024-06-01-10:00:00.000.000 [stream.cc:1]4001 stream 1 task 2 launched\n"):rep(19)
+    core.fs.write(cdir .. "/plog-one.log", line)
+    for _, n in ipairs({ 2500, 10000 }) do
+      sh(("for k in $(seq 0 %d); do d=%s/plog-%d/device-$((k %% 4)); mkdir -p $d; ln -f %s/plog-one.log "
+        .. "$d/plog-$k.log; done"):format(n - 1, cdir, n, cdir))
+    end
+    core.fs.write(cdir .. "/generated-v1", "")
+  end
+  for _, n in ipairs({ small, big }) do
+    res["timeline" .. n] = measure(("ascope timeline -j 1, %d small ranks"):format(n), asc, "timeline",
+      ("%s/timeline-%d"):format(cdir, n), "-o", cdir .. "/out", "-q", "-j", "1", "--format", "json")
+  end
+  for _, n in ipairs({ 2500, 10000 }) do
+    res["plog" .. n] = measure(("ascope plog, %d files of 20 lines"):format(n), asc, "plog",
+      ("%s/plog-%d"):format(cdir, n), "-o", cdir .. "/out", "-q")
+  end
+  for _, n in ipairs({ 64, 256 }) do
+    local secs, rss = measure(("ascope memory -j 2 --format csv,html, %d small ranks"):format(n), asc, "memory",
+      ("%s/memory-%d"):format(cdir, n), "-o", cdir .. "/out", "-q", "-j", "2", "--format", "csv,html")
+    res["memory" .. n], res["memory_rss" .. n] = secs, rss
+  end
+  core.fs.remove_tree(cdir .. "/out")
+  return res, small, big
+end
+
+local function cliff_rows(r, small, big)
+  local per = (r["timeline" .. big] / big) / (r["timeline" .. small] / small)
+  row(("timeline time a rank, %d small ranks / %d"):format(big, small), ("%.2f x"):format(per), "<= 1.5 x", per <= 1.5)
+  local pf = (r.plog10000 / 10000) / (r.plog2500 / 2500)
+  row("plog time a file, 10000 small files / 2500", ("%.2f x"):format(pf), "<= 1.5 x", pf <= 1.5)
+  local us = r.plog10000 / 10000 * 1e6 -- starting the block workers for each file took 100 us
+  row("plog time a small file (10000 files)", ("%.0f us"):format(us), "<= 50 us", us <= 50)
+  local mr = r.memory_rss256 / 256 / 2 ^ 20
+  row("memory -j 2 with HTML, 256 small ranks: peak RSS a rank", ("%.2f MiB"):format(mr), "<= 1.5 MiB", mr <= 1.5)
+end
+
 -- --only plog: the plog measurements alone (a short run on a shared machine)
 if opts.only == "plog" then
   io.write(("ascope bench: plog only, %d MiB per input, in %s\n"):format(opts.plog_mb, dir))
@@ -437,6 +513,13 @@ if opts.only == "plog" then
   io.write("\nresults\n")
   plog_rows(row, dense, dense_rss, sparse, sparse_rss)
   if not opts.keep then core.fs.remove_tree(dir .. "/out5") end
+  return
+end
+if opts.only == "cliffs" then
+  io.write(("ascope bench: many small parts only, in %s\n"):format(dir))
+  local r, small, big = bench_cliffs()
+  io.write("\nresults\n")
+  cliff_rows(r, small, big)
   return
 end
 if opts.only == "stacks" then
@@ -569,6 +652,7 @@ local tlt, tl_rss = measure("ascope timeline, one rank (all dimensions)", asc, "
 local dense, dense_rss = bench_plog(20)
 local sparse, sparse_rss = bench_plog(2000)
 local stacks_small, stacks_big = bench_stacks(opts.stacks_mb), bench_stacks(opts.stacks_big_mb)
+local cliffs, cliffs_small, cliffs_big = bench_cliffs()
 warm(moe_dir .. "/*/*")
 local moet = measure(("ascope moe, %d cards"):format(opts.moe_cards), asc, "moe", "TARGET_DIR=" .. moe_dir,
   "SOC_VERSION=950", "-o", dir .. "/out7", "-q")
@@ -612,6 +696,7 @@ row("ascope timeline peak RSS / trace size", ("%.1f%%"):format(tl_rss / trace_by
 plog_rows(row, dense, dense_rss, sparse, sparse_rss)
 stacks_rows(row, opts.stacks_mb, stacks_small)
 stacks_rows(row, opts.stacks_big_mb, stacks_big)
+cliff_rows(cliffs, cliffs_small, cliffs_big)
 row("ascope opjitter time", ("%.2f s"):format(ojt), "< 10 s", ojt < 10)
 row(("ascope moe time, %d cards"):format(opts.moe_cards), ("%.2f s"):format(moet), "< 10 s", moet < 10)
 row(("memory_report.html of %d events"):format(opts.rows), ("%.2f MB"):format(html_size / 1e6), "< 5 MB", html_size < 5e6)
