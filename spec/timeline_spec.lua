@@ -536,6 +536,29 @@ describe("timeline properties", function()
   before_each(function() dir = h.tmpdir() end)
   after_each(function() h.cleanup(dir) end)
 
+  it("the tags' union finds every name one of the tag patterns finds, and no union with a back-reference",
+    function()
+      local patterns = require "ascope.analysis.timeline.patterns"
+      local rules = assert(timeline.rules())
+      local re = assert(patterns.compile(rules))
+      assert.truthy(re.any_tag)
+      local names = { "hcom_allReduce__123_1_1", "HcomReceive_7", "hcom_send__9", "aclnnMatmul_launch",
+                      "Dataloader._next_data", "prefill_step", "decode 3", "Request 42", "my request",
+                      "MatMul_17", "ReduceSum", "", "p2p", "RECV", "torch_to_npu" }
+      local tagged = 0
+      for _, name in ipairs(names) do
+        local any = false
+        for _, tag in ipairs({ "p2p_wait", "p2p", "host_launch", "dataloader", "prefill", "decode", "request" }) do
+          any = any or patterns.test(re.patterns[tag], name)
+        end
+        assert.equal(any, not not re.any_tag:find(name), name)
+        tagged = tagged + (any and 1 or 0)
+      end
+      assert.equal(10, tagged) -- both kinds were among them ("my request": "^request" is anchored)
+      assert.truthy(assert(patterns.compile({ patterns = { decode = { "(de)code" } } })).any_tag)
+      assert.is_nil(assert(patterns.compile({ patterns = { decode = { "(de)code\\1" } } })).any_tag)
+    end)
+
   it("the longest path never exceeds the stage (random traces with flows)", function()
     math.randomseed(12)
     for iter = 1, 25 do

@@ -133,8 +133,9 @@ function M.build(tl, rules, re)
   local class_by_pair, tag_by_pair = {}, {}
   for i, p in ipairs(pairs_) do
     class_by_pair[i] = M.classify(p[1], p[2], types, re)
-    for _, tag in ipairs(M.TAGS) do
-      if p[2] and patterns.test(re.patterns[tag], p[2]) then
+    local maybe = p[2] and (not re.any_tag or re.any_tag:find(p[2]))
+    for _, tag in ipairs(maybe and M.TAGS or {}) do
+      if patterns.test(re.patterns[tag], p[2]) then
         tag_by_pair[i] = tag
         break
       end
