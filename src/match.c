@@ -175,27 +175,22 @@ int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *st
       asc_match_free(ix);
       return -1;
     }
-  } else {
+  } else { /* sparse keys: the entries in row order, then one sort of them all */
     item *it = asc_alloc_array(m, sizeof *it);
-    if (!it) {
-      asc_match_free(ix);
-      return -1;
-    }
     size_t j = 0;
-    for (size_t i = 0; i < n; i++)
-      if (starts[i] != ASC_NULL_I64) it[j++] = (item){keys[i], starts[i], ix->row_end[i], (int64_t)i};
-    if (sort_items(it, k)) {
-      free(it);
+    for (size_t i = 0; it && i < n; i++) {
+      if (starts[i] == ASC_NULL_I64) continue;
+      ix->key[j] = keys[i];
+      ix->start[j] = starts[i];
+      ix->end[j] = ix->row_end[i];
+      ix->row[j++] = (int64_t)i;
+    }
+    int rc = it ? sort_range(ix, it, 0, k) : -1;
+    free(it);
+    if (rc) {
       asc_match_free(ix);
       return -1;
     }
-    for (size_t i = 0; i < k; i++) {
-      ix->key[i] = it[i].key;
-      ix->start[i] = it[i].start;
-      ix->end[i] = it[i].end;
-      ix->row[i] = it[i].row;
-    }
-    free(it);
   }
   for (size_t i = 0; i < k; i++) {
     int same = i > 0 && ix->key[i - 1] == ix->key[i];
