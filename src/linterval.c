@@ -4,6 +4,7 @@
 
 #include "ascope/checked.h"
 #include "ascope/interval.h"
+#include "ascope/taskpath.h"
 #include "lbind.h"
 
 #define ISET_MT "ascope.iset"
@@ -205,13 +206,70 @@ static int m_tostring(lua_State *L) {
   return 1;
 }
 
+/* 1-based rows from a column or a sequence as 0-based indexes in a userdata on the stack; a
+ * row below 1 becomes SIZE_MAX, which the path refuses as out of range */
+static size_t *to_rows(lua_State *L, int idx, size_t *n) {
+  const asc_col *c = lasc_tointcol(L, idx);
+  size_t *out = lasc_newarray(L, c->n, sizeof *out);
+  for (size_t k = 0; k < c->n; k++) {
+    int64_t r = asc_col_int(c, k);
+    out[k] = r >= 1 ? (size_t)(r - 1) : SIZE_MAX;
+  }
+  *n = c->n;
+  return out;
+}
+
+/* interval.longest_path(starts, durations, lanes, rows, producers, consumers, lo, hi): the
+ * longest dependency path through the tasks at rows (see ascope/taskpath.h). Returns its
+ * length, its rows (the last task first), the number of tasks in the graph and what each task
+ * on the path adds (a list beside the rows); nil when no task is timed. */
+static int l_longest_path(lua_State *L) {
+  size_t ns, nd, nr, np, nc;
+  lua_settop(L, 8);
+  int64_t lo = luaL_checkinteger(L, 7), hi = luaL_checkinteger(L, 8);
+  const int64_t *ts = lasc_toint64s(L, 1, &ns);
+  const int64_t *dur = lasc_toint64s(L, 2, &nd);
+  const asc_col *lane = lasc_tointcol(L, 3);
+  size_t *rows = to_rows(L, 4, &nr);
+  size_t *prod = to_rows(L, 5, &np);
+  size_t *cons = to_rows(L, 6, &nc);
+  if (nd != ns || lane->n != ns) return luaL_error(L, "interval.longest_path: the columns differ in length");
+  if (np != nc)
+    return luaL_error(L, "interval.longest_path: %d producers but %d consumers", (int)np, (int)nc);
+  size_t most;
+  if (asc_size_add(nr, np, &most)) return oom(L);
+  asc_taskpath p = {.path = lasc_newarray(L, most, sizeof(size_t)),
+                    .gain = lasc_newarray(L, most, sizeof(int64_t))};
+  int rc = asc_taskpath_longest(ts, dur, lane, ns, rows, nr, prod, cons, np, lo, hi, &p);
+  if (rc == -2) return luaL_error(L, "interval.longest_path: a row number is out of range");
+  if (rc) return oom(L);
+  if (p.length < 0) {
+    lua_pushnil(L);
+    return 1;
+  }
+  lua_pushinteger(L, p.length);
+  lua_createtable(L, p.n > INT32_MAX ? 0 : (int)p.n, 0);
+  lua_pushinteger(L, (lua_Integer)p.nodes);
+  lua_createtable(L, p.n > INT32_MAX ? 0 : (int)p.n, 0);
+  for (size_t k = 0; k < p.n; k++) {
+    lua_pushinteger(L, (lua_Integer)p.path[k] + 1);
+    lua_rawseti(L, -4, (lua_Integer)k + 1);
+    lua_pushinteger(L, p.gain[k]);
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  return 4;
+}
+
 int lasc_open_interval(lua_State *L) {
   static const luaL_Reg methods[] = {
       {"union", m_union}, {"intersect", m_intersect},   {"subtract", m_subtract}, {"gaps", m_gaps},
       {"clip", m_clip},   {"total", m_total},           {"get", m_get},           {"bounds", m_bounds},
       {"stats", m_stats}, {"percentile", m_percentile}, {"covers", m_covers},     {"columns", m_columns},
       {NULL, NULL}};
-  static const luaL_Reg fns[] = {{"union", l_union}, {"from_durations", l_from_durations}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"union", l_union},
+                                 {"from_durations", l_from_durations},
+                                 {"longest_path", l_longest_path},
+                                 {NULL, NULL}};
   if (luaL_newmetatable(L, ISET_MT)) {
     lua_pushcfunction(L, m_gc);
     lua_setfield(L, -2, "__gc");

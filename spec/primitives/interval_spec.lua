@@ -128,3 +128,121 @@ describe("interval sets", function()
     assert.equal(0, #interval.union({ 1, 5 }, { 4, 9 }, nil, 9, 3)) -- an empty window
   end)
 end)
+
+-- The longest path as the timeline first computed it, in Lua, over plain tables: the oracle
+-- for interval.longest_path on random steps.
+local function longest_reference(ts, dur, lane, rows, edges, lo, hi)
+  local nodes, seen = {}, {}
+  local function add(r)
+    nodes[#nodes + 1] = r
+    seen[r] = true
+  end
+  for _, r in ipairs(rows) do add(r) end
+  local preds = {}
+  for _, e in ipairs(edges) do
+    local p, c = e[1], e[2]
+    if seen[c] and dur[p] then
+      if not seen[p] then add(p) end
+      preds[c] = preds[c] or {}
+      table.insert(preds[c], p)
+    end
+  end
+  if #nodes == 0 then return nil end
+  table.sort(nodes, function(a, b)
+    if ts[a] ~= ts[b] then return ts[a] < ts[b] end
+    return a < b
+  end)
+  local function s_of(r) return math.min(math.max(ts[r], lo), hi) end
+  local function e_of(r) return math.min(math.max(ts[r] + dur[r], lo), hi) end
+  local last_on_lane, dist, from, gain, reach = {}, {}, {}, {}, {}
+  local best, best_node = -1, nil
+  for _, r in ipairs(nodes) do
+    local s0, e0 = s_of(r), e_of(r)
+    local d0, f0, g0, r0 = e0 - s0, nil, e0 - s0, e0
+    local function consider(p)
+      if not dist[p] then return end
+      local add_ = math.max(e0 - math.max(s0, reach[p]), 0)
+      if dist[p] + add_ > d0 then d0, f0, g0, r0 = dist[p] + add_, p, add_, math.max(e0, reach[p]) end
+    end
+    if last_on_lane[lane[r]] then consider(last_on_lane[lane[r]]) end
+    for _, p in ipairs(preds[r] or {}) do consider(p) end
+    dist[r], from[r], gain[r], reach[r] = d0, f0, g0, r0
+    last_on_lane[lane[r]] = r
+    if d0 > best then best, best_node = d0, r end
+  end
+  local path, gains = {}, {}
+  local r = best_node
+  while r do
+    path[#path + 1], gains[#gains + 1] = r, gain[r]
+    r = from[r]
+  end
+  return best, path, #nodes, gains
+end
+
+describe("interval.longest_path", function()
+  it("walks random steps as the reference walk does: length, path, gains and node count", function()
+    math.randomseed(17)
+    for round = 1, 300 do
+      local n = math.random(1, 60)
+      local ts, dur, lane = {}, {}, {}
+      for i = 1, n do
+        ts[i] = math.random(0, 40) -- coarse: many equal starts, so the ties are exercised
+        dur[i] = math.random(0, 12)
+        lane[i] = math.random(1, 4)
+      end
+      local rows = {}
+      for i = 1, n do
+        if math.random() < 0.6 then rows[#rows + 1] = i end
+      end
+      local edges, producers, consumers = {}, {}, {}
+      for k = 1, math.random(0, n) do -- flows from anywhere, backwards in time too, repeated
+        local p, c = math.random(1, n), math.random(1, n)
+        if p ~= c then
+          edges[#edges + 1] = { p, c }
+          producers[#producers + 1], consumers[#consumers + 1] = p, c
+        end
+        if k % 7 == 0 and #edges > 0 then
+          edges[#edges + 1] = edges[#edges]
+          producers[#producers + 1], consumers[#consumers + 1] = producers[#producers], consumers[#consumers]
+        end
+      end
+      local lo = math.random(-5, 20)
+      local hi = lo + math.random(0, 40)
+      local want, wpath, wnodes, wgains = longest_reference(ts, dur, lane, rows, edges, lo, hi)
+      local got, path, nodes, gains = interval.longest_path(ts, dur, lane, rows, producers, consumers, lo, hi)
+      assert.equal(want, got, "round " .. round)
+      if want then
+        assert.same(wpath, path, "round " .. round)
+        assert.same(wgains, gains)
+        assert.equal(wnodes, nodes)
+        assert.is_true(got <= hi - lo)
+      end
+    end
+  end)
+
+  it("takes columns, skips untimed tasks and refuses rows out of range", function()
+    local column = core.column
+    local NULL = math.mininteger -- an integer column's missing value
+    local ts = column.new("integer", { 0, 5, 100, 7 })
+    local dur = column.new("integer", { 10, 10, 5, 1 })
+    local lane = column.new("integer", { 1, 2, 1, 2 })
+    -- rows 1 and 2 overlap on two lanes; the flow from row 1 into row 2 chains them: 0..15
+    local len, path, nodes, gains = interval.longest_path(ts, dur, lane, { 1, 2 }, { 1 }, { 2 }, 0, 50)
+    assert.equal(15, len)
+    assert.same({ 2, 1 }, path)
+    assert.same({ 5, 10 }, gains)
+    assert.equal(2, nodes)
+    -- a producer outside the rows joins the graph; one without a duration does not
+    local nostart = column.new("integer", { 0, 5, 100, NULL })
+    local _, _, n2 = interval.longest_path(ts, dur, lane, { 2 }, { 1, 4 }, { 2, 2 }, 0, 50)
+    assert.equal(3, n2)
+    local _, _, n3 = interval.longest_path(ts, column.new("integer", { 10, 10, 5, NULL }), lane, { 2 }, { 4 }, { 2 }, 0, 50)
+    assert.equal(1, n3)
+    assert.is_nil((interval.longest_path(nostart, dur, lane, { 4 }, {}, {}, 0, 50)))
+    assert.is_nil((interval.longest_path(ts, dur, lane, {}, {}, {}, 0, 50)))
+    assert.has_error(function() interval.longest_path(ts, dur, lane, { 5 }, {}, {}, 0, 50) end,
+      "interval.longest_path: a row number is out of range")
+    assert.has_error(function() interval.longest_path(ts, dur, lane, { 1 }, { 1 }, {}, 0, 50) end,
+      "interval.longest_path: 1 producers but 0 consumers")
+  end)
+end)

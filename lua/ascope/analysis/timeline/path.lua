@@ -108,70 +108,28 @@ local function step_rows(m, w0, w1, fn)
   for _, r in ipairs(c.rows) do fn(r) end
 end
 
---- The longest path over the step's tasks, clipped to the stage [lo, hi].
+--- The longest path over the step's tasks, clipped to the stage [lo, hi] (the walk is
+-- interval.longest_path's, in C: a step of a hundred thousand tasks is a tenth of a second of
+-- sorting and table work in Lua).
 -- Returns length (ns), path (rows, last first), node count, gain (row -> ns it adds) and the
 -- path's communication time: the union of what its communication tasks add (an interval set).
 function M.longest(m, w0, w1, lo, hi, edges)
   local tl = m.tl
-  -- each node's start, duration and lane read from the columns once: the sort and the walk
-  -- below look at them many times
-  local nodes, seen, ts, dur, lane_of = {}, {}, {}, {}, {}
-  local function add(r)
-    nodes[#nodes + 1] = r
-    seen[r] = true
-    ts[r], dur[r], lane_of[r] = tl.ts[r], tl.dur[r], tl.lane[r]
-  end
-  step_rows(m, w0, w1, add)
-  local preds = {}
-  for _, e in ipairs(edges) do
-    local p, c = e[1], e[2]
-    if seen[c] and tl.dur[p] then
-      if not seen[p] then add(p) end
-      preds[c] = preds[c] or {}
-      table.insert(preds[c], p)
+  local rows = {}
+  step_rows(m, w0, w1, function(r) rows[#rows + 1] = r end)
+  local producers, consumers = {}, {}
+  for k, e in ipairs(edges) do producers[k], consumers[k] = e[1], e[2] end
+  local best, path, nodes, gains = interval.longest_path(tl.ts, tl.dur, tl.lane, rows, producers, consumers, lo, hi)
+  if not best then return nil end
+  local gain, starts, ends = {}, {}, {}
+  for k, r in ipairs(path) do
+    gain[r] = gains[k]
+    if m.lanes[tl.lane[r]].kind == "comm" then
+      local e = math.min(math.max(tl.ts[r] + tl.dur[r], lo), hi)
+      starts[#starts + 1], ends[#ends + 1] = e - gains[k], e
     end
   end
-  if #nodes == 0 then return nil end
-  table.sort(nodes, function(a, b)
-    local ta, tb = ts[a], ts[b]
-    if ta ~= tb then return ta < tb end
-    return a < b
-  end)
-  local function s_of(r) return math.min(math.max(ts[r], lo), hi) end
-  local function e_of(r) return math.min(math.max(ts[r] + dur[r], lo), hi) end
-  -- a node adds the part of its clipped interval after its predecessor's (clipped) end, so a
-  -- path covers each instant of [lo, hi] at most once: its length never exceeds hi - lo
-  local last_on_lane = {}
-  local dist, from, gain, reach = {}, {}, {}, {}
-  local best, best_node = -1, nil
-  for _, r in ipairs(nodes) do
-    local lane = lane_of[r]
-    local s0, e0 = s_of(r), e_of(r)
-    local d0, f0, g0, r0 = e0 - s0, nil, e0 - s0, e0
-    local function consider(p)
-      if not dist[p] then return end
-      local pe = reach[p]
-      local add_ = e0 - math.max(s0, pe)
-      if add_ < 0 then add_ = 0 end
-      if dist[p] + add_ > d0 then d0, f0, g0, r0 = dist[p] + add_, p, add_, math.max(e0, pe) end
-    end
-    local prev = last_on_lane[lane]
-    if prev then consider(prev) end
-    for _, p in ipairs(preds[r] or {}) do consider(p) end
-    dist[r], from[r], gain[r], reach[r] = d0, f0, g0, r0
-    last_on_lane[lane] = r
-    if d0 > best then best, best_node = d0, r end
-  end
-  local path, starts, ends = {}, {}, {}
-  local r = best_node
-  while r do
-    path[#path + 1] = r
-    if m.lanes[lane_of[r]].kind == "comm" then
-      starts[#starts + 1], ends[#ends + 1] = e_of(r) - gain[r], e_of(r)
-    end
-    r = from[r]
-  end
-  return best, path, #nodes, gain, interval.union(starts, ends)
+  return best, path, nodes, gain, interval.union(starts, ends)
 end
 
 --- Time on the path by category (ms).
