@@ -8,7 +8,7 @@
 local core = require "ascope_core"
 local model_mod = require "ascope.analysis.timeline.model"
 local patterns = require "ascope.analysis.timeline.patterns"
-local match, interval = core.match, core.interval
+local match, interval, column = core.match, core.interval, core.column
 
 local M = {}
 
@@ -16,39 +16,48 @@ local function ms(ns) return ns and ns / 1e6 end
 
 --- Flow edges {producer row, consumer row} whose consumer sits in [w0, w1): each flow binds to
 -- the slice that holds its end on its lane. Also the number of flows left out because an end
--- had no readable time. The step's few flow ends are looked up in one pass over the slices
--- (match.within): no index of every row of the trace.
+-- had no readable time. Found in C whatever the trace's length: each end's start (the last
+-- start with its id: the starts indexed by id with their place in the list as the time, so
+-- the latest before the end of time is the last), the ends in the step, and the slices that
+-- hold the step's few ends (match.within, one pass over the slices).
 function M.flow_edges(m, w0, w1)
   local tl = m.tl
   local s_rows, f_rows, f_ids = m.flow_starts, m.flow_ends, m.flow_end_ids
-  if #f_rows == 0 then return {}, 0 end
-  local s_by_id, untimed_start = {}, false
-  for k = 1, #s_rows do
-    local r = s_rows[k]
-    local id = m.flow_start_ids[k]
-    if id then s_by_id[id] = r end
-    if not tl.ts[r] then untimed_start = true end
+  local nf = #f_rows
+  if nf == 0 then return {}, 0 end
+  local s_ts, f_ts = tl.ts:take(s_rows), tl.ts:take(f_rows)
+  local untimed_start = s_ts:stats() < #s_rows
+  local place = {}
+  for k = 1, #s_rows do place[k] = k end
+  local start_of = match.index(m.flow_start_ids, place):latest(f_ids, column.fill("integer", math.maxinteger, nf))
+  place = nil -- luacheck: ignore 311
+  -- the ends to look at: with every time known, the ones in the step (an end outside it is
+  -- neither an edge nor a skip)
+  local ends
+  if untimed_start or f_ts:stats() < nf then
+    ends = {}
+    for k = 1, nf do ends[k] = k end
+  else
+    ends = column.rows_overlapping(f_ts, column.fill("integer", nil, nf), w0, w1)
   end
   -- consumers at 1..n, producers at n+1..2n of one query list
-  local q_lane, q_ts, prod_lane, prod_ts = {}, {}, {}, {}
+  local q_rows, producers = {}, {}
   local n, skipped = 0, 0
-  for k = 1, #f_rows do
-    local r = f_rows[k]
-    local t = tl.ts[r]
-    -- a timed end outside the step with every start timed is neither an edge nor a skip: its
-    -- id need not be read (most ends of a long trace are in other steps)
-    local s = (untimed_start or not t or (t >= w0 and t < w1)) and f_ids[k] and s_by_id[f_ids[k]]
-    if s and (not t or not tl.ts[s]) then
+  for j = 1, #ends do
+    local k = ends[j]
+    local t = f_ts[k]
+    local inside = t and t >= w0 and t < w1
+    local s = (untimed_start or not t or inside) and f_ids[k] and start_of[k]
+    if s and (not t or not s_ts[s]) then
       skipped = skipped + 1 -- a time that could not be read: this flow only is left out
-    elseif s and t >= w0 and t < w1 then
+    elseif s and inside then
       n = n + 1
-      q_lane[n], q_ts[n] = tl.lane[r], t
-      prod_lane[n], prod_ts[n] = tl.lane[s], tl.ts[s]
+      q_rows[n], producers[n] = f_rows[k], s_rows[s]
     end
   end
   if n == 0 then return {}, skipped end
-  for k = 1, n do q_lane[n + k], q_ts[n + k] = prod_lane[k], prod_ts[k] end
-  local held = match.within(tl.lane, tl.ts, tl.dur, q_lane, q_ts)
+  for k = 1, n do q_rows[n + k] = producers[k] end
+  local held = match.within(tl.lane, tl.ts, tl.dur, tl.lane:take(q_rows), tl.ts:take(q_rows))
   local edges = {}
   for k = 1, n do
     local c, p = held[k], held[n + k]
@@ -58,29 +67,36 @@ function M.flow_edges(m, w0, w1)
 end
 
 --- Alignment gaps (consumer start - producer end) along the edges: total, count and top n.
+-- Only the top n are kept while the edges are walked (largest gap first, ties to the earlier
+-- consumer row), so a step of a hundred thousand flows makes no table per gap.
 function M.alignment(m, edges, top_n)
   local tl = m.tl
-  local gaps, total = {}, 0
+  local top, total, count = {}, 0, 0 -- top: {gap, consumer row, producer row}, best first
   for _, e in ipairs(edges) do
     local p, c = e[1], e[2]
     local gap = tl.ts[c] - (tl.ts[p] + tl.dur[p])
     if gap > 0 then
-      total = total + gap
-      gaps[#gaps + 1] = { gap = gap, row = c, producer = tl.name[p], consumer = tl.name[c],
-                          producer_lane = m.lanes[tl.lane[p]].name, consumer_lane = m.lanes[tl.lane[c]].name }
+      total, count = total + gap, count + 1
+      local lo, hi = 1, #top + 1 -- where it goes: after every kept gap that ranks before it
+      while lo < hi do
+        local mid = (lo + hi) // 2
+        local g = top[mid]
+        if g[1] > gap or (g[1] == gap and g[2] <= c) then lo = mid + 1 else hi = mid end
+      end
+      local at = lo
+      if at <= top_n then
+        table.insert(top, at, { gap, c, p })
+        top[top_n + 1] = nil
+      end
     end
   end
-  table.sort(gaps, function(a, b)
-    if a.gap ~= b.gap then return a.gap > b.gap end
-    return a.row < b.row
-  end)
-  local top = {}
-  for k = 1, math.min(#gaps, top_n) do
-    local g = gaps[k]
-    top[k] = { gap_ms = ms(g.gap), producer = g.producer, consumer = g.consumer,
-               producer_lane = g.producer_lane, consumer_lane = g.consumer_lane }
+  local out = {}
+  for k, g in ipairs(top) do
+    local gap, c, p = g[1], g[2], g[3]
+    out[k] = { gap_ms = ms(gap), producer = tl.name[p], consumer = tl.name[c],
+               producer_lane = m.lanes[tl.lane[p]].name, consumer_lane = m.lanes[tl.lane[c]].name }
   end
-  return { total_ms = ms(total), count = #gaps, edges = #edges, top = top }
+  return { total_ms = ms(total), count = count, edges = #edges, top = out }
 end
 
 --- Category of a task on the path: host, p2p, comm, compute:<task type>, copy, sync, other.
