@@ -47,6 +47,21 @@ function column.concat(columns) end
 ---@param n integer
 ---@return ascope.Column
 function column.fill(kind, value, n) end
+---Rows whose [start, start + duration) meets [lo, hi) (no duration: the instant at the start).
+---@param starts ascope.Column
+---@param durations ascope.Column
+---@param lo integer
+---@param hi integer
+---@return ascope.Column rows 1-based, in row order
+function column.rows_overlapping(starts, durations, lo, hi) end
+---Rows (of `rows`, in its order, when given) whose start is in [lo, hi) and whose duration is known.
+---@param starts ascope.Column
+---@param durations ascope.Column
+---@param lo integer
+---@param hi integer
+---@param rows? ascope.Column|integer[]
+---@return ascope.Column rows 1-based
+function column.rows_starting(starts, durations, lo, hi, rows) end
 
 ---The type a field is read as; "us" turns microseconds (an exact decimal) into integer ns.
 ---@alias ascope.FieldType "string"|"integer"|"number"|"us"
@@ -186,6 +201,19 @@ function interval.union(starts, ends, rows, lo, hi) end
 ---@param hi? integer
 ---@return ascope.IntervalSet
 function interval.from_durations(starts, durations, rows, lo, hi) end
+---The longest dependency path through the tasks at `rows` (lane order and the flows
+---producers[k] -> consumers[k]), each task adding the part of its interval, clipped to
+---[lo, hi], after its predecessor's reach. nil when no task is timed.
+---@param starts ascope.Column|integer[]
+---@param durations ascope.Column|integer[]
+---@param lanes ascope.Column|integer[]
+---@param rows ascope.Column|integer[] 1-based
+---@param producers ascope.Column|integer[]
+---@param consumers ascope.Column|integer[]
+---@param lo integer
+---@param hi integer
+---@return integer? length, integer[] path rows, the last task first, integer nodes, integer[] gains beside the path
+function interval.longest_path(starts, durations, lanes, rows, producers, consumers, lo, hi) end
 
 ---A grouped, sorted index: key -> sorted start times.
 ---@class ascope.MatchIndex

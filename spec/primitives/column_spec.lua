@@ -260,6 +260,13 @@ describe("group numbers and rows in 4-byte columns", function()
     local w = column.rows_overlapping(ts, dur, 9, 21)
     assert.same({ 2, 3, 4 }, w:totable())
     assert.same({ 5, 10, 20 }, ts:take(w):totable())
+    -- starting in [5, 30), of all rows and of a list in its order; no duration: not a slice
+    assert.same({ 2, 3, 4 }, column.rows_starting(ts, dur, 5, 30):totable())
+    assert.same({ 4, 2 }, column.rows_starting(ts, dur, 5, 30, { 4, 1, 5, 2 }):totable())
+    local nodur = column.new("integer", { 4, math.mininteger, 5, 1, 2, 3 })
+    assert.same({ 3, 4 }, column.rows_starting(ts, nodur, 5, 30):totable())
+    assert.has_error(function() column.rows_starting(ts, dur, 0, 9, { 7 }) end,
+      "column.rows_starting: a row number is out of range")
   end)
 
   it("cross to a worker process and back with their values", function()

@@ -253,19 +253,15 @@ function M.busy(m, rows, w0, w1)
 end
 
 --- Rows of X slices that start in [w0, w1) on lanes of the given kinds (a set), in row order.
--- The window's rows are found in C, so a step of a long trace costs what the step holds.
+-- The lanes' slices are filtered in C, so a step costs a pass over them, not a Lua loop.
 function M.window_rows(m, w0, w1, kinds)
-  local tl = m.tl
-  local rows = column.rows_overlapping(tl.ts, tl.dur, w0, w1)
-  local out = {}
-  for k = 1, #rows do
-    local r = rows[k]
-    local t = tl.ts[r]
-    if t >= w0 and t < w1 and tl.ph[r] == "X" and tl.dur[r] and kinds[m.lanes[tl.lane[r]].kind] then
-      out[#out + 1] = r
-    end
+  local cols = {}
+  for i, lane in ipairs(m.lanes) do
+    if kinds[lane.kind] then lane_slices(m, i, cols) end
   end
-  return out
+  if #cols == 0 then return {} end
+  local rows = column.rows_starting(m.tl.ts, m.tl.dur, w0, w1, concat(cols))
+  return rows:take(rows:order()):totable()
 end
 
 --- Rows tagged with one of tags (a name or a list) on lanes of the given kinds (a set, or nil
