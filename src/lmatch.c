@@ -183,6 +183,33 @@ static int l_within(lua_State *L) {
   return 2;
 }
 
+/* match.last(keys, qkeys): for each query key, the 1-based place of the last of keys equal to
+ * it (a column, null where there is none, and the number found). Both are columns of strings
+ * or of integers; a missing value is never found. */
+static int l_last(lua_State *L) {
+  lua_settop(L, 2);
+  const asc_col *kc = lasc_checkcolumn(L, 1), *qc = lasc_checkcolumn(L, 2);
+  luaL_argcheck(L,
+                (kc->kind == ASC_STR) == (qc->kind == ASC_STR) && kc->kind != ASC_F64 && qc->kind != ASC_F64,
+                2, "two string columns or two integer columns expected");
+  uint64_t none = kc->kind == ASC_STR ? 0 : (uint64_t)ASC_NULL_I64;
+  size_t n, m;
+  uint64_t *k = to_keys(L, 1, &n);
+  uint64_t *q = to_keys(L, 2, &m);
+  asc_col out;
+  asc_col_init(&out, ASC_I64);
+  asc_col *o = lasc_pushcolumn(L, &out, 0); /* on the stack: freed whatever raises */
+  if (asc_col_reserve(o, m + 1) || asc_match_last(k, n, q, m, none, o->v.i)) return oom(L);
+  lua_Integer found = 0;
+  for (size_t j = 0; j < m; j++) {
+    if (o->v.i[j] >= 0) found++;
+    o->v.i[j] = o->v.i[j] < 0 ? ASC_NULL_I64 : o->v.i[j] + 1;
+  }
+  o->n = m;
+  lua_pushinteger(L, found);
+  return 2;
+}
+
 static int m_len(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)((asc_match_index *)luaL_checkudata(L, 1, INDEX_MT))->n);
   return 1;
@@ -196,7 +223,7 @@ static int m_gc(lua_State *L) {
 int lasc_open_match(lua_State *L) {
   static const luaL_Reg methods[] = {
       {"latest", m_latest}, {"within", m_within}, {"within_or_latest", m_within_or_latest}, {NULL, NULL}};
-  static const luaL_Reg fns[] = {{"index", l_index}, {"within", l_within}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"index", l_index}, {"within", l_within}, {"last", l_last}, {NULL, NULL}};
   if (luaL_newmetatable(L, INDEX_MT)) {
     lua_pushcfunction(L, m_gc);
     lua_setfield(L, -2, "__gc");

@@ -260,3 +260,37 @@ void asc_match_both(const asc_match_index *ix, uint64_t key, int64_t t, int64_t 
   *latest = u > g ? ix->row[u - 1] : -1;
   *within = within_from(ix, g, u, t);
 }
+
+typedef struct {
+  uint64_t key;
+  size_t at;
+} placed;
+
+static int by_key_then_place(const void *a, const void *b) {
+  const placed *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return x->at < y->at ? -1 : x->at > y->at;
+}
+
+int asc_match_last(const uint64_t *keys, size_t n, const uint64_t *q, size_t m, uint64_t none, int64_t *out) {
+  placed *p = asc_alloc_array(n, sizeof *p);
+  if (!p) return -1;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (keys[i] != none) p[k++] = (placed){keys[i], i};
+  }
+  qsort(p, k, sizeof *p, by_key_then_place);
+  for (size_t j = 0; j < m; j++) {
+    size_t lo = 0, hi = k; /* the first entry past q[j]: the one before it is its last */
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (p[mid].key <= q[j])
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    out[j] = q[j] != none && lo > 0 && p[lo - 1].key == q[j] ? (int64_t)p[lo - 1].at : -1;
+  }
+  free(p);
+  return 0;
+}

@@ -258,6 +258,13 @@ function match.index(keys, starts, durations) end
 ---@param qtimes ascope.Column|integer[]
 ---@return ascope.Column rows, integer matched
 function match.within(keys, starts, durations, qkeys, qtimes) end
+---For each query key, the 1-based place of the last of keys equal to it (a flow end's start:
+---the last start with its id). Two string columns or two integer columns; a missing key is
+---never found.
+---@param keys ascope.Column
+---@param qkeys ascope.Column
+---@return ascope.Column places, integer found
+function match.last(keys, qkeys) end
 
 ---@alias ascope.Scalar "i8"|"u8"|"i16"|"u16"|"i32"|"u32"|"i64"|"u64"|"f32"|"f64"
 

@@ -32,4 +32,10 @@ int64_t asc_match_within(const asc_match_index *ix, uint64_t key, int64_t t);
 /* Both answers from one search: *latest and *within as the two functions above give them. */
 void asc_match_both(const asc_match_index *ix, uint64_t key, int64_t t, int64_t *latest, int64_t *within);
 
+/* For each of m query keys q[j], the 0-based place of the last of the n keys equal to it, or -1
+ * (a flow end's start: the last start with its id). Keys equal to `none` (a missing value) are
+ * never found. One sort of (key, place) pairs, 16 bytes a key. Returns 0, or -1 when memory is
+ * short (out untouched). */
+int asc_match_last(const uint64_t *keys, size_t n, const uint64_t *q, size_t m, uint64_t none, int64_t *out);
+
 #endif

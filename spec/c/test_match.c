@@ -103,6 +103,13 @@ int main(void) {
     CHECK(sorted_as_compared(1000, 3, mode));
     CHECK(sorted_as_compared(100000, 4, mode));
   }
+  { /* the last place of each key; the missing value (here 0) is never found */
+    uint64_t keys[] = {7, 9, 7, 0, 8, 0}, q[] = {7, 8, 5, 9, 0};
+    int64_t at[5];
+    CHECK(asc_match_last(keys, 6, q, 5, 0, at) == 0);
+    CHECK(at[0] == 2 && at[1] == 4 && at[2] == -1 && at[3] == 1 && at[4] == -1);
+    CHECK(asc_match_last(keys, 0, q, 5, 0, at) == 0 && at[0] == -1 && at[3] == -1);
+  }
   CHECK(dense_as_sparse(1, 5));
   CHECK(dense_as_sparse(3000, 6));
   CTEST_END();

@@ -112,4 +112,23 @@ describe("match index", function()
     assert.equal(5, matched)
     assert.has_error(function() match.within(keys, starts, durs, { 1 }, { 1, 2 }) end)
   end)
+
+  it("match.last: the last place of each key, strings or integers; a missing key is never found", function()
+    local column = core.column
+    local ids = column.new("string")
+    for _, v in ipairs({ "7", "9", "7", false, "8", false }) do ids:push(v or nil) end -- false: a start without an id
+    local at, found = match.last(ids, column.new("string", { "7", "8", "5", "9" }))
+    assert.same({ 3, 5, nil, 2 }, { at[1], at[2], at[3], at[4] })
+    assert.equal(3, found)
+    local none = column.new("string")
+    none:push(nil)
+    assert.is_nil(match.last(ids, none)[1]) -- a missing id is not the missing id of a start
+    local ints = icol({ 4, 0, 4, false, 0 })
+    local got = match.last(ints, icol({ 0, 4, false, 1 }))
+    assert.same({ 5, 3 }, { got[1], got[2] })
+    assert.is_nil(got[3])
+    assert.is_nil(got[4])
+    assert.equal(0, #match.last(ints, icol({})))
+    assert.has_error(function() match.last(ids, ints) end)
+  end)
 end)

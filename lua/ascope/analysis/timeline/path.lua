@@ -16,30 +16,26 @@ local function ms(ns) return ns and ns / 1e6 end
 
 --- Flow edges {producer row, consumer row} whose consumer sits in [w0, w1): each flow binds to
 -- the slice that holds its end on its lane. Also the number of flows left out because an end
--- had no readable time. Found in C whatever the trace's length: each end's start (the last
--- start with its id: the starts indexed by id with their place in the list as the time, so
--- the latest before the end of time is the last), the ends in the step, and the slices that
--- hold the step's few ends (match.within, one pass over the slices).
+-- had no readable time. Found in C whatever the trace's length: the ends in the step, each
+-- one's start (the last start with its id, match.last) and the slices that hold them
+-- (match.within, one pass over the slices).
 function M.flow_edges(m, w0, w1)
   local tl = m.tl
-  local s_rows, f_rows, f_ids = m.flow_starts, m.flow_ends, m.flow_end_ids
+  local s_rows, f_rows = m.flow_starts, m.flow_ends
   local nf = #f_rows
   if nf == 0 then return {}, 0 end
   local s_ts, f_ts = tl.ts:take(s_rows), tl.ts:take(f_rows)
   local untimed_start = s_ts:stats() < #s_rows
-  local place = {}
-  for k = 1, #s_rows do place[k] = k end
-  local start_of = match.index(m.flow_start_ids, place):latest(f_ids, column.fill("integer", math.maxinteger, nf))
-  place = nil -- luacheck: ignore 311
   -- the ends to look at: with every time known, the ones in the step (an end outside it is
-  -- neither an edge nor a skip)
+  -- neither an edge nor a skip, and its id need not be read)
   local ends
   if untimed_start or f_ts:stats() < nf then
     ends = {}
     for k = 1, nf do ends[k] = k end
   else
-    ends = column.rows_overlapping(f_ts, column.fill("integer", nil, nf), w0, w1)
+    ends = column.rows_starting(f_ts, column.fill("integer", 0, nf), w0, w1)
   end
+  local start_of = match.last(m.flow_start_ids, m.flow_end_ids:take(ends))
   -- consumers at 1..n, producers at n+1..2n of one query list
   local q_rows, producers = {}, {}
   local n, skipped = 0, 0
@@ -47,7 +43,7 @@ function M.flow_edges(m, w0, w1)
     local k = ends[j]
     local t = f_ts[k]
     local inside = t and t >= w0 and t < w1
-    local s = (untimed_start or not t or inside) and f_ids[k] and start_of[k]
+    local s = (untimed_start or not t or inside) and start_of[j]
     if s and (not t or not s_ts[s]) then
       skipped = skipped + 1 -- a time that could not be read: this flow only is left out
     elseif s and inside then
