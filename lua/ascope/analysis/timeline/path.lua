@@ -35,22 +35,24 @@ function M.flow_edges(m, w0, w1)
   else
     ends = column.rows_starting(f_ts, column.fill("integer", 0, nf), w0, w1)
   end
+  -- the looked-at ends' times, rows and starts as plain tables: the loop reads each once
   local start_of = match.last(m.flow_start_ids, m.flow_end_ids:take(ends))
+  local e_ts, e_rows, e_start = f_ts:take(ends):totable(), f_rows:take(ends):totable(), start_of:totable()
   -- consumers at 1..n, producers at n+1..2n of one query list
   local q_rows, producers = {}, {}
   local n, skipped = 0, 0
   for j = 1, #ends do
-    local k = ends[j]
-    local t = f_ts[k]
+    local t = e_ts[j]
     local inside = t and t >= w0 and t < w1
-    local s = (untimed_start or not t or inside) and start_of[j]
+    local s = (untimed_start or not t or inside) and e_start[j]
     if s and (not t or not s_ts[s]) then
       skipped = skipped + 1 -- a time that could not be read: this flow only is left out
     elseif s and inside then
       n = n + 1
-      q_rows[n], producers[n] = f_rows[k], s_rows[s]
+      q_rows[n], producers[n] = e_rows[j], s
     end
   end
+  if n > 0 then producers = s_rows:take(producers):totable() end
   if n == 0 then return {}, skipped end
   for k = 1, n do q_rows[n + k] = producers[k] end
   local held = match.within(tl.lane, tl.ts, tl.dur, tl.lane:take(q_rows), tl.ts:take(q_rows))
