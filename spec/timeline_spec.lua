@@ -559,6 +559,39 @@ describe("timeline properties", function()
       assert.is_nil(assert(patterns.compile({ patterns = { decode = { "(de)code\\1" } } })).any_tag)
     end)
 
+  it("a set's joined expression and the name-class prefilter answer what each expression answers", function()
+    local patterns = require "ascope.analysis.timeline.patterns"
+    local model = require "ascope.analysis.timeline.model"
+    local rules = assert(timeline.rules())
+    local re = assert(patterns.compile(rules))
+    local names = { "hcom_allReduce__123_1_1", "HcomReceive_7", "MEMCPY_ASYNC_3", "event_wait_2", "Event_Record",
+                    "MatMul_17", "", "Notify Wait", "aclnnMatmul_launch", "Ascend Hardware/Stream 3", "Python/Thread 1",
+                    "NPU/Communication", "Overlap Analysis/Free", "my_allgather", "BROADCAST_x", "x" }
+    local joined = 0
+    for _, group in ipairs({ re.lanes, re.names, re.patterns }) do
+      for key, set in pairs(group) do
+        if set.any then joined = joined + 1 end
+        for _, name in ipairs(names) do
+          local one = false -- each expression on its own, as written
+          for _, x in ipairs(set) do one = one or x:find(name) end
+          assert.equal(one, patterns.test(set, name), key .. ": " .. name)
+        end
+      end
+    end
+    assert.is_true(joined >= 5) -- most sets have several expressions
+    assert.truthy(re.narrow_names)
+    local types = {}
+    for _, cls in ipairs(model.CLASSES) do types[cls] = {} end
+    local plain = setmetatable({ narrow_names = false }, { __index = re }) -- the prefilter off
+    local classes = {}
+    for _, name in ipairs(names) do
+      local c = model.classify(nil, name, types, re)
+      assert.equal(model.classify(nil, name, types, plain), c, name)
+      classes[c] = true
+    end
+    assert.same({ comm = true, copy = true, sync = true, compute = true, other = true }, classes)
+  end)
+
   it("the longest path never exceeds the stage (random traces with flows)", function()
     math.randomseed(12)
     for iter = 1, 25 do

@@ -136,7 +136,7 @@ function M.analyse(tl, rules, re, step_trace, opts)
   end
   local m = model_mod.build(tl, rules, re)
   m.busy, m.tagged_rows = model_mod.busy, model_mod.tagged_rows
-  local steps = model_mod.steps(tl, rules)
+  local steps = model_mod.steps(m)
   r.steps_found = #steps
   local wins, k = per_step.windows(steps, opts.step)
   if not wins then return nil, k end

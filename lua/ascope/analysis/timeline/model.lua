@@ -42,6 +42,8 @@ local function lane_kind(name, re)
 end
 
 M.CLASSES = { "compute", "comm", "copy", "sync" }
+-- the classes a name is tried for before compute, in this order
+M.NARROW_CLASSES = { "comm", "copy", "sync" }
 
 --- Class of a device task: its task type when the rules know it; a missing, "Other" or unknown
 -- type (older traces say "Other" for AI Core kernels) goes by the name.
@@ -52,9 +54,13 @@ function M.classify(task_type, name, types, re)
       if types[cls][tt] then return cls end
     end
   end
-  for _, cls in ipairs({ "comm", "copy", "sync", "compute" }) do
-    if patterns.test(re.names[cls], name) then return cls end
+  -- most names are none of the narrower classes: one search over them all says so
+  if not re.narrow_names or re.narrow_names:find(name) then
+    for _, cls in ipairs(M.NARROW_CLASSES) do
+      if patterns.test(re.names[cls], name) then return cls end
+    end
   end
+  if patterns.test(re.names.compute, name) then return "compute" end
   return "other"
 end
 
@@ -74,18 +80,21 @@ end
 M.concat = concat
 
 --- Step markers: ProfilerStep#N slices (or STEP_TIME rows of a .db), one per step number,
--- sorted by start: {id, start, dur}.
-function M.steps(tl, rules)
+-- sorted by start: {id, start, dur}. m: the model, whose kinds know their step numbers (the
+-- names were matched once each when it was built), so only the markers' rows are listed.
+function M.steps(m)
+  local tl = m.tl
   local steps = {}
-  local _, names, rows_of = column.group(tl.name, nil, ROWS_ONLY)
-  for i, p in ipairs(names) do
-    local n = p[1] and p[1]:match(rules.patterns.step)
-    if n then
-      local rows = rows_of[i]
+  if next(m.step_of) then
+    local numbers = m.kind:lookup(m.step_of) -- a marker's step number, nil for every other row
+    local _, keys, rows_of = column.group(numbers, nil, TAGGED_ROWS)
+    numbers = nil -- luacheck: ignore 311
+    for g, key in ipairs(keys) do
+      local rows = key[1] and rows_of[g] or {} -- the other rows' group has no list
       for k = 1, #rows do
         local r = rows[k]
-        if tl.ph[r] == "X" and tl.ts[r] and tl.dur[r] then
-          steps[#steps + 1] = { id = tonumber(n), start = tl.ts[r], dur = tl.dur[r] }
+        if tl.ts[r] and tl.dur[r] then
+          steps[#steps + 1] = { id = tonumber(key[1]), start = tl.ts[r], dur = tl.dur[r] }
         end
       end
     end
@@ -102,14 +111,12 @@ function M.steps(tl, rules)
     end
   end
   table.sort(unique, function(a, b) return a.start < b.start end)
-  names, rows_of = nil, nil -- luacheck: ignore 311
-  heap.release(tl.n) -- the rows of every name, eight bytes a row, before the busy sets are made
   return unique
 end
 
 --- Build the model. tl: reader output; rules: rules/timeline.lua; re: its compiled patterns.
 -- The model takes tl's task_type and flow columns over (both are nil afterwards): a row's task
--- type, class and tag are read through one number, m.kind[r], of its (task type, name, ph),
+-- type, class, tag and step number are read through one number, m.kind[r], of its (task type, name, ph),
 -- which costs the four bytes a row that a task type column and a class column would each hold;
 -- the flow ids are kept for the flow ends only (m.flow_start_ids[k] is m.flow_starts[k]'s).
 function M.build(tl, rules, re)
@@ -130,9 +137,11 @@ function M.build(tl, rules, re)
   local kind, kinds = column.group(pair_ids, tl.ph, IDS_ONLY) -- (pair, ph) numbers
   pair_ids = nil -- luacheck: ignore 311
   heap.release(tl.n) -- the task type column and the pair numbers
-  local class_by_pair, tag_by_pair = {}, {}
+  local class_by_pair, tag_by_pair, step_by_pair = {}, {}, {}
+  local step_pattern = rules.patterns.step
   for i, p in ipairs(pairs_) do
     class_by_pair[i] = M.classify(p[1], p[2], types, re)
+    step_by_pair[i] = p[2] and p[2]:match(step_pattern)
     local maybe = p[2] and (not re.any_tag or re.any_tag:find(p[2]))
     for _, tag in ipairs(maybe and M.TAGS or {}) do
       if patterns.test(re.patterns[tag], p[2]) then
@@ -143,11 +152,12 @@ function M.build(tl, rules, re)
   end
   -- by kind: task type, class and tag (those of its pair, whatever the ph), and the key rows
   -- are listed under: a slice's class, a flow end's ph (not a class name: "~s", "~f")
-  m.kind, m.task_type, m.class, m.tag = kind, {}, {}, {}
+  m.kind, m.task_type, m.class, m.tag, m.step_of = kind, {}, {}, {}, {}
   local list_key = {}
   for k, kp in ipairs(kinds) do
     local pair, ph = kp[1], kp[2]
     m.task_type[k], m.class[k], m.tag[k] = pairs_[pair][1], class_by_pair[pair], tag_by_pair[pair]
+    if ph == "X" then m.step_of[k] = step_by_pair[pair] end -- a step marker is a slice
     list_key[k] = ph == "X" and class_by_pair[pair] or "~" .. tostring(ph)
   end
   m.tagged = {} -- lane -> tag -> rows

@@ -34,6 +34,8 @@ local function compile_set(value, where)
     set.sources = set.sources or {}
     set.sources[#set.sources + 1] = p
   end
+  -- the alternatives as one expression: a name is searched once, not once an alternative
+  set.any = #set > 1 and M.union({ set }) or nil
   return set
 end
 
@@ -75,6 +77,9 @@ function M.compile(rules, opts)
   local tag_sets = {}
   for _, k in ipairs(M.GROUPS[3][2]) do tag_sets[#tag_sets + 1] = out.patterns[k] end
   out.any_tag = M.union(tag_sets)
+  local narrow = {} -- the name classes tried before compute (a rules file may leave one out)
+  for _, k in ipairs({ "comm", "copy", "sync" }) do narrow[#narrow + 1] = out.names[k] end
+  out.narrow_names = M.union(narrow)
   for _, o in ipairs({ { "device_regex", "device" }, { "comm_regex", "comm" } }) do
     local opt, key = o[1], o[2]
     if opts[opt] then
@@ -89,6 +94,7 @@ end
 --- Does text match any expression of the set? (nil text or set: no)
 function M.test(set, text)
   if not set or not text then return false end
+  if set.any then return set.any:find(text) end
   for _, re in ipairs(set) do
     if re:find(text) then return true end
   end
