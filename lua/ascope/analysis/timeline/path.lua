@@ -52,8 +52,8 @@ function M.flow_edges(m, w0, w1)
       q_rows[n], producers[n] = e_rows[j], s
     end
   end
-  if n > 0 then producers = s_rows:take(producers):totable() end
   if n == 0 then return {}, skipped end
+  producers = s_rows:take(producers):totable()
   for k = 1, n do q_rows[n + k] = producers[k] end
   local held = match.within(tl.lane, tl.ts, tl.dur, tl.lane:take(q_rows), tl.ts:take(q_rows))
   local edges = {}
