@@ -78,4 +78,26 @@ describe("timeline flow edges", function()
     assert.is_true(total_edges > 80)
     assert.is_true(total_skipped > 50)
   end)
+
+  it("keep the top n alignment gaps, ties to the earlier consumer, then the earlier producer", function()
+    -- rows 1-6 host launches, rows 7-8 kernels; every launch ends at 10, so the gaps into one
+    -- kernel tie, whatever order the edges come in
+    local n = 8
+    local ts = { 5, 6, 7, 8, 9, 4, 50, 40 }
+    local dur = { 5, 4, 3, 2, 1, 6, 1, 1 }
+    local names = column.new("string")
+    for i = 1, n do names:push(("op%d"):format(i)) end
+    local m = { tl = { ts = icol(ts, n), dur = icol(dur, n), name = names, lane = icol({ 1, 1, 1, 1, 1, 1, 2, 2 }, n) },
+                lanes = { { name = "host" }, { name = "device" } } }
+    local edges = { { 4, 7 }, { 2, 7 }, { 6, 7 }, { 1, 8 }, { 3, 7 }, { 5, 7 } } -- gaps 40 into row 7, 30 into row 8
+    local a = path.alignment(m, edges, 3)
+    assert.equal(6, a.count)
+    assert.near(230 / 1e6, a.total_ms, 1e-15)
+    local got = {}
+    for k, g in ipairs(a.top) do got[k] = g.producer .. ">" .. g.consumer end
+    assert.same({ "op2>op7", "op3>op7", "op4>op7" }, got)
+    local all = path.alignment(m, edges, 10).top
+    assert.equal(6, #all)
+    assert.same({ "op6", "op1" }, { all[5].producer, all[6].producer }) -- op6 is the last into row 7
+  end)
 end)

@@ -521,11 +521,12 @@ int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n) {
     return c->v.i;
   }
   if (c) {
+    /* a string column's ids are not its values: read as numbers they would be rows or times
+     * that mean nothing */
+    if (c->kind == ASC_STR) luaL_argerror(L, idx, "a string column where numbers are expected");
     int64_t *out = lasc_newarray(L, c->n, sizeof *out);
     for (size_t i = 0; i < c->n; i++)
-      out[i] = c->kind == ASC_F64   ? asc_f64_to_i64(c->v.f[i])
-               : c->kind == ASC_U32 ? asc_col_int(c, i)
-                                    : (int64_t)c->v.s[i];
+      out[i] = c->kind == ASC_F64 ? asc_f64_to_i64(c->v.f[i]) : asc_col_int(c, i);
     *n = c->n;
     return out;
   }
@@ -1078,8 +1079,9 @@ static int column_rows_overlapping(lua_State *L) {
 }
 
 /* column.rows_starting(starts, durations, lo, hi [, rows]): the 1-based rows, of `rows` in its
- * order when given (a row list), whose start is in [lo, hi) and whose duration is known: a
- * step's slices out of a lane's, with the columns read in C rather than a row at a time. */
+ * order when given (a row list), whose start is in [lo, hi) and whose duration is known (and,
+ * when negative, does not end before lo): a step's slices out of a lane's, with the columns
+ * read in C rather than a row at a time. */
 static int column_rows_starting(lua_State *L) {
   asc_col *st = lasc_checkcolumn(L, 1), *du = lasc_checkcolumn(L, 2);
   luaL_argcheck(L, st->kind == ASC_I64 && du->kind == ASC_I64 && st->n == du->n, 2,
@@ -1088,7 +1090,7 @@ static int column_rows_starting(lua_State *L) {
   lua_settop(L, 5);
   const asc_col *rows = lua_isnil(L, 5) ? NULL : lasc_tointcol(L, 5);
   size_t n = rows ? rows->n : st->n;
-  if (!rows && st->n > ASC_MAX_U32_ROWS)
+  if (st->n > ASC_MAX_U32_ROWS)
     return luaL_error(L, "column.rows_starting: more than %u rows", (unsigned)ASC_MAX_U32_ROWS);
   asc_col out;
   asc_col_init(&out, ASC_U32);
@@ -1097,8 +1099,9 @@ static int column_rows_starting(lua_State *L) {
     int64_t r = rows ? asc_col_int(rows, k) : (int64_t)k + 1;
     if (r < 1 || (uint64_t)r > st->n)
       return luaL_error(L, "column.rows_starting: a row number is out of range");
-    int64_t s0 = st->v.i[r - 1];
-    if (s0 == ASC_NULL_I64 || s0 < lo || s0 >= hi || du->v.i[r - 1] == ASC_NULL_I64) continue;
+    int64_t s0 = st->v.i[r - 1], d = du->v.i[r - 1];
+    /* a negative duration that ends before lo is not in the window (rows_overlapping agrees) */
+    if (s0 == ASC_NULL_I64 || s0 < lo || s0 >= hi || d == ASC_NULL_I64 || asc_sat_add(s0, d) < lo) continue;
     if (asc_col_push_u32(o, (uint32_t)r)) return lasc_oom(L);
   }
   return 1;

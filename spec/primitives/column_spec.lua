@@ -267,6 +267,15 @@ describe("group numbers and rows in 4-byte columns", function()
     assert.same({ 3, 4 }, column.rows_starting(ts, nodur, 5, 30):totable())
     assert.has_error(function() column.rows_starting(ts, dur, 0, 9, { 7 }) end,
       "column.rows_starting: a row number is out of range")
+    -- a negative duration that ends before the window is out of it, as rows_overlapping says
+    local neg = column.new("integer", { 4, 10, -6, -4, 2, 3 }) -- row 3: 10 - 6 < 5; row 4: 20 - 4 >= 5
+    assert.same({ 2, 4 }, column.rows_starting(ts, neg, 5, 30):totable())
+    local over = {}
+    for _, r in ipairs(column.rows_overlapping(ts, neg, 5, 30):totable()) do over[r] = true end
+    assert.is_nil(over[3])
+    assert.is_true(over[4])
+    -- a string column's ids are not rows
+    assert.has_error(function() column.rows_starting(ts, dur, 0, 9, column.new("string", { "x" })) end)
   end)
 
   it("cross to a worker process and back with their values", function()

@@ -66,7 +66,8 @@ end
 
 --- Alignment gaps (consumer start - producer end) along the edges: total, count and top n.
 -- Only the top n are kept while the edges are walked (largest gap first, ties to the earlier
--- consumer row), so a step of a hundred thousand flows makes no table per gap.
+-- consumer row, then to the earlier producer row), so a step of a hundred thousand flows makes
+-- no table per gap.
 function M.alignment(m, edges, top_n)
   local tl = m.tl
   local top, total, count = {}, 0, 0 -- top: {gap, consumer row, producer row}, best first
@@ -79,7 +80,7 @@ function M.alignment(m, edges, top_n)
       while lo < hi do
         local mid = (lo + hi) // 2
         local g = top[mid]
-        if g[1] > gap or (g[1] == gap and g[2] <= c) then lo = mid + 1 else hi = mid end
+        if g[1] > gap or (g[1] == gap and (g[2] < c or (g[2] == c and g[3] <= p))) then lo = mid + 1 else hi = mid end
       end
       local at = lo
       if at <= top_n then
