@@ -903,7 +903,9 @@ static int col_argmax(lua_State *L) {
  * never allocated (on a big trace each is four bytes a row). want.missing = false leaves out
  * the rows of the groups whose value (or either value of the pair) is missing: their entry in
  * the rows table is false (a caller that lists tagged rows by lane and tag never holds the
- * untagged ones, usually most of the trace). */
+ * untagged ones, usually most of the trace). want.keys = "first" gives, in place of the list of
+ * distinct values, an integer column of each group's first row (`take` it from the columns for
+ * the values): no Lua table a group, which for a million distinct names is most of the cost. */
 typedef struct {
   uint64_t a, b;
   uint32_t g;
@@ -945,6 +947,13 @@ static int column_group(lua_State *L) {
   luaL_argcheck(L, lua_isnoneornil(L, 3) || lua_istable(L, 3), 3, "table of wanted results expected");
   int want_ids = want_field(L, 3, "ids"), want_rows = want_field(L, 3, "rows");
   int want_missing = want_field(L, 3, "missing");
+  int want_first = 0;
+  if (lua_istable(L, 3)) {
+    lua_getfield(L, 3, "keys");
+    want_first = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "first") == 0;
+    luaL_argcheck(L, want_first || lua_isnil(L, -1), 3, "keys: \"first\" or nothing expected");
+    lua_pop(L, 1);
+  }
   lua_settop(L, 3);
   asc_strtab *sa = a->kind == ASC_STR ? lasc_column_strings(L, 1) : NULL;
   asc_strtab *sb = b && b->kind == ASC_STR ? lasc_column_strings(L, 2) : NULL;
@@ -971,7 +980,14 @@ static int column_group(lua_State *L) {
   } else {
     lua_pushnil(L); /* 5 */
   }
-  lua_newtable(L); /* 6: distinct values */
+  asc_col *first = NULL;
+  if (want_first) { /* 6: each group's first row */
+    asc_col fc;
+    asc_col_init(&fc, ASC_U32);
+    first = lasc_pushcolumn(L, &fc, 0);
+  } else {
+    lua_newtable(L); /* 6: distinct values */
+  }
   uint32_t ng = 0;
   /* by group: whether a value is missing (one byte, only when their rows are not wanted) and
    * the number of rows (four bytes) */
@@ -988,14 +1004,18 @@ static int column_group(lua_State *L) {
       continue;
     }
     tab[k] = (gslot){x, y, ++ng};
-    lua_createtable(L, 2, 0);
-    lasc_pushcell(L, a, sa, i);
-    lua_rawseti(L, -2, 1);
-    if (b) {
-      lasc_pushcell(L, b, sb, i);
-      lua_rawseti(L, -2, 2);
+    if (first) {
+      if (asc_col_push_u32(first, (uint32_t)i + 1)) return lasc_oom(L);
+    } else {
+      lua_createtable(L, 2, 0);
+      lasc_pushcell(L, a, sa, i);
+      lua_rawseti(L, -2, 1);
+      if (b) {
+        lasc_pushcell(L, b, sb, i);
+        lua_rawseti(L, -2, 2);
+      }
+      lua_rawseti(L, 6, ng);
     }
-    lua_rawseti(L, 6, ng);
     if (gid) gid[i] = ng;
     uint32_t one = 1;
     lasc_addl(L, cb, (const char *)&one, sizeof one); /* group ng's count at [ng - 1] */

@@ -152,6 +152,17 @@ describe("column.group leaving results out", function()
     end
     assert.same({ 1, 3 }, { rows3[1][1], rows3[1][2] })
     assert.has_error(function() column.group(a, b, "rows") end)
+    -- keys = "first": each group's first row in place of its values, which take gives back
+    local ids4, first, rows4 = column.group(a, b, { rows = false, keys = "first" })
+    assert.same({ 1, 2, 4, 6 }, first:totable())
+    assert.is_nil(rows4)
+    for i = 1, #a do assert.equal(ids[i], ids4[i]) end
+    local fa, fb = a:take(first):totable(), b:take(first):totable()
+    for g = 1, #vals do assert.same(vals[g], { fa[g], fb[g] }) end
+    local _, first5, rows5 = column.group(a, nil, { keys = "first" })
+    assert.same({ 1, 2, 4 }, first5:totable())
+    assert.same({ 1, 3, 6 }, rows5[1]:totable())
+    assert.has_error(function() column.group(a, b, { keys = "values" }) end)
   end)
 
   it("leaves out the rows of the groups with a missing value when asked, and only those", function()

@@ -68,7 +68,9 @@ end
 M.TAGS = { "p2p_wait", "p2p", "host_launch", "dataloader", "prefill", "decode", "request" }
 
 -- what column.group should not allocate: each left-out result is four bytes a row
-local ROWS_ONLY, IDS_ONLY = { ids = false }, { rows = false }
+local ROWS_ONLY = { ids = false }
+-- the group numbers and each group's first row, in place of a Lua table of values a group
+local FIRST_ROWS = { rows = false, keys = "first" }
 -- the rows of the tagged groups only: the untagged rows are most of the trace
 local TAGGED_ROWS = { ids = false, missing = false }
 
@@ -132,31 +134,39 @@ function M.build(tl, rules, re)
   -- Each intermediate below is a column of a row's worth of values; the collector sees them as
   -- small objects, so each is let go (and collected) before the next is made: the peak is two
   -- or three of them, not all of them.
-  local pair_ids, pairs_ = column.group(tl.task_type, tl.name, IDS_ONLY)
-  tl.task_type = nil
-  local kind, kinds = column.group(pair_ids, tl.ph, IDS_ONLY) -- (pair, ph) numbers
-  pair_ids = nil -- luacheck: ignore 311
+  -- The distinct (task type, name) pairs and (pair, ph) kinds come as each one's first row, and
+  -- their values as plain lists taken from the columns: a trace whose names carry a counter
+  -- has about as many pairs as rows, and a Lua table a pair cost more than the rest of the model.
+  local pair_ids, pair_first = column.group(tl.task_type, tl.name, FIRST_ROWS)
+  local pair_tt, pair_name = tl.task_type:take(pair_first):totable(), tl.name:take(pair_first):totable()
+  local npairs = #pair_first
+  tl.task_type, pair_first = nil, nil -- luacheck: ignore 311
+  local kind, kind_first = column.group(pair_ids, tl.ph, FIRST_ROWS) -- (pair, ph) numbers
+  local kind_pair, kind_ph = pair_ids:take(kind_first):totable(), tl.ph:take(kind_first):totable()
+  pair_ids, kind_first = nil, nil -- luacheck: ignore 311
   heap.release(tl.n) -- the task type column and the pair numbers
   local class_by_pair, tag_by_pair, step_by_pair = {}, {}, {}
   local step_pattern = rules.patterns.step
-  for i, p in ipairs(pairs_) do
-    class_by_pair[i] = M.classify(p[1], p[2], types, re)
-    step_by_pair[i] = p[2] and p[2]:match(step_pattern)
-    local maybe = p[2] and (not re.any_tag or re.any_tag:find(p[2]))
+  for i = 1, npairs do
+    local name = pair_name[i]
+    class_by_pair[i] = M.classify(pair_tt[i], name, types, re)
+    step_by_pair[i] = name and name:match(step_pattern)
+    local maybe = name and (not re.any_tag or re.any_tag:find(name))
     for _, tag in ipairs(maybe and M.TAGS or {}) do
-      if patterns.test(re.patterns[tag], p[2]) then
+      if patterns.test(re.patterns[tag], name) then
         tag_by_pair[i] = tag
         break
       end
     end
   end
+  pair_name = nil -- luacheck: ignore 311
   -- by kind: task type, class and tag (those of its pair, whatever the ph), and the key rows
   -- are listed under: a slice's class, a flow end's ph (not a class name: "~s", "~f")
   m.kind, m.task_type, m.class, m.tag, m.step_of = kind, {}, {}, {}, {}
   local list_key = {}
-  for k, kp in ipairs(kinds) do
-    local pair, ph = kp[1], kp[2]
-    m.task_type[k], m.class[k], m.tag[k] = pairs_[pair][1], class_by_pair[pair], tag_by_pair[pair]
+  for k = 1, #kind_pair do
+    local pair, ph = kind_pair[k], kind_ph[k]
+    m.task_type[k], m.class[k], m.tag[k] = pair_tt[pair], class_by_pair[pair], tag_by_pair[pair]
     if ph == "X" then m.step_of[k] = step_by_pair[pair] end -- a step marker is a slice
     list_key[k] = ph == "X" and class_by_pair[pair] or "~" .. tostring(ph)
   end
