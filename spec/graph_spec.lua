@@ -17,6 +17,19 @@ describe("graph", function()
   before_each(function() dir = h.tmpdir() end)
   after_each(function() h.cleanup(dir) end)
 
+  it("keeps the node names a filter matches, case aside, as model.matches says", function()
+    local model = require "ascope.analysis.timeline.model"
+    local kept = model.matcher({ "MoeDistribute", "moe_distribute" })
+    for _, name in ipairs({ "MoeDistributeDispatchV2_3", "xMOEDISTRIBUTEy", "aclnnMoe_Distribute_x", "MatMul_1", "" }) do
+      assert.equal(model.matches(name, { "MoeDistribute", "moe_distribute" }), kept(name), name)
+    end
+    assert.is_true(kept("MOEDISTRIBUTECOMBINE"))
+    assert.is_false(kept("MatMul_1"))
+    assert.is_false(kept(nil))
+    assert.is_true(model.matcher("matmul|^add")("MatMul_7"))
+    assert.is_false(model.matcher("matmul|^add")("x_Add"))
+  end)
+
   it("gives the three verdicts with the exact divergence", function()
     local D, C = "MoeDistributeDispatchV2_1", "MoeDistributeCombineV2_1"
     local D2, C2 = "MoeDistributeDispatchV2_2", "MoeDistributeCombineV2_2"

@@ -30,8 +30,9 @@ function M.nodes(path, kind, filter)
   local text = f:read("a")
   f:close()
   local out = {}
+  local kept = model.matcher(filter)
   for name in text:gmatch(kind.node) do
-    if model.matches(name, filter) then out[#out + 1] = name end
+    if kept(name) then out[#out + 1] = name end
   end
   return out
 end
