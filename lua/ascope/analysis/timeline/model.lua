@@ -50,8 +50,6 @@ local function lane_kind(name, re)
 end
 
 M.CLASSES = { "compute", "comm", "copy", "sync" }
--- the classes a name is tried for before compute, in this order
-M.NARROW_CLASSES = { "comm", "copy", "sync" }
 
 --- Class of a device task: its task type when the rules know it; a missing, "Other" or unknown
 -- type (older traces say "Other" for AI Core kernels) goes by the name.
@@ -64,7 +62,7 @@ function M.classify(task_type, name, types, re)
   end
   -- most names are none of the narrower classes: one search over them all says so
   if not re.narrow_names or re.narrow_names:find(name) then
-    for _, cls in ipairs(M.NARROW_CLASSES) do
+    for _, cls in ipairs(patterns.NARROW_CLASSES) do
       if patterns.test(re.names[cls], name) then return cls end
     end
   end
@@ -126,8 +124,9 @@ end
 
 --- Build the model. tl: reader output; rules: rules/timeline.lua; re: its compiled patterns.
 -- The model takes tl's task_type and flow columns over (both are nil afterwards): a row's task
--- type, class, tag and step number are read through one number, m.kind[r], of its (task type, name, ph),
--- which costs the four bytes a row that a task type column and a class column would each hold;
+-- type, class, tag and step number are read through one number, m.kind[r], of its (task type,
+-- name, ph), which costs the four bytes a row that a task type column and a class column would
+-- each hold;
 -- the flow ids are kept for the flow ends only (m.flow_start_ids[k] is m.flow_starts[k]'s).
 function M.build(tl, rules, re)
   local types = {}

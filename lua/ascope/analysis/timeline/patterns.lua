@@ -9,6 +9,10 @@ local i18n = require "ascope.i18n"
 
 local M = {}
 
+-- the name classes a task without a known type is tried for before compute, in this order
+-- (the prefilter `narrow_names` joins them; model.classify walks them)
+M.NARROW_CLASSES = { "comm", "copy", "sync" }
+
 -- the keys of each table that hold expressions
 M.GROUPS = {
   { "lanes", { "overlap", "device", "comm", "host" } },
@@ -78,7 +82,7 @@ function M.compile(rules, opts)
   for _, k in ipairs(M.GROUPS[3][2]) do tag_sets[#tag_sets + 1] = out.patterns[k] end
   out.any_tag = M.union(tag_sets)
   local narrow = {} -- the name classes tried before compute (a rules file may leave one out)
-  for _, k in ipairs({ "comm", "copy", "sync" }) do narrow[#narrow + 1] = out.names[k] end
+  for _, k in ipairs(M.NARROW_CLASSES) do narrow[#narrow + 1] = out.names[k] end
   out.narrow_names = M.union(narrow)
   for _, o in ipairs({ { "device_regex", "device" }, { "comm_regex", "comm" } }) do
     local opt, key = o[1], o[2]
