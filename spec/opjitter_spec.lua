@@ -165,4 +165,94 @@ describe("opjitter", function()
     assert.equal(expect, got)
     h.cleanup(dir2)
   end)
+
+  -- The rows and aiv checks computed directly from the rows written: each card's calls of a type
+  -- in file order, the i-th call of the reference card's (card 0) types side by side.
+  local function oracle(cards)
+    local per, order = {}, {}
+    for c, rows in pairs(cards) do
+      per[c] = {}
+      for _, r in ipairs(rows) do
+        local l = per[c][r[1]]
+        if not l then
+          l = {}
+          per[c][r[1]] = l
+          if c == 0 then order[#order + 1] = r[1] end
+        end
+        l[#l + 1] = r
+      end
+    end
+    local out = {}
+    for _, ty in ipairs(order) do
+      for i = 1, #per[0][ty] do
+        local mx, mn, n, values = nil, nil, 0, {}
+        for c in pairs(cards) do
+          local call = per[c][ty] and per[c][ty][i]
+          local v = call and tonumber(call[2])
+          values[c] = v
+          if v then
+            n = n + 1
+            mx, mn = math.max(mx or v, v), math.min(mn or v, v)
+          end
+        end
+        out[#out + 1] = { type = ty, call = i - 1, max = mx, min = mn, n = n, values = values,
+                          jitter = n >= 2 and math.floor((mx - mn) * 1e6 + 0.5) / 1e6 or nil }
+      end
+    end
+    local aiv = {}
+    for c = 0, 2 do
+      local seen = {}
+      for _, r in ipairs(cards[c]) do
+        if r[1]:find("MoeDistribute", 1, true) and not seen[r[1]] then
+          seen[r[1]] = true
+          local l, sum, cnt = per[c][r[1]], 0, 0
+          for i = 2, #l do
+            local v = tonumber(l[i][3])
+            if v then sum, cnt = sum + v, cnt + 1 end
+          end
+          local mean = cnt > 0 and sum / cnt or nil
+          for i = 2, #l do
+            local v = tonumber(l[i][3])
+            if v == nil or v <= 0 or (mean and (v < mean * 0.5 or v > mean * 1.5)) then
+              aiv[#aiv + 1] = ("%d %s %d %s"):format(c, r[1], i - 1, tostring(v))
+            end
+          end
+        end
+      end
+    end
+    return out, aiv
+  end
+
+  it("agrees with a direct computation on cards with thousands of types in different orders", function()
+    math.randomseed(7)
+    local cards = {}
+    for c = 0, 2 do
+      local rows = {}
+      for _ = 1, 6000 do
+        local k = math.random(1, 3000) -- most types a few calls, in another order on each card
+        local ty = k <= 40 and "MoeDistributeDispatchV2" or k <= 80 and "MoeDistributeCombineV2" or "Type_" .. k
+        local d = math.random(1, 50) == 1 and "N/A" or ("%d.%03d"):format(math.random(1, 90), math.random(0, 999))
+        local a = math.random(1, 40) == 1 and "abc" or ("%d.5"):format(math.random(-2, 130))
+        rows[#rows + 1] = { ty, d, a }
+      end
+      cards[c] = rows
+      card(dir, c, rows)
+    end
+    local r = assert(opjitter.run(dir))
+    local want_rows, want_aiv = oracle(cards)
+    assert.equal(#want_rows, #r.rows)
+    for i, w in ipairs(want_rows) do
+      local got = r.rows[i]
+      assert.same(w, { type = got.type, call = got.call, max = got.max, min = got.min, n = got.n, values = got.values,
+                       jitter = got.jitter })
+    end
+    local aiv = {}
+    for _, v in ipairs(r.aiv) do
+      if v.column == "aiv_vec_time(us)" then
+        aiv[#aiv + 1] = ("%d %s %d %s"):format(v.card, v.type, v.call, tostring(v.value))
+      end
+    end
+    assert.is_true(#want_aiv > 100)
+    assert.same(want_aiv, aiv)
+  end)
 end)

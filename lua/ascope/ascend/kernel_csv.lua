@@ -12,6 +12,20 @@ local VARIANTS = {
   { name = "Op Name", type = "OP Type", duration = "Task Duration(us)" },
 }
 
+-- the Type cells that name no type
+local NO_TYPE = { [""] = true, ["N/A"] = true, NA = true }
+
+-- Does a type column hold a missing or NO_TYPE cell? Asked of the distinct types alone: with a
+-- type an operator, pairing every type with its names cost a Lua table a row.
+local function has_unnamed_type(types)
+  local _, firsts = column.group(types, nil, { ids = false, rows = false, keys = "first" })
+  local values = types:take(firsts):totable()
+  for g = 1, #firsts do
+    if values[g] == nil or NO_TYPE[values[g]] then return true end
+  end
+  return false
+end
+
 --- Read one file (opened once: the columns of both variants are asked for as optional, the
 -- first variant whose type and duration columns are present is the file's); aiv_columns: the aiv
 -- columns wanted (those missing come back empty).
@@ -45,18 +59,13 @@ function M.read(path, aiv_columns)
   end
   -- older CANN writes "N/A" as every Type: the operator's name is the type then
   local key = r.columns[v.type]
-  if r.present[v.name] then
-    local pair_ids, pairs_ = column.group(r.columns[v.type], r.columns[v.name])
-    local keys, fallback = {}, false
+  if r.present[v.name] and has_unnamed_type(key) then
+    local pair_ids, pairs_ = column.group(key, r.columns[v.name])
+    local keys = {}
     for i, p in ipairs(pairs_) do
-      local t = p[1]
-      if t == nil or t == "" or t == "N/A" or t == "NA" then
-        keys[i], fallback = p[2] or "?", true
-      else
-        keys[i] = t
-      end
+      keys[i] = NO_TYPE[p[1] or ""] and (p[2] or "?") or p[1]
     end
-    if fallback then key = pair_ids:lookup(keys) end
+    key = pair_ids:lookup(keys)
   end
   return { n = r.n, name = r.columns[v.name], type = key, duration = r.columns[v.duration],
            device = r.columns["Device_id"], aiv = aiv, aiv_present = present, bad_cells = r.bad_cells,

@@ -6,6 +6,7 @@ local html = require "ascope.report.html"
 local writer = require "ascope.report.writer"
 local i18n = require "ascope.i18n"
 local column = require("ascope_core").column
+local jitter = require "ascope.analysis.opjitter"
 
 local M = {}
 local esc = html.escape
@@ -61,11 +62,11 @@ function M.opjitter_sections(res, top_types, max_calls)
     end
     return ranges[n]
   end
+  local is_worst = {}
+  for _, w in ipairs(worst) do is_worst[w.type] = true end
   for _, c in ipairs(res.cards) do
     if c.data and #worst > 0 then
-      local _, values, rows = column.group(c.data.type)
-      local rows_of = {}
-      for i, v in ipairs(values) do if v[1] then rows_of[v[1]] = rows[i] end end
+      local _, rows_of = jitter.rows_by_type(c.data, function(name) return is_worst[name] end)
       for _, w in ipairs(worst) do
         local r = rows_of[w.type]
         if r then
