@@ -78,6 +78,38 @@ static int dense_as_sparse(size_t n, unsigned seed) {
   return ok;
 }
 
+/* asc_match_within against the rule read off the rows: of the key's rows with start <= t and a
+ * known end >= t, the latest by (start, row). Keys dense (mode 0) or sparse (1); some starts and
+ * durations unknown; in a row in `longs`, a duration that outlasts everything after it (the
+ * case where a walk back over ended entries was the cost). */
+static int within_as_rule(size_t n, unsigned seed, int mode, int longs) {
+  uint64_t *k = malloc(n * sizeof *k);
+  int64_t *st = malloc(n * sizeof *st), *du = malloc(n * sizeof *du);
+  int ok = k && st && du;
+  srand(seed);
+  for (size_t i = 0; ok && i < n; i++) {
+    k[i] = (uint64_t)(rand() % 4) << (mode ? 40 : 0);
+    st[i] = rand() % 17 == 0 ? ASC_NULL_I64 : (int64_t)(i * 10 + rand() % 30);
+    du[i] = rand() % 13 == 0 ? ASC_NULL_I64 : longs && rand() % longs == 0 ? (int64_t)(n * 10) : rand() % 25;
+  }
+  asc_match_index ix;
+  ok = ok && asc_match_build(&ix, k, st, du, n) == 0;
+  for (int q = 0; ok && q < 4000; q++) {
+    uint64_t key = (uint64_t)(rand() % 5) << (mode ? 40 : 0);
+    int64_t t = q == 0 ? INT64_MIN : q == 1 ? INT64_MAX : (int64_t)(rand() % (n * 10 + 60)) - 30, want = -1;
+    for (size_t i = 0; i < n; i++) {
+      if (k[i] != key || st[i] == ASC_NULL_I64 || st[i] > t || du[i] == ASC_NULL_I64 || st[i] + du[i] < t) continue;
+      if (want < 0 || st[i] > st[want] || (st[i] == st[want] && (int64_t)i > want)) want = (int64_t)i;
+    }
+    ok = asc_match_within(&ix, key, t) == want;
+  }
+  if (k && st && du) asc_match_free(&ix);
+  free(k);
+  free(st);
+  free(du);
+  return ok;
+}
+
 int main(void) {
   uint64_t k[] = {1, 1, 2, 1, 1};
   int64_t st[] = {1000, 3000, 2000, 3000, ASC_NULL_I64};
@@ -109,6 +141,13 @@ int main(void) {
     CHECK(asc_match_last(keys, 6, q, 5, 0, at) == 0);
     CHECK(at[0] == 2 && at[1] == 4 && at[2] == -1 && at[3] == 1 && at[4] == -1);
     CHECK(asc_match_last(keys, 0, q, 5, 0, at) == 0 && at[0] == -1 && at[3] == -1);
+  }
+  for (int mode = 0; mode < 2; mode++) {
+    CHECK(within_as_rule(1, 7, mode, 0));
+    CHECK(within_as_rule(40, 8, mode, 5));
+    CHECK(within_as_rule(3000, 9, mode, 0));
+    CHECK(within_as_rule(3000, 10, mode, 300));
+    CHECK(within_as_rule(3000, 11, mode, 7));
   }
   CHECK(dense_as_sparse(1, 5));
   CHECK(dense_as_sparse(3000, 6));
