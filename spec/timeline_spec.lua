@@ -187,6 +187,30 @@ describe("timeline dimensions on hand-built traces (brute force on a 1 us grid)"
     assert.falsy(md:find("| critical_path_ratio", 1, true))
   end)
 
+  it("names the 20 worst long-tail steps in the report and counts the rest", function()
+    -- 200 steps of 60 us, of which `slow` take 100 + k us (the worst the last written)
+    local function report_line(slow)
+      local lines = { "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free" }
+      for i = 1, 200 do
+        local time = i <= slow and 100 + i or 60
+        lines[#lines + 1] = ("%d,%d,0,0,0,0"):format(i, time)
+      end
+      h.write(dir .. "/step_trace_time.csv", table.concat(lines, "\n") .. "\n")
+      local code = h.run("timeline", dir .. "/step_trace_time.csv", "-o", dir .. "/out")
+      assert.equal(0, code)
+      return h.read(dir .. "/out/timeline_report.md"):match("Long%-tail steps[^\n]*"),
+        #core.json.load(dir .. "/out/timeline_metrics.json").ranks[1].jitter.long_tail
+    end
+    local line, listed = report_line(30)
+    assert.equal(30, listed) -- the JSON lists them all
+    assert.truthy(line:find("^Long%-tail steps, the first 20 of 30: 30 %(0%.130 ms%), 29 %(0%.129 ms%)"), line)
+    local _, names = line:gsub(" ms%)", "")
+    assert.equal(20, names)
+    assert.truthy(line:find(", 11 (0.111 ms).", 1, true), line)
+    line = report_line(3)
+    assert.equal("Long-tail steps: 3 (0.103 ms), 2 (0.102 ms), 1 (0.101 ms).", line)
+  end)
+
   it("names the file and byte offset of a truncated trace and exits 1", function()
     local p = dir .. "/cut.json"
     h.copy(h.real .. "/msinsight_pytorch_text_level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json", p, 70000)

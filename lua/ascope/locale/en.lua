@@ -400,6 +400,7 @@ return {
   ["report.timeline.md.jitter_heading"] = "6 Jitter",
   ["report.timeline.md.jitter_line"] = "%d steps from %s: mean %.3f ms, P50 %.3f, P95 (nearest rank) %.3f, max %.3f, CV %s.",
   ["report.timeline.md.long_tail"] = "Long-tail steps: %s.",
+  ["report.timeline.md.long_tail_first"] = "Long-tail steps, the first %d of %d: %s.",
   ["report.timeline.md.comm_line"] = "Communication per step (%s): CV %s%s.",
   ["report.timeline.md.hot_heading"] = "7 Critical-path hotspots",
   ["report.timeline.md.cmp_heading"] = "Step %s against the typical step %s",

@@ -400,6 +400,7 @@ return {
   ["report.timeline.md.jitter_heading"] = "6 抖动",
   ["report.timeline.md.jitter_line"] = "%d 个 step（来源 %s）：均值 %.3f ms，P50 %.3f，P95（最近秩）%.3f，最大 %.3f，CV %s。",
   ["report.timeline.md.long_tail"] = "长尾 step：%s。",
+  ["report.timeline.md.long_tail_first"] = "长尾 step（前 %d 个，共 %d 个）：%s。",
   ["report.timeline.md.comm_line"] = "每个 step 的通信（%s）：CV %s%s。",
   ["report.timeline.md.hot_heading"] = "7 关键路径热点",
   ["report.timeline.md.cmp_heading"] = "Step %s 与典型 step %s 对比",

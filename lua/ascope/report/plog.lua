@@ -8,7 +8,8 @@ local i18n = require "ascope.i18n"
 
 local M = {}
 
-local array = require("ascope.fmt").array
+local fmt = require "ascope.fmt"
+local array = fmt.array
 local function title_of(c) return i18n.t(c.title) end
 
 -- The error_plog.csv type of an [ERROR] line no classifier knows.
@@ -73,8 +74,9 @@ function M.write(res, out, formats)
   return true
 end
 
+-- an example's text is cut to a label's length on the console (the JSON keeps what the scan kept)
 local function example_lines(out, list)
-  for _, e in ipairs(list) do out[#out + 1] = ("    %s:%d: %s"):format(e.file, e.line, e.text) end
+  for _, e in ipairs(list) do out[#out + 1] = ("    %s:%d: %s"):format(e.file, e.line, fmt.label(e.text)) end
 end
 
 --- The console summary, as lines: the files read, each category (most lines first) with its

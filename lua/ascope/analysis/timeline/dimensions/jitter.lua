@@ -8,6 +8,8 @@ local M = { id = "jitter", without_trace = true }
 
 -- more steps than this are drawn as a line (one point per step) rather than a bar each
 local MAX_STEP_BARS = 60
+-- the long-tail steps the report lists by name (timeline_metrics.json lists them all)
+local MAX_MD_STEPS = 20
 
 function M.compute(ctx)
   local r = ctx.r
@@ -38,8 +40,13 @@ function M.md(r, kit)
                 T("jitter_line", j.steps, data_labels.show("source", j.source), j.mean, j.p50, j.p95, j.max, pct(j.cv)) .. "\n" }
   if #j.long_tail > 0 then
     local list = {}
-    for _, s in ipairs(j.long_tail) do list[#list + 1] = ("%s (%.3f ms)"):format(s.step, s.time_ms) end
-    out[#out + 1] = T("long_tail", table.concat(list, ", ")) .. "\n"
+    for i = 1, math.min(#j.long_tail, MAX_MD_STEPS) do
+      local s = j.long_tail[i]
+      list[i] = ("%s (%.3f ms)"):format(s.step, s.time_ms)
+    end
+    local text = table.concat(list, ", ")
+    out[#out + 1] = (#j.long_tail > MAX_MD_STEPS and T("long_tail_first", MAX_MD_STEPS, #j.long_tail, text)
+      or T("long_tail", text)) .. "\n"
   end
   if r.comm_jitter then
     out[#out + 1] = T("comm_line", data_labels.show("comm_column", r.comm_jitter.column), pct(r.comm_jitter.cv), kit.mark("comm_jitter")) .. "\n"
