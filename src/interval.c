@@ -127,11 +127,29 @@ int asc_iset_intersect(const asc_iset *a, const asc_iset *b, asc_iset *out) {
   return 0;
 }
 
+/* The first interval of a that ends after t (a's ends are in order, as its intervals are). */
+static size_t first_ending_after(const asc_iset *a, int64_t t) {
+  size_t lo = 0, hi = a->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (a->v[mid].e <= t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* b's intervals outside a's span are found by binary search and not walked: one step's gaps
+ * less a whole trace's set cost the step's share of it (a pipeline's P2P waits, step by step,
+ * walked every earlier step's). */
 int asc_iset_subtract(const asc_iset *a, const asc_iset *b, asc_iset *out) {
-  size_t cap = a->n + b->n + 1;
+  size_t j = a->n ? first_ending_after(b, a->v[0].s) : 0, k = 0;
+  size_t end = a->n ? first_ending_after(b, a->v[a->n - 1].e) : 0;
+  if (end < b->n) end++; /* the one that may start inside a's span and end past it */
+  size_t cap = a->n + (end > j ? end - j : 0) + 1; /* each of b's splits one of a's at most */
   out->v = malloc(cap * sizeof *out->v);
   if (!out->v) return -1;
-  size_t j = 0, k = 0;
   for (size_t i = 0; i < a->n; i++) {
     int64_t s = a->v[i].s, e = a->v[i].e;
     while (j < b->n && b->v[j].e <= s) j++;

@@ -39,6 +39,42 @@ static void check_builder(size_t n, int64_t spread, int64_t len, unsigned seed, 
   free(e);
 }
 
+/* a random set on [lo, lo + span): the union of n intervals of up to len */
+static int random_set(int64_t lo, int64_t span, size_t n, int64_t len, asc_iset *out) {
+  int64_t s[64], e[64];
+  if (n > 64) n = 64;
+  for (size_t i = 0; i < n; i++) {
+    s[i] = lo + (int64_t)rand() % span;
+    e[i] = s[i] + 1 + (int64_t)rand() % len;
+  }
+  return asc_iset_union(s, e, n, out);
+}
+
+static int holds(const asc_iset *a, int64_t x) {
+  for (size_t i = 0; i < a->n; i++)
+    if (a->v[i].s <= x && x < a->v[i].e) return 1;
+  return 0;
+}
+
+/* a - b point by point on the grid, b often much wider than a (a step's gaps less a whole
+ * trace's set), the result sorted, disjoint and without empty intervals */
+static int subtract_as_points(unsigned seed) {
+  srand(seed);
+  int ok = 1;
+  for (int round = 0; ok && round < 400; round++) {
+    asc_iset a, b, d;
+    int64_t alo = rand() % 300, aspan = 1 + rand() % 60;
+    ok = random_set(alo, aspan, (size_t)(rand() % 6), 1 + rand() % 20, &a) == 0 &&
+         random_set(0, 400, (size_t)(rand() % 40), 1 + rand() % 12, &b) == 0 && asc_iset_subtract(&a, &b, &d) == 0;
+    for (int64_t x = -5; ok && x < 420; x++) ok = holds(&d, x) == (holds(&a, x) && !holds(&b, x));
+    for (size_t i = 0; ok && i < d.n; i++) ok = d.v[i].s < d.v[i].e && (i == 0 || d.v[i - 1].e < d.v[i].s);
+    asc_iset_free(&a);
+    asc_iset_free(&b);
+    asc_iset_free(&d);
+  }
+  return ok;
+}
+
 int main(void) {
   check_builder(300000, 1000000, 200, 1, 65536);        /* dense: merges as it goes, room for 65536 */
   check_builder(300000, 1000000000, 50, 2, 2 * 300000); /* sparse: nearly all stay apart, it grows */
@@ -72,6 +108,7 @@ int main(void) {
   CHECK(asc_iset_intersect(&u, &b, &x) == 0);
   CHECK(x.n == 3 && x.v[0].s == 15 && x.v[0].e == 20 && x.v[1].s == 30 && x.v[1].e == 32 && x.v[2].s == 35 &&
         x.v[2].e == 50);
+  CHECK(subtract_as_points(3));
   CHECK(asc_iset_subtract(&u, &b, &d) == 0);
   CHECK(d.n == 2 && d.v[0].s == 0 && d.v[0].e == 15 && d.v[1].s == 32 && d.v[1].e == 35);
 
