@@ -529,7 +529,7 @@ local function bench_cliffs()
       gen_kernels(cdir .. "/" .. k[1], 16, 80000, k[2])
       core.fs.write(("%s/%s/generated-v1"):format(cdir, k[1]), "")
     end
-    res[k[1]] = measure(("ascope opjitter, 16 cards x 80k rows, %s types"):format(k[1]:sub(7)), asc, "opjitter",
+    res[k[1]] = measure(("opjitter, 16 cards x 80k rows, %s types"):format(k[1]:sub(7)), asc, "opjitter",
       cdir .. "/" .. k[1], "-o", cdir .. "/out", "-q")
   end
   for _, sh_ in ipairs(shapes) do
