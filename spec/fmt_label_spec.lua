@@ -16,5 +16,13 @@ describe("fmt.label", function()
     assert.equal("中…", fmt.label("中文字", 5))
     assert.equal("中文…", fmt.label("中文字", 6))
     assert.equal("…", fmt.label("中文", 2))
+    assert.equal("\xf0\x9f\x98\x80…", fmt.label("\xf0\x9f\x98\x80\xf0\x9f\x98\x80", 7)) -- four bytes
+  end)
+
+  it("cuts text in another encoding where it is, not back to its start", function()
+    local gbk = "EE1001 " .. ("\xb0\xa1"):rep(1500) -- 啊 in GBK: both bytes look like UTF-8 continuations
+    local label = fmt.label(gbk)
+    assert.equal(1000 + #"…", #label)
+    assert.equal(gbk:sub(1, 1000), label:sub(1, 1000))
   end)
 end)

@@ -8,6 +8,7 @@
 #define ASC_LABEL_MORE "\xe2\x80\xa6" /* "…", after a label that was cut */
 
 /* How many bytes of s[0, n) a label of at most max bytes keeps: n when it fits, else max or
- * less, so that no character is cut in two (the caller then adds ASC_LABEL_MORE). */
+ * up to three less, so that no UTF-8 character is cut in two (text that is not UTF-8 is cut at
+ * max); the caller then adds ASC_LABEL_MORE. */
 size_t asc_label_cut(const char *s, size_t n, size_t max);
 #endif

@@ -59,8 +59,11 @@ function M.label(s, max)
   max = max or M.LABEL_MAX
   if s == nil or #s <= max then return s end
   local cut = max
-  -- step back over continuation bytes (10xxxxxx) to the start of a character
-  while cut > 0 and (s:byte(cut + 1) or 0) & 0xC0 == 0x80 do cut = cut - 1 end
+  -- step back over continuation bytes (10xxxxxx) to the start of a character: three at most
+  -- (a UTF-8 character has four bytes at most); other text (GBK's bytes are often in that
+  -- range) is cut where it is, not to nothing
+  while cut > 0 and max - cut < 3 and s:byte(cut + 1) & 0xC0 == 0x80 do cut = cut - 1 end
+  if s:byte(cut + 1) & 0xC0 == 0x80 then cut = max end
   return s:sub(1, cut) .. "…"
 end
 
