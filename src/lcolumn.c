@@ -6,6 +6,7 @@
 
 #include "ascope/checked.h"
 #include "ascope/label.h"
+#include "ascope/idmap.h"
 #include "ascope/topgroups.h"
 #include "lbind.h"
 
@@ -733,11 +734,16 @@ typedef struct {
   asc_strtab *st;
   const char *none;
   size_t none_len;
+  const asc_idmap *map; /* the groups are the map's numbers, not string ids (NULL: ids) */
 } group_names;
+
+static uint32_t group_id(const group_names *g, size_t k) {
+  return g->map && k ? g->map->ids[k - 1] : (uint32_t)k;
+}
 
 static const char *group_name(void *ud, size_t k, size_t *len) {
   const group_names *g = ud;
-  const char *s = k && g->st ? asc_strtab_get(g->st, (uint32_t)k, len) : NULL;
+  const char *s = k && g->st ? asc_strtab_get(g->st, group_id(g, k), len) : NULL;
   if (s) return s;
   *len = g->none_len;
   return g->none;
@@ -762,7 +768,7 @@ static int column_group_sum(lua_State *L) {
   asc_col *pos = NULL, *neg = NULL, *miss = NULL, *st = NULL, *du = NULL, *only = NULL;
   int64_t t = 0;
   lua_Integer top = -1, key_max = -1;
-  group_names names = {NULL, "", 0};
+  group_names names = {NULL, "", 0, NULL};
   if (lua_istable(L, 3)) {
     if (lua_getfield(L, 3, "top") != LUA_TNIL) {
       top = luaL_checkinteger(L, -1);
@@ -792,15 +798,22 @@ static int column_group_sum(lua_State *L) {
   if ((pos && pos->n != n) || (neg && neg->n != n) || (miss && miss->n != n) ||
       (st && (st->n != n || du->n != n)))
     return luaL_error(L, "group_sum: columns differ in length");
-  uint32_t nk = 1;
-  if (keys) nk = asc_strtab_count(lasc_column_strings(L, 1)) + 1;
-  double *sum = lua_newuserdatauv(L, (size_t)nk * sizeof *sum, 0);
-  int64_t *cnt = lua_newuserdatauv(L, (size_t)nk * sizeof *cnt, 0);
-  memset(sum, 0, (size_t)nk * sizeof *sum);
-  memset(cnt, 0, (size_t)nk * sizeof *cnt);
+  size_t nrows = only ? only->n : n, nk = 1;
+  asc_idmap map;
+  if (keys) nk = (size_t)asc_strtab_count(lasc_column_strings(L, 1)) + 1;
+  if (keys && top >= 0 && asc_idmap_wanted(nk, nrows)) { /* groups by first meeting: only the top is listed */
+    size_t bytes = asc_idmap_bytes(nrows);
+    if (bytes == SIZE_MAX) return luaL_error(L, "group_sum: too many rows");
+    asc_idmap_init(&map, lua_newuserdatauv(L, bytes, 0), nrows);
+    names.map = &map;
+    nk = nrows + 1;
+  }
+  double *sum = lua_newuserdatauv(L, nk * sizeof *sum, 0);
+  int64_t *cnt = lua_newuserdatauv(L, nk * sizeof *cnt, 0);
+  memset(sum, 0, nk * sizeof *sum);
+  memset(cnt, 0, nk * sizeof *cnt);
   double total = 0;
   lua_Integer total_n = 0;
-  size_t nrows = only ? only->n : n;
   for (size_t j = 0; j < nrows; j++) {
     size_t i = j;
     if (only) {
@@ -817,13 +830,14 @@ static int column_group_sum(lua_State *L) {
       int64_t s0 = st->v.i[i], d = du->v.i[i];
       if (s0 == ASC_NULL_I64 || s0 > t || (d != ASC_NULL_I64 && s0 + d <= t)) continue;
     }
-    uint32_t k = keys ? keys->v.s[i] : 0;
+    uint32_t k = !keys ? 0 : names.map ? asc_idmap_number(&map, keys->v.s[i]) : keys->v.s[i];
     sum[k] += v;
     cnt[k]++;
     total += v;
     total_n++;
   }
   names.st = keys ? lasc_column_strings(L, 1) : NULL;
+  if (names.map) nk = (size_t)map.n + 1;
   size_t *picked = NULL, npicked = nk;
   if (top >= 0) {
     size_t room = (uint64_t)top < nk ? (size_t)top : nk, bytes;
@@ -840,7 +854,7 @@ static int column_group_sum(lua_State *L) {
     lua_createtable(L, 0, 3);
     if (k) {
       size_t len;
-      const char *s = asc_strtab_get(names.st, (uint32_t)k, &len);
+      const char *s = asc_strtab_get(names.st, group_id(&names, k), &len);
       size_t keep = key_max >= 0 ? asc_label_cut(s, len, (size_t)key_max) : len;
       lua_pushlstring(L, s, keep);
       if (keep < len) {
@@ -858,7 +872,7 @@ static int column_group_sum(lua_State *L) {
   lua_pushnumber(L, total);
   lua_pushinteger(L, total_n);
   if (top < 0) return 3;
-  for (uint32_t k = 0; k < nk; k++) groups += cnt[k] != 0;
+  for (size_t k = 0; k < nk; k++) groups += cnt[k] != 0;
   lua_pushinteger(L, groups);
   if (cnt[0])
     lua_pushnumber(L, sum[0]);

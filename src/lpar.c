@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ascope/fs.h"
+#include "ascope/idmap.h"
 #include "ascope/par.h"
 #include "lbind.h"
 
@@ -110,30 +111,28 @@ static void encode(lua_State *L, sink *b, int idx, int depth) {
       /* ids are private to this process: send each distinct string once, then per-row
        * indexes into that list (call stacks repeat a lot) */
       asc_strtab *st = lasc_column_strings(L, idx);
-      uint32_t nids = asc_strtab_count(st) + 1;
+      /* numbered in order of first meeting by the idmap, sized by the rows or the table,
+       * whichever is smaller (the table holds every string the process has met, other ranks'
+       * too) */
+      size_t nids = (size_t)asc_strtab_count(st), most = nids < c->n ? nids : c->n;
+      size_t bytes = asc_idmap_bytes(most);
+      if (bytes == SIZE_MAX) luaL_error(L, "par: a column too long");
       /* userdata, so that an error while writing does not leak them */
       luaL_checkstack(L, 2, "par");
-      uint32_t *local = lua_newuserdatauv(L, nids * sizeof *local, 0);
-      memset(local, 0, nids * sizeof *local);
-      uint32_t *order = lua_newuserdatauv(L, (c->n + 1) * sizeof *order, 0);
-      uint32_t nuniq = 0;
-      for (size_t i = 0; i < c->n; i++) {
-        uint32_t id = c->v.s[i];
-        if (id && !local[id]) {
-          local[id] = ++nuniq;
-          order[nuniq - 1] = id;
-        }
-      }
+      asc_idmap *map = lua_newuserdatauv(L, sizeof *map + bytes, 0);
+      asc_idmap_init(map, map + 1, most);
+      uint32_t *local = lua_newuserdatauv(L, (c->n + 1) * sizeof *local, 0);
+      for (size_t i = 0; i < c->n; i++) local[i] = asc_idmap_number(map, c->v.s[i]);
+      uint32_t nuniq = map->n;
       put(L, b, &nuniq, 4);
       for (uint32_t u = 0; u < nuniq; u++) {
         size_t len = 0;
-        const char *s = asc_strtab_get(st, order[u], &len);
+        const char *s = asc_strtab_get(st, map->ids[u], &len);
         uint32_t l32 = (uint32_t)len;
         put(L, b, &l32, 4);
         put(L, b, s, len);
       }
-      for (size_t i = 0; i < c->n; i++) order[i] = c->v.s[i] ? local[c->v.s[i]] : 0; /* reused */
-      put(L, b, order, c->n * 4);
+      put(L, b, local, c->n * 4);
       lua_pop(L, 2);
     }
     break;

@@ -5,6 +5,7 @@
  * It keeps the cost of memory_trace.json's stackFrames per distinct frame, not per row. */
 #include "ascope/checked.h"
 #include "ascope/stacktop.h"
+#include "ascope/idmap.h"
 #include "ascope/stacktree.h"
 #include "lbind.h"
 
@@ -37,6 +38,19 @@ static int tree_add(lua_State *L) {
   return 1;
 }
 
+/* A map of the string ids of a column of n rows, pushed on the stack, when the string table
+ * (nstr ids) is much larger than the column; then *slots becomes n + 1 (the numbers it gives
+ * and 0). NULL, with nothing pushed, when an array by id is the better scratch. */
+static asc_idmap *new_map(lua_State *L, size_t nstr, size_t n, size_t *slots) {
+  if (!asc_idmap_wanted(nstr, n)) return NULL;
+  size_t bytes = asc_idmap_bytes(n);
+  if (bytes == SIZE_MAX) luaL_error(L, "stacktree: too many rows");
+  asc_idmap *map = lua_newuserdatauv(L, sizeof *map + bytes, 0);
+  asc_idmap_init(map, map + 1, n);
+  *slots = n + 1;
+  return map;
+}
+
 /* tree:ids(col) -> integer column: per row of a string column, the id of its stack's innermost
  * frame (missing for no stack or one without frames). Each distinct string is added once and
  * no Lua string is made of it. The tree reads the frames' text from the column's string table,
@@ -54,11 +68,11 @@ static int tree_ids(lua_State *L) {
     lua_pushvalue(L, 3);
     lua_setiuservalue(L, 1, 1);
   }
-  size_t nstr = (size_t)asc_strtab_count(st) + 1;
-  size_t bytes;
-  if (asc_size_mul(nstr, sizeof(int64_t), &bytes)) return luaL_error(L, "stacktree: too many strings");
+  size_t nstr = (size_t)asc_strtab_count(st) + 1, slots = nstr, bytes;
+  asc_idmap *map = new_map(L, nstr, c->n, &slots); /* the leaves by string id, or by its number */
+  if (asc_size_mul(slots, sizeof(int64_t), &bytes)) return luaL_error(L, "stacktree: too many strings");
   int64_t *leaf_of = lua_newuserdatauv(L, bytes, 0); /* freed by the collector even on error */
-  for (size_t i = 0; i < nstr; i++) leaf_of[i] = -1;
+  for (size_t i = 0; i < slots; i++) leaf_of[i] = -1;
   asc_col out;
   asc_col_init(&out, ASC_I64);
   asc_col *o = lasc_pushcolumn(L, &out, 0);
@@ -67,7 +81,8 @@ static int tree_ids(lua_State *L) {
     uint32_t id = c->v.s[i];
     int64_t v = 0;
     if (id && id < nstr) {
-      if (leaf_of[id] < 0) {
+      size_t at = map ? asc_idmap_number(map, id) : id;
+      if (leaf_of[at] < 0) {
         uint32_t leaf = 0;
         int r;
         if (by_ref) {
@@ -78,9 +93,9 @@ static int tree_ids(lua_State *L) {
           r = s ? asc_stacktree_add(t, s, len, &leaf) : 0;
         }
         if (r) return luaL_error(L, "stacktree: out of memory");
-        leaf_of[id] = leaf;
+        leaf_of[at] = leaf;
       }
-      v = leaf_of[id];
+      v = leaf_of[at];
     }
     if (v ? asc_col_push_i64(o, v) : asc_col_push_null(o)) return luaL_error(L, "stacktree: out of memory");
   }
@@ -113,28 +128,30 @@ static int stack_top(lua_State *L) {
   lua_settop(L, 1);
   lua_getiuservalue(L, 1, 1); /* 2: the string table */
   asc_strtab *st = lasc_checkstrings(L, 2);
-  size_t nstr = (size_t)asc_strtab_count(st) + 1, bytes;
-  if (asc_size_mul(nstr, sizeof(uint32_t), &bytes)) return luaL_error(L, "stacktree: too many strings");
-  uint32_t *top_of = lua_newuserdatauv(L, bytes, 0); /* 3: 0 = not seen yet */
+  size_t nstr = (size_t)asc_strtab_count(st) + 1, slots = nstr, bytes;
+  asc_idmap *map = new_map(L, nstr, c->n, &slots); /* the tops by string id, or by its number */
+  if (asc_size_mul(slots, sizeof(uint32_t), &bytes)) return luaL_error(L, "stacktree: too many strings");
+  uint32_t *top_of = lua_newuserdatauv(L, bytes, 0); /* 0 = not seen yet */
   memset(top_of, 0, bytes);
   asc_col out;
   asc_col_init(&out, ASC_STR);
-  asc_col *o = lasc_pushcolumn(L, &out, 2); /* 4 */
+  asc_col *o = lasc_pushcolumn(L, &out, 2); /* on top: returned */
   if (asc_col_reserve(o, c->n ? c->n : 1)) return luaL_error(L, "stacktree: out of memory");
   for (size_t i = 0; i < c->n; i++) {
     uint32_t id = c->v.s[i], top = 0;
     if (id && id < nstr) {
-      if (!top_of[id]) {
+      size_t k = map ? asc_idmap_number(map, id) : id;
+      if (!top_of[k]) {
         size_t len, at, tlen;
         const char *s = asc_strtab_get(st, id, &len);
         asc_stack_top(s, len, &at, &tlen);
         if (tlen == len) {
-          top_of[id] = id;
-        } else if (asc_strtab_intern(st, s + at, tlen, &top_of[id])) { /* s stays where it is */
+          top_of[k] = id;
+        } else if (asc_strtab_intern(st, s + at, tlen, &top_of[k])) { /* s stays where it is */
           return luaL_error(L, "stacktree: out of memory");
         }
       }
-      top = top_of[id];
+      top = top_of[k];
     }
     if (asc_col_push_str(o, top)) return luaL_error(L, "stacktree: out of memory");
   }
