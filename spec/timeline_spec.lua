@@ -280,6 +280,38 @@ describe("timeline on real samples agrees with the profiler's own step split", f
     assert.near(136.89782, res.ranks[1].step.wall_ms, 1e-9)
   end)
 
+  it("reads msprof's slices of a timeline together, the metadata in the first slice alone", function()
+    local dir = h.tmpdir()
+    local events = core.json.load(L0 .. "/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json")
+    events = events.traceEvents or events
+    local slices, meta = { {}, {}, {} }, {}
+    for _, e in ipairs(events) do
+      if e.ph == "M" then meta[#meta + 1] = e end
+    end
+    local k = 0
+    for _, e in ipairs(events) do
+      if e.ph ~= "M" then
+        k = k + 1
+        table.insert(slices[math.min(3, 1 + k * 3 // (#events - #meta + 1))], e)
+      end
+    end
+    for _, e in ipairs(meta) do table.insert(slices[1], e) end
+    local out = dir .. "/rank0_ascend_pt/PROF_1/mindstudio_profiler_output"
+    -- slice 10 comes last (numbers, not names, give the order), then slice 2
+    for i, n in ipairs({ 0, 2, 10 }) do
+      h.write(("%s/msprof_slice_%d_20250101.json"):format(out, n), core.json.encode(slices[i]))
+    end
+    local whole = analyse(L0 .. "/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json")
+    local sliced = analyse(dir)
+    assert.truthy(sliced.trace:find("msprof_slice_0_20250101.json$"))
+    assert.equal(whole.events, sliced.events)
+    assert.same(whole.dashboard, sliced.dashboard)
+    assert.equal(#whole.lanes, #sliced.lanes)
+    -- a slice given by name brings its siblings too
+    assert.same(whole.dashboard, analyse(out .. "/msprof_slice_2_20250101.json").dashboard)
+    h.cleanup(dir)
+  end)
+
   it("one step: no step CV or communication jitter in the JSON, the report or the dashboard", function()
     local dir = h.tmpdir()
     local code, out = h.run("timeline", L0 .. "/rank0_ascend_pt", "-o", dir)

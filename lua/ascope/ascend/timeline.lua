@@ -10,6 +10,11 @@ local heap = require "ascope.heap"
 
 local M = {}
 
+-- "process/thread" by the metadata events' names, else by the numbers
+local function lane_name(meta, pid, tid)
+  return (meta.processes[pid] or ("pid " .. pid)) .. "/" .. ((meta.threads[pid] or {})[tid] or ("tid " .. tid))
+end
+
 --- Read a Chrome-trace JSON file (bare array or {"traceEvents": [...]}).
 function M.read_json(path, progress)
   local r, err = json.scan(path, {
@@ -26,15 +31,14 @@ function M.read_json(path, progress)
   -- makes its own columns
   c.pid, c.tid = nil, nil
   heap.release(r.n)
-  local lanes = {}
+  local lanes, keys = {}, {}
   for i, p in ipairs(pairs_) do
-    local pid, tid = p[1] or "?", p[2] or "?"
-    local process = r.meta.processes[pid] or ("pid " .. pid)
-    local thread = (r.meta.threads[pid] or {})[tid] or ("tid " .. tid)
-    lanes[i] = process .. "/" .. thread
+    keys[i] = { p[1] or "?", p[2] or "?" }
+    lanes[i] = lane_name(r.meta, keys[i][1], keys[i][2])
   end
   return { n = r.n, lane = lane_ids, lanes = lanes, name = c.name, ts = c.ts, dur = c.dur,
-           task_type = c["args.Task Type"], ph = c.ph, flow = c.id, source = path, warning = r.warning }
+           task_type = c["args.Task Type"], ph = c.ph, flow = c.id, source = path, warning = r.warning,
+           lane_keys = keys, meta = r.meta }
 end
 
 local DB_SQL = [[
@@ -110,8 +114,75 @@ function M.read_db(path)
            task_type = c.task_type, ph = c.ph, flow = c.flow, source = path, comm_lanes = comm_lanes }
 end
 
---- Either format, by the file's first bytes.
+-- msprof cuts a big timeline into slices, msprof_slice_<n>_<timestamp>.json (older versions
+-- put slice_<n> last), each a whole Chrome trace of a stretch of time. A slice is read with the
+-- other slices of its name, in slice order: the paths (just `path` when it is not a slice).
+function M.slices(path)
+  local dir, name = path:match("^(.*)/([^/]*)$")
+  dir, name = dir or ".", name or path
+  if not (name:match("^msprof.*slice_%d+") and name:match("%.json$")) then return { path } end
+  local key = name:gsub("slice_%d+", "slice_#", 1)
+  local found = {}
+  for _, other in ipairs(core.fs.list(dir) or {}) do
+    if other:gsub("slice_%d+", "slice_#", 1) == key then
+      found[#found + 1] = { n = tonumber(other:match("slice_(%d+)")), path = dir .. "/" .. other }
+    end
+  end
+  table.sort(found, function(a, b) return a.n < b.n end)
+  local paths = {}
+  for i, f in ipairs(found) do paths[i] = f.path end
+  return #paths > 0 and paths or { path }
+end
+
+-- The slices' columns one after the other, their lanes joined by process and thread id, named
+-- by the metadata of whichever slice has it.
+local function joined(parts)
+  local meta = { processes = {}, threads = {} }
+  for _, p in ipairs(parts) do
+    for pid, name in pairs(p.meta.processes) do meta.processes[pid] = meta.processes[pid] or name end
+    for pid, threads in pairs(p.meta.threads) do
+      meta.threads[pid] = meta.threads[pid] or {}
+      for tid, name in pairs(threads) do meta.threads[pid][tid] = meta.threads[pid][tid] or name end
+    end
+  end
+  local lanes, index, lane_cols, n = {}, {}, {}, 0
+  local cols = { name = {}, ts = {}, dur = {}, task_type = {}, ph = {}, flow = {} }
+  for k, p in ipairs(parts) do
+    local number = {} -- the slice's lane -> the joined one
+    for i, key in ipairs(p.lane_keys) do
+      local id = key[1] .. "\0" .. key[2]
+      if not index[id] then
+        lanes[#lanes + 1] = lane_name(meta, key[1], key[2])
+        index[id] = #lanes
+      end
+      number[i] = index[id]
+    end
+    lane_cols[k] = p.lane:lookup(number)
+    for key, list in pairs(cols) do list[k] = p[key] end
+    n = n + p.n
+  end
+  local out = { n = n, lane = column.concat(lane_cols), lanes = lanes, source = parts[1].source,
+                slices = #parts }
+  for key, list in pairs(cols) do out[key] = column.concat(list) end
+  for _, p in ipairs(parts) do out.warning = out.warning or p.warning end
+  return out
+end
+
+--- Either format, by the file's first bytes; the slices of an msprof timeline together.
 function M.read(path, progress)
+  local paths = M.slices(path)
+  if #paths == 1 then return M.read_one(paths[1], progress) end
+  local parts = {}
+  for i, p in ipairs(paths) do
+    local part, err = M.read_one(p, progress)
+    if not part then return nil, err end
+    parts[i] = part
+  end
+  return joined(parts)
+end
+
+--- One file, either format, by its first bytes.
+function M.read_one(path, progress)
   local st = core.fs.stat(path)
   if st and st.type ~= "file" then -- a FIFO or a device would block the probe below
     return nil, i18n.t("input.not_regular_file", path)

@@ -629,8 +629,9 @@ analyses. The script sees arg[0] = SCRIPT.lua and arg[1..] = its ARGs, as lua5.4
 word after SCRIPT.lua goes to the script untouched (global options go before it). A whole number
 the script returns is the exit code (default 0); an error ends the run with exit code 1.]],
   ["cmd.timeline.summary"] = "swimlane geometry of Ascend timelines: critical path, overlap, idle lanes, host-bound gaps, bubbles, jitter",
-  ["cmd.timeline.details"] = [[INPUT is a trace_view.json, an msprof_*.json, an ascend_pytorch_profiler_*.db, a
-step_trace_time.csv or analysis.db (jitter only), or a profiling tree (every rank found).
+  ["cmd.timeline.details"] = [[INPUT is a trace_view.json, an msprof_*.json (msprof_slice_<n>_*.json: all slices
+together), an ascend_pytorch_profiler_*.db, a step_trace_time.csv or analysis.db (jitter only), or a profiling
+tree (every rank found).
 step_trace_time.csv (else analysis.db) beside the trace is the profiler's own step split. Writes
 OUT/timeline_metrics.json, timeline_report.md and timeline_report.html and prints a summary: the eight dimensions
 of the typical (median) step, the expert rules that fire (rules/timeline.lua), and the metrics

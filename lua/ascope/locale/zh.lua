@@ -596,7 +596,8 @@ ras_code）分类：各类数量与前几条原始日志、提取字段、每张
 SCRIPT.lua，arg[1..] 为其参数（与 lua5.4 相同）；SCRIPT.lua 之后的参数原样交给脚本（全局选项写在它之前）。
 脚本返回的整数即退出码（默认 0）；脚本出错时退出码为 1。]],
   ["cmd.timeline.summary"] = "Ascend timeline 泳道几何分析：关键路径、重叠率、泳道空挡、Host 下发、bubble、抖动",
-  ["cmd.timeline.details"] = [[INPUT 可为 trace_view.json、msprof_*.json、ascend_pytorch_profiler_*.db 或 profiling 目录树（所有 rank）。
+  ["cmd.timeline.details"] = [[INPUT 可为 trace_view.json、msprof_*.json（msprof_slice_<n>_*.json：所有分片一并读取）、
+ascend_pytorch_profiler_*.db 或 profiling 目录树（所有 rank）。
 同目录的 step_trace_time.csv 用于 step 抖动分析。输出 OUT/timeline_metrics.json、timeline_report.md 与 timeline_report.html：
 典型（中位）step 的八个维度、命中的专家规则（rules/timeline.lua，每条附举证视图）和指标看板（未测得的键不输出）。
 退出码：有 rank 读取失败为 1，用法错误（含无效的正则表达式）为 2。]],
