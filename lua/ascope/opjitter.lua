@@ -173,7 +173,7 @@ function M.assemble(context, outcomes, rules)
   end
   local res = analysis.jitter(cards, rules)
   res.cards, res.found, res.missing, res.failed, res.warnings = cards, found, missing, failed, warnings
-  res.aiv = analysis.aiv_checks(cards, rules)
+  res.aiv, res.aiv_unlisted = analysis.aiv_checks(cards, rules)
   res.rules = rules
   res.input = context.input
   res.unreadable = recipe.unreadable(failed)
@@ -210,6 +210,15 @@ local write = recipe.writer(M.spec, report.write)
 -- @return true, or nil and the messages
 function M.write(res, outdir, wopts) return write(res, outdir, wopts) end
 
+--- "n kind, n kind" of a count by kind, in a fixed order, in the language of the messages.
+function M.kinds_text(kinds)
+  local parts = {}
+  for _, k in ipairs({ "non_numeric", "not_positive", "out_of_range" }) do
+    if kinds[k] then parts[#parts + 1] = i18n.t("opjitter.count." .. k, kinds[k]) end
+  end
+  return table.concat(parts, i18n.t("opjitter.count.separator"))
+end
+
 --- Findings: {severity, card, analysis, message}: each card missing between 0 and the highest,
 -- each aiv value of a dispatch/combine call that is not numeric, not positive or off the mean.
 function M.anomalies(res)
@@ -220,6 +229,10 @@ function M.anomalies(res)
   for _, v in ipairs(res.aiv) do
     out[#out + 1] = { severity = "ERROR", card = v.card, analysis = "opjitter aiv", message = i18n.t("opjitter.aiv", v.card,
       v.type, v.call, v.column, v.value == nil and "NA" or tostring(v.value), v.kind) }
+  end
+  for _, g in ipairs(res.aiv_unlisted or {}) do
+    out[#out + 1] = { severity = "ERROR", card = g.card, analysis = "opjitter aiv",
+                      message = i18n.t("opjitter.aiv_more", g.card, g.type, g.column, g.count, M.kinds_text(g.kinds)) }
   end
   return out
 end

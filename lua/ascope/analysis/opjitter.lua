@@ -128,9 +128,16 @@ function M.jitter(cards, rules)
   return res
 end
 
+-- Violations listed one by one: at most AIV_LISTED of a card, type and column, AIV_LISTED_MOST
+-- in all; the others are counted by kind. A column the profiler did not fill (N/A in every
+-- call) or a storm of outliers is then a count, not a line per call (2M lines, 7 GB, for 16
+-- cards of 80k calls).
+M.AIV_LISTED, M.AIV_LISTED_MOST = 20, 2000
+
 -- The aiv checks of one column of one type on a card: values are the column's cells of the
--- type's calls, in order.
-local function check_calls(out, card, type_, col, values, n, skip, tol)
+-- type's calls, in order. A violation is listed in out while there is room, and counted in
+-- the group of its card, type and column, which goes to unlisted when some were not listed.
+local function check_calls(out, unlisted, card, type_, col, values, n, skip, tol)
   local sum, cnt = 0, 0
   for i = skip + 1, n do
     local v = values[i]
@@ -138,6 +145,7 @@ local function check_calls(out, card, type_, col, values, n, skip, tol)
   end
   local mean = cnt > 0 and sum / cnt or nil
   local low, high = mean and mean * (1 - tol), mean and mean * (1 + tol)
+  local listed, group = 0, nil
   for i = skip + 1, n do
     local v = values[i]
     local kind
@@ -145,10 +153,18 @@ local function check_calls(out, card, type_, col, values, n, skip, tol)
     elseif v <= 0 then kind = "not_positive"
     elseif mean and (v < low or v > high) then kind = "out_of_range" end
     if kind then
-      out[#out + 1] = { card = card, type = type_, call = i - 1, column = col, value = v, mean = mean, low = low,
-                        high = high, kind = kind }
+      if listed < M.AIV_LISTED and #out < M.AIV_LISTED_MOST then
+        listed = listed + 1
+        out[#out + 1] = { card = card, type = type_, call = i - 1, column = col, value = v, mean = mean, low = low,
+                          high = high, kind = kind }
+      else
+        group = group or { card = card, type = type_, column = col, count = 0, kinds = {} }
+        group.count = group.count + 1
+        group.kinds[kind] = (group.kinds[kind] or 0) + 1
+      end
     end
   end
+  if group then unlisted[#unlisted + 1] = group end
 end
 
 --- The rows of some of a card's types: a list of the types kept (in order of first appearance)
@@ -174,9 +190,11 @@ function M.rows_by_type(k, keep)
   return kept, lists
 end
 
---- The aiv checks; returns a list of {card, type, call, column, value, mean, low, high, kind}.
+--- The aiv checks; returns the violations listed, {card, type, call, column, value, mean, low,
+-- high, kind} each, and those not listed, {card, type, column, count, kinds = {kind -> count}}
+-- for each card, type and column that had more (see AIV_LISTED).
 function M.aiv_checks(cards, rules)
-  local out = {}
+  local out, unlisted = {}, {}
   local skip, tol = rules.skip_calls or 1, rules.tolerance or 0.5
   local is_aiv, verdict = model.matcher(rules.aiv_types), {} -- a name is tested once, not once a card
   local function checked(name)
@@ -190,13 +208,13 @@ function M.aiv_checks(cards, rules)
         local list = rows[name]
         for _, col in ipairs(rules.aiv_columns) do
           if c.data.aiv_present[col] then
-            check_calls(out, c.card, name, col, c.data.aiv[col]:take(list):totable(), #list, skip, tol)
+            check_calls(out, unlisted, c.card, name, col, c.data.aiv[col]:take(list):totable(), #list, skip, tol)
           end
         end
       end
     end
   end
-  return out
+  return out, unlisted
 end
 
 return M

@@ -85,8 +85,14 @@ function M.opjitter_sections(res, top_types, max_calls)
   for i, v in ipairs(res.aiv) do
     rows[i] = { v.card, v.type, v.call, v.column, v.value == nil and "NA" or v.value, v.mean, v.low, v.high, v.kind }
   end
+  local more = {} -- the violations counted, not listed
+  for _, g in ipairs(res.aiv_unlisted or {}) do
+    more[#more + 1] = ("<li>%s</li>"):format(esc(t("opjitter.aiv_more", g.card, g.type, g.column, g.count,
+      require("ascope.opjitter").kinds_text(g.kinds))))
+  end
   parts[#parts + 1] = section("aiv", i18n.t("report.field.aiv"),
-    #rows == 0 and "<p>" .. esc(t("report.none")) .. "</p>" or html.table(header("report.opjitter.aiv_header"), rows))
+    (#rows == 0 and "<p>" .. esc(t("report.none")) .. "</p>" or html.table(header("report.opjitter.aiv_header"), rows))
+    .. (#more > 0 and "<ul>" .. table.concat(more) .. "</ul>" or ""))
   local missing = {}
   for _, c in ipairs(res.missing) do missing[#missing + 1] = tostring(c) end
   if #missing > 0 then

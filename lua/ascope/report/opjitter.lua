@@ -59,9 +59,16 @@ function M.data(res)
   end
   local failed = array()
   for i, f in ipairs(res.failed) do failed[i] = { path = f.path, card = f.card, reason = f.reason } end
-  return { input = res.input, cards = array(res.found), missing_cards = array(res.missing),
-           reference_card = res.reference_card, avg_jitter = avg, top_jitter = M.top(res, res.rules.top_n or 20),
-           aiv_violations = aiv, failed = failed }
+  local out = { input = res.input, cards = array(res.found), missing_cards = array(res.missing),
+                reference_card = res.reference_card, avg_jitter = avg, top_jitter = M.top(res, res.rules.top_n or 20),
+                aiv_violations = aiv, failed = failed }
+  if res.aiv_unlisted and #res.aiv_unlisted > 0 then -- only then: the usual document keeps its keys
+    out.aiv_not_listed = array()
+    for i, g in ipairs(res.aiv_unlisted) do
+      out.aiv_not_listed[i] = { card = g.card, type = g.type, column = g.column, count = g.count, kinds = g.kinds }
+    end
+  end
+  return out
 end
 
 function M.summary_json(res, path)
@@ -100,6 +107,9 @@ function M.lines(res)
     else
       add("ERROR", "opjitter.aiv_bad", v.card, v.type, v.call, v.column, v.value == nil and "NA" or tostring(v.value), kind)
     end
+  end
+  for _, g in ipairs(res.aiv_unlisted or {}) do
+    add("ERROR", "opjitter.aiv_more", g.card, g.type, g.column, g.count, require("ascope.opjitter").kinds_text(g.kinds))
   end
   return out
 end
