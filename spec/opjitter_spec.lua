@@ -269,6 +269,18 @@ describe("opjitter", function()
     assert.same(counted, got)
   end)
 
+  it("says what other cards have beyond the reference card's types and calls", function()
+    card(dir, 0, { { "Add", "1" }, { "Mul", "2" }, { "Add", "3" } })
+    card(dir, 1, { { "Add", "1" }, { "Add", "2" }, { "Add", "9" }, { "Sub", "4" }, { "Div", "5" }, { "Sub", "6" } })
+    card(dir, 2, { { "Add", "2" }, { "Mul", "2" }, { "Add", "3" } }) -- nothing beyond
+    local r = assert(opjitter.run(dir))
+    assert.equal(3, #r.rows) -- Add 0, Add 1, Mul 0: card 0's
+    assert.same({ "1 card(s) (1) have calls that reference card 0 has not: 3 call(s) of 2 operator type(s) it lacks "
+      .. "and 1 call(s) past its count of their type are left out of the rows" }, r.warnings)
+    card(dir, 1, { { "Add", "1" }, { "Mul", "2" }, { "Add", "3" } })
+    assert.same({}, assert(opjitter.run(dir)).warnings) -- the same calls: nothing to say
+  end)
+
   it("lists 20 aiv violations of a card, type and column, and counts the others by kind", function()
     local D = "MoeDistributeDispatchV2"
     local rows = { { D, "10", "100" } }

@@ -172,6 +172,17 @@ function M.assemble(context, outcomes, rules)
     if by_card[c] then found[#found + 1] = c else missing[#missing + 1] = c end
   end
   local res = analysis.jitter(cards, rules)
+  if res.left_out then -- the reference's calls are the rows: say what other cards had beyond them
+    local lo, names, ntypes = res.left_out, {}, 0
+    for _, c in ipairs(cards) do
+      for _, d in ipairs(lo.cards) do
+        if c.data == d and #names < 5 then names[#names + 1] = tostring(c.card) end
+      end
+    end
+    for _ in pairs(lo.types) do ntypes = ntypes + 1 end
+    warnings[#warnings + 1] = t("opjitter.left_out", #lo.cards,
+      table.concat(names, ", ") .. (#lo.cards > #names and ", ..." or ""), res.reference_card, lo.other, ntypes, lo.extra)
+  end
   res.cards, res.found, res.missing, res.failed, res.warnings = cards, found, missing, failed, warnings
   res.aiv, res.aiv_unlisted = analysis.aiv_checks(cards, rules)
   res.rules = rules

@@ -65,7 +65,7 @@ end
 -- card does not have): the i-th call of a type on the card goes to the reference's i-th call.
 -- Filled first with false, so that the calls, which come in file order and not in the result's,
 -- are stored in the table's array part (16 bytes a value, not 40).
-local function place(k, ref_number, ncalls, base, nrows)
+local function place(k, ref_number, ncalls, base, nrows, left)
   local info = info_of(k)
   local of_group = {} -- group number -> the reference's type number (nil: not on the reference)
   for g = 1, info.ngroups do
@@ -74,12 +74,22 @@ local function place(k, ref_number, ncalls, base, nrows)
   local refs = info.gids:lookup(of_group):totable()
   local dur, seen, out = k.duration:totable(), {}, {}
   for i = 1, nrows do out[i] = false end
+  local other, extra = 0, 0 -- calls of types the reference lacks, calls past its count
   for r = 1, k.n do
     local t = refs[r]
     if t then
       local i = seen[t] or 0
       seen[t] = i + 1
-      if i < ncalls[t] then out[base[t] + i + 1] = dur[r] or false end
+      if i < ncalls[t] then out[base[t] + i + 1] = dur[r] or false else extra = extra + 1 end
+    else
+      other = other + 1
+    end
+  end
+  if other + extra > 0 then
+    left.cards[#left.cards + 1] = k
+    left.other, left.extra = left.other + other, left.extra + extra
+    for _, name in ipairs(info.names) do
+      if not ref_number[name] then left.types[name] = true end
     end
   end
   return out
@@ -87,7 +97,10 @@ end
 
 --- cards: list of {card = number, data = kernel_csv result} (data nil for a missing card).
 -- Returns {cards, missing, types, rows = {{type, call, max, min, jitter, values = {card -> v}}},
---          avg = {{type, calls, valid, avg_jitter}}}
+--          avg = {{type, calls, valid, avg_jitter}}, left_out}: the rows follow the reference
+-- card's types and calls; left_out (nil when nothing was) counts what other cards have beyond
+-- them: {cards = {card data, ...}, other = calls of types the reference lacks, extra = calls
+-- past the reference's count of their type, types = {name -> true}}.
 function M.jitter(cards, rules)
   local skip = rules.skip_calls or 1
   local ref -- card 0, else the first card read
@@ -98,8 +111,11 @@ function M.jitter(cards, rules)
   if not ref then return res end
   local ref_info = info_of(ref.data)
   local ncalls, base, nrows = layout(ref_info)
-  local placed = {}
-  for k, c in ipairs(cards) do placed[k] = c.data and place(c.data, ref_info.number, ncalls, base, nrows) or false end
+  local placed, left = {}, { cards = {}, other = 0, extra = 0, types = {} }
+  for k, c in ipairs(cards) do
+    placed[k] = c.data and place(c.data, ref_info.number, ncalls, base, nrows, left) or false
+  end
+  if #left.cards > 0 then res.left_out = left end
   for t, name in ipairs(ref_info.names) do
     local sum, valid = 0, 0
     for i = 0, ncalls[t] - 1 do

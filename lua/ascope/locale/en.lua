@@ -171,6 +171,7 @@ return {
   ["graph.no_files"] = "%s: no graph files found (see 'ascope help graph')",
   ["graph.no_card"] = "%s: cannot tell the card (no device<N>, global_rank<N> or rank<N>)",
   ["opjitter.aiv"] = "card %d %s call %d: %s = %s (%s)",
+  ["opjitter.left_out"] = "%d card(s) (%s) have calls that reference card %d has not: %d call(s) of %d operator type(s) it lacks and %d call(s) past its count of their type are left out of the rows",
   ["opjitter.sparse_cards"] = "card numbers up to %d with %d card(s) found: the %d numbers between are too many to be a job's missing cards and are not listed as such (give --cards N for a job of N cards)",
   ["opjitter.missing_card"] = "card %d has no profiling data",
   ["opjitter.missing_columns"] = "%s: missing columns: neither \"Type\" and \"Duration(us)\" nor \"OP Type\" and \"Task Duration(us)\"",

@@ -171,6 +171,7 @@ return {
   ["graph.no_files"] = "%s：未找到图文件（见 'ascope help graph'）",
   ["graph.no_card"] = "%s：无法确定所属的卡（路径中没有 device<N>、global_rank<N> 或 rank<N>）",
   ["opjitter.aiv"] = "卡%d %s 第%d次调用：%s = %s（%s）",
+  ["opjitter.left_out"] = "%d 张卡（%s）有基准卡 %d 没有的调用：其缺少的 %d 次调用（%d 类算子）与超出其调用次数的 %d 次调用未列入结果",
   ["opjitter.sparse_cards"] = "卡号最大为%d，找到%d张卡：其间的%d个编号过多，不像同一作业缺失的卡，未列为缺失（作业有N张卡时请给出 --cards N）",
   ["opjitter.missing_card"] = "卡%d的profiling数据不存在",
   ["opjitter.missing_columns"] = "%s：缺少列：既没有 \"Type\" 与 \"Duration(us)\"，也没有 \"OP Type\" 与 \"Task Duration(us)\"",
