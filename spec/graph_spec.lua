@@ -30,6 +30,29 @@ describe("graph", function()
     assert.is_false(model.matcher("matmul|^add")("x_Add"))
   end)
 
+  it("reads a file a block at a time and finds what one search of the whole text finds", function()
+    local reader = require "ascope.ascend.graph"
+    local block, overlap = reader.BLOCK, reader.OVERLAP
+    math.randomseed(11)
+    local parts = {}
+    for i = 1, 3000 do -- names of 1 to 300 bytes, spaces and line ends between key and value
+      local name = ("n%d_"):format(i) .. ("x"):rep(math.random(0, 300))
+      parts[i] = ('"name"%s:%s"%s"'):format((" "):rep(math.random(0, 3)), math.random(1, 4) == 1 and "\n " or " ", name)
+    end
+    local text = "[" .. table.concat(parts, ",") .. "]"
+    h.write(dir .. "/g.json", text)
+    local kinds = { { node = '"name"%s*:%s*"([^"]+)"' }, { node = '"n%d+_' } } -- the second without a capture
+    for _, kind in ipairs(kinds) do
+      local whole = {}
+      for name in text:gmatch(kind.node) do whole[#whole + 1] = name end
+      for _, sizes in ipairs({ { 1000, 400 }, { 4096, 301 }, { 1 << 20, 1 << 18 } }) do
+        reader.BLOCK, reader.OVERLAP = sizes[1], sizes[2]
+        assert.same(whole, assert(reader.nodes(dir .. "/g.json", kind, { "" })))
+      end
+    end
+    reader.BLOCK, reader.OVERLAP = block, overlap
+  end)
+
   it("gives the three verdicts with the exact divergence", function()
     local D, C = "MoeDistributeDispatchV2_1", "MoeDistributeCombineV2_1"
     local D2, C2 = "MoeDistributeDispatchV2_2", "MoeDistributeCombineV2_2"
