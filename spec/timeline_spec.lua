@@ -309,6 +309,10 @@ describe("timeline on real samples agrees with the profiler's own step split", f
     assert.equal(#whole.lanes, #sliced.lanes)
     -- a slice given by name brings its siblings too
     assert.same(whole.dashboard, analyse(out .. "/msprof_slice_2_20250101.json").dashboard)
+    -- every slice is an input of the rank's unit: its bytes weigh the shards, a change to it is caught
+    local plan = assert(timeline.plan(dir))
+    assert.same({ out .. "/msprof_slice_0_20250101.json", out .. "/msprof_slice_2_20250101.json",
+                  out .. "/msprof_slice_10_20250101.json" }, plan.units[1].files)
     h.cleanup(dir)
   end)
 

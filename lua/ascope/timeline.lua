@@ -135,7 +135,9 @@ end
 function M.analyse(entry, rules, re, opts)
   local tl, err
   if entry.trace then
-    log.stage("%s", t("timeline.reading", tostring(entry.rank), entry.trace))
+    local slices = #reader.slices(entry.trace)
+    log.stage("%s", t("timeline.reading", tostring(entry.rank), entry.trace)
+      .. (slices > 1 and t("timeline.more_slices", slices - 1) or ""))
     tl, err = reader.read(entry.trace, log.progress(discover.basename(entry.trace)))
     if not tl then return nil, err end
   end
@@ -175,7 +177,9 @@ function M.plan(a, b)
   local units = {}
   for i, e in ipairs(entries) do
     local files = {}
-    if e.trace then files[#files + 1] = e.trace end -- a step_trace_time.csv alone gives the jitter only
+    -- every slice of an msprof timeline (their bytes weigh the shards, a change to any is caught
+    -- at merge); a step_trace_time.csv alone gives the jitter only
+    for _, p in ipairs(e.trace and reader.slices(e.trace) or {}) do files[#files + 1] = p end
     if e.step_trace then files[#files + 1] = e.step_trace end
     units[i] = { key = ("%s/%s"):format(e.role, tostring(e.rank)), files = files }
   end

@@ -35,6 +35,9 @@ function M.nodes(path, kind, filter)
   if not f then return nil, path .. ": " .. tostring(err) end
   local out = {}
   local kept = model.matcher(filter)
+  -- gmatch, which read whole files, took a leading ^ as a plain character: find would anchor it
+  -- at each block's start
+  local node = kind.node:gsub("^%^", "%%^")
   local text, eof = "", false
   while not eof do
     local block, rerr = f:read(M.BLOCK)
@@ -47,7 +50,7 @@ function M.nodes(path, kind, filter)
     -- matches that start before `cut` are this round's; the rest waits for more text
     local cut, at = eof and #text + 1 or #text - M.OVERLAP + 1, 1
     while at <= #text do
-      local s, e, name = text:find(kind.node, at)
+      local s, e, name = text:find(node, at)
       if not s or s >= cut then break end
       name = name or text:sub(s, e) -- a pattern without a capture gives the whole match
       if kept(name) then out[#out + 1] = name end

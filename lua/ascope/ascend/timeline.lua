@@ -118,14 +118,14 @@ end
 -- put slice_<n> last), each a whole Chrome trace of a stretch of time. A slice is read with the
 -- other slices of its name, in slice order: the paths (just `path` when it is not a slice).
 function M.slices(path)
-  local dir, name = path:match("^(.*)/([^/]*)$")
-  dir, name = dir or ".", name or path
+  local dir, name = path:match("^(.*/)([^/]*)$") -- dir with its slash, "" for a bare name
+  dir, name = dir or "", name or path
   if not (name:match("^msprof.*slice_%d+") and name:match("%.json$")) then return { path } end
   local key = name:gsub("slice_%d+", "slice_#", 1)
   local found = {}
-  for _, other in ipairs(core.fs.list(dir) or {}) do
+  for _, other in ipairs(core.fs.list(dir == "" and "." or dir) or {}) do
     if other:gsub("slice_%d+", "slice_#", 1) == key then
-      found[#found + 1] = { n = tonumber(other:match("slice_(%d+)")), path = dir .. "/" .. other }
+      found[#found + 1] = { n = tonumber(other:match("slice_(%d+)")), path = dir .. other }
     end
   end
   table.sort(found, function(a, b) return a.n < b.n end)

@@ -459,6 +459,7 @@ return {
   ["timeline.trace_warning"] = "rank %s: %s: %s (left empty)",
   ["timeline.rank_warning"] = "rank %s: %s: %s",
   ["timeline.reading"] = "rank %s: reading %s",
+  ["timeline.more_slices"] = " and %d more slice(s) of it",
   ["timeline.pattern_not_string"] = "%s must be a string, not %s",
   ["timeline.no_step"] = "step %d is not in the trace (steps: %d to %d)",
   ["timeline.db_no_table"] = "%s: no %s table (is this an ascend_pytorch_profiler .db?)",

@@ -459,6 +459,7 @@ return {
   ["timeline.trace_warning"] = "rank %s：%s：%s（留空）",
   ["timeline.rank_warning"] = "rank %s：%s：%s",
   ["timeline.reading"] = "rank %s：读取 %s",
+  ["timeline.more_slices"] = "及其另外 %d 个分片",
   ["timeline.pattern_not_string"] = "%s 必须是字符串，而不是 %s",
   ["timeline.no_step"] = "trace 中没有 step %d（step 范围：%d 到 %d）",
   ["timeline.db_no_table"] = "%s：没有 %s 表（这是 ascend_pytorch_profiler 的 .db 吗？）",
