@@ -111,29 +111,45 @@ static void encode(lua_State *L, sink *b, int idx, int depth) {
       /* ids are private to this process: send each distinct string once, then per-row
        * indexes into that list (call stacks repeat a lot) */
       asc_strtab *st = lasc_column_strings(L, idx);
-      /* numbered in order of first meeting by the idmap, sized by the rows or the table,
-       * whichever is smaller (the table holds every string the process has met, other ranks'
-       * too) */
-      size_t nids = (size_t)asc_strtab_count(st), most = nids < c->n ? nids : c->n;
-      size_t bytes = asc_idmap_bytes(most);
+      /* numbered in order of first meeting: by an array by id, or by the idmap when the
+       * table (every string the process has met, other ranks' too) is much larger than the
+       * column */
+      size_t nids = (size_t)asc_strtab_count(st) + 1;
+      int by_map = asc_idmap_wanted(nids, c->n);
+      size_t bytes = by_map ? asc_idmap_bytes(c->n) : nids * sizeof(uint32_t);
       if (bytes == SIZE_MAX) luaL_error(L, "par: a column too long");
       /* userdata, so that an error while writing does not leak them */
-      luaL_checkstack(L, 2, "par");
-      asc_idmap *map = lua_newuserdatauv(L, sizeof *map + bytes, 0);
-      asc_idmap_init(map, map + 1, most);
+      luaL_checkstack(L, 3, "par");
+      void *mem = lua_newuserdatauv(L, (by_map ? sizeof(asc_idmap) : 0) + bytes, 0);
+      asc_idmap *map = by_map ? mem : NULL;
+      uint32_t *by_id = by_map ? NULL : mem, *order = NULL, nuniq = 0;
+      if (map) {
+        asc_idmap_init(map, map + 1, c->n);
+      } else {
+        memset(by_id, 0, bytes);
+        order = lua_newuserdatauv(L, (c->n + 1) * sizeof *order, 0);
+      }
       uint32_t *local = lua_newuserdatauv(L, (c->n + 1) * sizeof *local, 0);
-      for (size_t i = 0; i < c->n; i++) local[i] = asc_idmap_number(map, c->v.s[i]);
-      uint32_t nuniq = map->n;
+      for (size_t i = 0; i < c->n; i++) {
+        uint32_t id = c->v.s[i];
+        if (map) {
+          local[i] = asc_idmap_number(map, id);
+        } else {
+          if (id && !by_id[id]) order[nuniq++] = id, by_id[id] = nuniq;
+          local[i] = id ? by_id[id] : 0;
+        }
+      }
+      if (map) nuniq = map->n;
       put(L, b, &nuniq, 4);
       for (uint32_t u = 0; u < nuniq; u++) {
         size_t len = 0;
-        const char *s = asc_strtab_get(st, map->ids[u], &len);
+        const char *s = asc_strtab_get(st, map ? map->ids[u] : order[u], &len);
         uint32_t l32 = (uint32_t)len;
         put(L, b, &l32, 4);
         put(L, b, s, len);
       }
       put(L, b, local, c->n * 4);
-      lua_pop(L, 2);
+      lua_pop(L, map ? 2 : 3);
     }
     break;
   }

@@ -59,6 +59,7 @@ void asc_match_free(asc_match_index *ix) {
   free(ix->start);
   free(ix->end);
   free(ix->maxend);
+  free(ix->runmax);
   free(ix->row);
   free(ix->row_end);
   free(ix->group);
@@ -66,7 +67,7 @@ void asc_match_free(asc_match_index *ix) {
   ix->ngroup = 0;
   ix->row_end = NULL;
   ix->key = NULL;
-  ix->start = ix->end = ix->maxend = ix->row = NULL;
+  ix->start = ix->end = ix->maxend = ix->runmax = ix->row = NULL;
   ix->n = 0;
 }
 
@@ -160,10 +161,11 @@ int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *st
   ix->start = asc_alloc_array(m, sizeof *ix->start);
   ix->end = asc_alloc_array(m, sizeof *ix->end);
   ix->maxend = asc_alloc_array(m, sizeof *ix->maxend);
+  ix->runmax = asc_alloc_array(m, sizeof *ix->runmax);
   ix->row = asc_alloc_array(m, sizeof *ix->row);
   ix->row_end = asc_alloc_array(m, sizeof *ix->row_end);
   ix->nrows = n;
-  if (!ix->key || !ix->start || !ix->end || !ix->maxend || !ix->row || !ix->row_end) {
+  if (!ix->key || !ix->start || !ix->end || !ix->maxend || !ix->runmax || !ix->row || !ix->row_end) {
     asc_match_free(ix);
     return -1;
   }
@@ -198,6 +200,10 @@ int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *st
       asc_match_free(ix);
       return -1;
     }
+  }
+  for (size_t i = 0; i < k; i++) {
+    int same = i > 0 && ix->key[i - 1] == ix->key[i];
+    ix->runmax[i] = same && ix->runmax[i - 1] > ix->end[i] ? ix->runmax[i - 1] : ix->end[i];
   }
   ix->n = k;
   for (size_t v = k; v-- > 1;) { /* every node after its children */
@@ -260,6 +266,8 @@ static int64_t last_under(const asc_match_index *ix, size_t v, int64_t t) {
  * short ones of its name: 14.8 s). */
 static int64_t within_from(const asc_match_index *ix, size_t g, size_t u, int64_t t) {
   if (t == ASC_NULL_I64) t++; /* an unknown end reaches nothing */
+  /* as a rule nothing earlier of the key still runs: its running max of ends says so at once */
+  if (u == g || ix->runmax[u - 1] < t) return -1;
   size_t j = u;
   for (int steps = 0; j > g && steps < 8; j--, steps++)
     if (ix->end[j - 1] >= t) return ix->row[j - 1];
