@@ -58,7 +58,7 @@ void asc_match_free(asc_match_index *ix) {
   free(ix->key);
   free(ix->start);
   free(ix->end);
-  free(ix->maxend);
+  free(ix->endtree);
   free(ix->runmax);
   free(ix->row);
   free(ix->row_end);
@@ -67,7 +67,7 @@ void asc_match_free(asc_match_index *ix) {
   ix->ngroup = 0;
   ix->row_end = NULL;
   ix->key = NULL;
-  ix->start = ix->end = ix->maxend = ix->runmax = ix->row = NULL;
+  ix->start = ix->end = ix->endtree = ix->runmax = ix->row = NULL;
   ix->n = 0;
 }
 
@@ -148,7 +148,7 @@ static int build_dense(asc_match_index *ix, const uint64_t *keys, const int64_t 
  * and 2v + 1, node v >= n is entry v - n's end (bottom-up, any n: a node the searches below
  * visit covers a run of entries in order). An unknown end is INT64_MIN, below every time. */
 static int64_t node_max(const asc_match_index *ix, size_t v) {
-  return v >= ix->n ? ix->end[v - ix->n] : ix->maxend[v];
+  return v >= ix->n ? ix->end[v - ix->n] : ix->endtree[v];
 }
 
 int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *starts, const int64_t *durs,
@@ -160,12 +160,12 @@ int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *st
   ix->key = asc_alloc_array(m, sizeof *ix->key);
   ix->start = asc_alloc_array(m, sizeof *ix->start);
   ix->end = asc_alloc_array(m, sizeof *ix->end);
-  ix->maxend = asc_alloc_array(m, sizeof *ix->maxend);
+  ix->endtree = asc_alloc_array(m, sizeof *ix->endtree);
   ix->runmax = asc_alloc_array(m, sizeof *ix->runmax);
   ix->row = asc_alloc_array(m, sizeof *ix->row);
   ix->row_end = asc_alloc_array(m, sizeof *ix->row_end);
   ix->nrows = n;
-  if (!ix->key || !ix->start || !ix->end || !ix->maxend || !ix->runmax || !ix->row || !ix->row_end) {
+  if (!ix->key || !ix->start || !ix->end || !ix->endtree || !ix->runmax || !ix->row || !ix->row_end) {
     asc_match_free(ix);
     return -1;
   }
@@ -208,7 +208,7 @@ int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *st
   ix->n = k;
   for (size_t v = k; v-- > 1;) { /* every node after its children */
     int64_t a = node_max(ix, 2 * v), b = node_max(ix, 2 * v + 1);
-    ix->maxend[v] = a > b ? a : b;
+    ix->endtree[v] = a > b ? a : b;
   }
   return 0;
 }

@@ -11,7 +11,7 @@ typedef struct asc_match_index {
   uint64_t *key; /* sorted by (key, start, row) */
   int64_t *start;
   int64_t *end;     /* start + dur, INT64_MIN when unknown */
-  int64_t *maxend;  /* a max tree of the ends: [v] = max of nodes 2v and 2v + 1 (see match.c) */
+  int64_t *endtree; /* a max tree of the ends: [v] = max of nodes 2v and 2v + 1 (see match.c) */
   int64_t *runmax;  /* running max of end within the key's group */
   int64_t *row;     /* 0-based row in the input */
   int64_t *row_end; /* by input row: start + dur, INT64_MIN when unknown */
