@@ -161,8 +161,7 @@ local function joined(parts)
     for key, list in pairs(cols) do list[k] = p[key] end
     n = n + p.n
   end
-  local out = { n = n, lane = column.concat(lane_cols), lanes = lanes, source = parts[1].source,
-                slices = #parts }
+  local out = { n = n, lane = column.concat(lane_cols), lanes = lanes, source = parts[1].source }
   for key, list in pairs(cols) do out[key] = column.concat(list) end
   for _, p in ipairs(parts) do out.warning = out.warning or p.warning end
   return out
