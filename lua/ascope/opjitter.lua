@@ -221,15 +221,6 @@ local write = recipe.writer(M.spec, report.write)
 -- @return true, or nil and the messages
 function M.write(res, outdir, wopts) return write(res, outdir, wopts) end
 
---- "n kind, n kind" of a count by kind, in a fixed order, in the language of the messages.
-function M.kinds_text(kinds)
-  local parts = {}
-  for _, k in ipairs({ "non_numeric", "not_positive", "out_of_range" }) do
-    if kinds[k] then parts[#parts + 1] = i18n.t("opjitter.count." .. k, kinds[k]) end
-  end
-  return table.concat(parts, i18n.t("opjitter.count.separator"))
-end
-
 --- Findings: {severity, card, analysis, message}: each card missing between 0 and the highest,
 -- each aiv value of a dispatch/combine call that is not numeric, not positive or off the mean.
 function M.anomalies(res)
@@ -243,7 +234,7 @@ function M.anomalies(res)
   end
   for _, g in ipairs(res.aiv_unlisted or {}) do
     out[#out + 1] = { severity = "ERROR", card = g.card, analysis = "opjitter aiv",
-                      message = i18n.t("opjitter.aiv_more", g.card, g.type, g.column, g.count, M.kinds_text(g.kinds)) }
+                      message = analysis.unlisted_text(g) }
   end
   return out
 end

@@ -10,6 +10,7 @@
 --                              of that column over the card's calls of that type
 local column = require("ascope_core").column
 local model = require "ascope.analysis.timeline.model"
+local i18n = require "ascope.i18n"
 
 local M = {}
 
@@ -204,6 +205,17 @@ function M.rows_by_type(k, keep)
     if v[1] then lists[kept[v[1]]] = rows[g] end
   end
   return kept, lists
+end
+
+--- The line that stands for the violations of an aiv_checks group that were not listed: how
+-- many, and how many of each kind, in the language of the messages.
+function M.unlisted_text(g)
+  local parts = {}
+  for _, k in ipairs({ "non_numeric", "not_positive", "out_of_range" }) do
+    if g.kinds[k] then parts[#parts + 1] = i18n.t("opjitter.count." .. k, g.kinds[k]) end
+  end
+  return i18n.t("opjitter.aiv_more", g.card, g.type, g.column, g.count,
+    table.concat(parts, i18n.t("opjitter.count.separator")))
 end
 
 --- The aiv checks; returns the violations listed, {card, type, call, column, value, mean, low,

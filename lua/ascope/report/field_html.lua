@@ -87,8 +87,7 @@ function M.opjitter_sections(res, top_types, max_calls)
   end
   local more = {} -- the violations counted, not listed
   for _, g in ipairs(res.aiv_unlisted or {}) do
-    more[#more + 1] = ("<li>%s</li>"):format(esc(t("opjitter.aiv_more", g.card, g.type, g.column, g.count,
-      require("ascope.opjitter").kinds_text(g.kinds))))
+    more[#more + 1] = ("<li>%s</li>"):format(esc(jitter.unlisted_text(g)))
   end
   parts[#parts + 1] = section("aiv", i18n.t("report.field.aiv"),
     (#rows == 0 and "<p>" .. esc(t("report.none")) .. "</p>" or html.table(header("report.opjitter.aiv_header"), rows))

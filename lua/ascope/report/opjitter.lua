@@ -4,6 +4,7 @@ local core = require "ascope_core"
 local writer = require "ascope.report.writer"
 local field_html = require "ascope.report.field_html"
 local i18n = require "ascope.i18n"
+local analysis = require "ascope.analysis.opjitter"
 local json = core.json
 
 local M = {}
@@ -109,7 +110,7 @@ function M.lines(res)
     end
   end
   for _, g in ipairs(res.aiv_unlisted or {}) do
-    add("ERROR", "opjitter.aiv_more", g.card, g.type, g.column, g.count, require("ascope.opjitter").kinds_text(g.kinds))
+    out[#out + 1] = ("[ERROR] %s"):format(analysis.unlisted_text(g))
   end
   return out
 end
