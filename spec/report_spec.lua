@@ -351,5 +351,6 @@ describe("outputs.write", function()
     end
     assert.is_true(outputs.write({ file("c.md", "C") }, 2))
     assert.equal("C", h.read(dir .. "/c.md"))
+    h.cleanup(dir)
   end)
 end)

@@ -1,7 +1,8 @@
 /* Lua binding of the file-system helpers: fs.walk, fs.stat, fs.mkdirs, fs.write and fs.create (atomic),
- * fs.cpus, fs.isatty, fs.clock. */
+ * fs.cpus, fs.isatty, fs.clock, fs.remove_tree. */
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -282,26 +283,24 @@ int lasc_open_fs(lua_State *L) {
   return 1;
 }
 
-/* fs.remove_tree(path): remove a folder and everything in it (used for scratch output) */
-static int rm_one(void *ud, const char *path, int is_dir) {
-  (void)ud;
-  if (is_dir == 0 || is_dir == ASC_WALK_OTHER) unlink(path);
-  return 0;
+/* fs.remove_tree(path): remove a folder and everything in it (scratch output). Links are removed,
+ * never followed, and there is no depth limit: a tree the walk above refuses (too deep) is still
+ * scratch to clear. Returns true, or nil and the first path that could not be removed. */
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st;
+  (void)ftw;
+  return (flag == FTW_DP ? rmdir(path) : unlink(path)) != 0 ? -1 : 0;
 }
 
 static int l_remove_tree(lua_State *L) {
   const char *root = luaL_checkstring(L, 1);
-  asc_error err;
-  lua_newtable(L);
-  walk_ctx w = {L, lua_gettop(L), 0, 1, 0, 0, &err};
-  if (asc_walk(root, add_path, &w, &err) < 0) return lasc_pusherror(L, &err);
-  asc_walk(root, rm_one, NULL, &err);
-  for (lua_Integer i = w.n; i >= 1; i--) {
-    lua_rawgeti(L, w.out, i);
-    rmdir(lua_tostring(L, -1));
-    lua_pop(L, 1);
+  struct stat st;
+  if (lstat(root, &st) != 0 && errno == ENOENT) return lua_pushboolean(L, 1), 1;
+  if (nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s: could not remove: %s", root, strerror(errno));
+    return 2;
   }
-  rmdir(root);
   lua_pushboolean(L, 1);
   return 1;
 }

@@ -49,8 +49,21 @@ describe("fs", function()
       fs.walk(dir, { dirs = true, others = true }))
     assert.same({ "1.txt", "dangling", "fifo" }, fs.list(dir .. "/b"))
     -- and a tree holding them can still be removed
-    fs.remove_tree(dir .. "/b")
+    assert.is_true(fs.remove_tree(dir .. "/b"))
     assert.is_nil(fs.stat(dir .. "/b"))
+  end)
+
+  it("remove_tree removes a link to a folder, not what it points at, and a tree deeper than a walk goes", function()
+    assert(fs.mkdirs(dir .. "/keep"))
+    h.write(dir .. "/keep/k.txt", "k")
+    local deep = dir .. "/t" .. ("/d"):rep(70)
+    assert(fs.mkdirs(deep))
+    h.write(deep .. "/x.txt", "x")
+    assert.is_true(os.execute(("ln -s %s/keep %s/t/link"):format(dir, dir)))
+    assert.is_true(fs.remove_tree(dir .. "/t"))
+    assert.is_nil(fs.stat(dir .. "/t"))
+    assert.equal("k", h.read(dir .. "/keep/k.txt"))
+    assert.is_true(fs.remove_tree(dir .. "/t")) -- nothing there: nothing to do
   end)
 end)
 

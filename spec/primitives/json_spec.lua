@@ -131,6 +131,9 @@ describe("json.scan input forms and bad input", function()
 end)
 
 describe("json.decode / load / encode", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
   it("decodes and encodes small documents", function()
     local v = assert(json.decode('{"a": [1, 2.5, "x", true, null], "b": {"c": -7}}'))
     assert.equal(1, v.a[1])
@@ -157,7 +160,7 @@ describe("json.decode / load / encode", function()
       mb:push((i % 300) / 4 + (i % 2) * 0.1)
       ts:push(1736405443000000000 + i * 1003)
     end
-    local p = h.tmpdir() .. "/t.json"
+    local p = dir .. "/t.json"
     local w = assert(json.writer(p))
     w:write('{"traceEvents":[')
     assert.equal(2000, w:rows({ '{"name":', { name, string = true }, ',"ts":', { ts, scale = 3 }, ',"mb":', { mb }, "}" }))
@@ -182,7 +185,7 @@ describe("json.decode / load / encode", function()
       local col = core.column
       local _, _, rows = col.group(col.new("string", { "a", "b", "a", "c", "a" })) -- rows[1]: 1, 3, 5
       local n = col.new("integer", { 10, 20, 30, 40, 50 })
-      local p = h.tmpdir() .. "/o.json"
+      local p = dir .. "/o.json"
       local function write(order)
         local w = assert(json.writer(p))
         w:rows({ '{"n":', { n }, "}" }, { order = order, sep = "," })
@@ -277,6 +280,9 @@ describe("json.scan decides predicates as early as it can", function()
 end)
 
 describe("json.scan against a full decode of the same file", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
   -- yajl decodes every event into a table (a repeated key: the last value wins), the filter and
   -- projection are done here in Lua; the scan, with its early decisions, must give the same rows
   it("on events with keys in any order, repeated or missing", function()
@@ -302,7 +308,7 @@ describe("json.scan against a full decode of the same file", function()
       lines[i] = "{" .. table.concat(members, ", ") .. "}"
     end
     local text = "[" .. table.concat(lines, ",\n") .. "]"
-    local p = h.tmpdir() .. "/t.json"
+    local p = dir .. "/t.json"
     h.write(p, text)
     local want, n = { name = {}, ts = {}, stack = {}, processes = {} }, 0
     for _, e in ipairs(json.decode(text)) do
