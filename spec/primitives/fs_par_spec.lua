@@ -91,6 +91,52 @@ describe("par.map", function()
     assert.truthy(errs[3]:find("exited with code 3", 1, true))
   end)
 
+  -- with more items than workers, the workers are forked by a process made when the map starts
+  -- (it reaps them and reports how they ended): a worker killed by a signal is still named so,
+  -- and the results of many short items, whose ends cross the starts of others, keep their places
+  it("with more items than workers, reports a killed worker and keeps every other result in place", function()
+    local items = {}
+    for i = 1, 60 do items[i] = i end
+    local res, errs, nfail = par.map(items, function(x)
+      if x == 7 then
+        local f = assert(io.open("/proc/self/stat"))
+        local pid = f:read("l"):match("^(%d+)")
+        f:close()
+        os.execute("kill -9 " .. pid)
+      end
+      if x == 9 then os.exit(4) end
+      return x * 2
+    end, { jobs = 3 })
+    assert.equal(2, nfail)
+    assert.truthy(errs[7]:find("killed by signal 9", 1, true), errs[7])
+    assert.truthy(errs[9]:find("exited with code 4", 1, true), errs[9])
+    for i = 1, 60 do
+      if i ~= 7 and i ~= 9 then assert.equal(i * 2, res[i]) end
+    end
+  end)
+
+  it("goes on forking workers itself when the process that forks them is gone", function()
+    -- items 1 and 2 run until the forking process is killed, which ends them too; items 3 to 6
+    -- can only start after that
+    local res, errs = par.map({ 1, 2, 3, 4, 5, 6 }, function(x)
+      if x == 1 then
+        local f = assert(io.open("/proc/self/stat"))
+        local ppid = f:read("l"):match("^%d+ %b() %a (%d+)")
+        f:close()
+        os.execute("kill -9 " .. ppid)
+      end
+      if x <= 2 then
+        local stop = core.fs.clock() + 5
+        repeat until core.fs.clock() > stop
+        return "outlived the forking process"
+      end
+      return x
+    end, { jobs = 2 })
+    assert.equal("worker stopped before finishing its item", errs[1])
+    assert.equal("worker stopped before finishing its item", errs[2])
+    assert.same({ 3, 4, 5, 6 }, { res[3], res[4], res[5], res[6] })
+  end)
+
   it("sends columns across, strings included", function()
     local res = par.map({ 1, 2 }, function(i)
       local c = core.column.new("string", { "x" .. i, "y", "x" .. i })
