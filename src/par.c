@@ -386,11 +386,17 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, a
   if (jobs > fit) jobs = fit;
   if ((size_t)jobs > nitems) jobs = nitems ? (int)nitems : 1;
   if (jobs < 1) jobs = 1;
+  fflush(NULL); /* buffered output must not be written twice by the children */
+  /* the zygote first: it and its workers then hold none of the memory below (an item that
+   * calls exit() runs the leak check, which would find that memory unreferenced there) */
+  zygote z = {0, -1};
+  if (nitems > (size_t)jobs) zygote_start(&z, work, ud); /* workers start after results come */
   worker *ws = calloc((size_t)jobs, sizeof *ws);
   struct pollfd *pf = calloc((size_t)jobs + 1, sizeof *pf);
   pid_t *gone = calloc(nitems + 1, sizeof *gone); /* finished workers, reaped at the end */
   size_t ngone = 0;
   if (!ws || !pf || !gone) {
+    zygote_stop(&z);
     free(ws);
     free(pf);
     free(gone);
@@ -403,10 +409,7 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, a
   int here = self && nitems > 1 && nitems <= (size_t)jobs; /* item 0 is the parent's */
   size_t next = here ? 1 : 0, running = 0;
   int rc = 0;
-  fflush(NULL); /* buffered output must not be written twice by the children */
   pid_t parent = getpid();
-  zygote z = {0, -1};
-  if (nitems > (size_t)jobs) zygote_start(&z, work, ud); /* workers start after results come */
   while (next < nitems || running > 0) {
     for (int j = 0; j < jobs && next < nitems; j++) {
       if (ws[j].out >= 0) continue;
