@@ -17,6 +17,7 @@
 #include "ascope/par.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -195,6 +196,11 @@ static int zrecv(int sock, zmsg *m, int fds[2], int dontwait) {
     size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
     memcpy(fds, CMSG_DATA(c), (k > 2 ? 2 : k) * sizeof(int));
   }
+  if (h.msg_flags & MSG_CTRUNC) { /* descriptors dropped (no room for them here): none whole */
+    if (fds[0] >= 0) close(fds[0]);
+    if (fds[1] >= 0) close(fds[1]);
+    fds[0] = fds[1] = -1;
+  }
   return 1;
 }
 
@@ -266,7 +272,27 @@ static void zygote_main(int sock, pid_t caller, asc_par_work work, void *ud) {
 typedef struct {
   pid_t pid; /* 0: none (or gone) */
   int sock;
+  long base_kb; /* the caller's resident size when the run started */
+  int used;     /* the caller has grown: every worker from here on is the zygote's */
 } zygote;
+
+/* The caller's resident size in KiB now (/proc/self/statm), 0 when it cannot be read. */
+static long resident_kb(void) {
+  char buf[128];
+  int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  long size = 0, resident = 0;
+  if (sscanf(buf, "%ld %ld", &size, &resident) != 2) return 0;
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* Forking from the caller costs in proportion to its size; asking the zygote costs a round
+ * trip (0.1 ms). The zygote forks once the caller has grown by this much since the start. */
+#define ZYGOTE_AFTER_KB (32L * 1024)
 
 static void zygote_start(zygote *z, asc_par_work work, void *ud) {
   int sv[2];
@@ -285,6 +311,13 @@ static void zygote_start(zygote *z, asc_par_work work, void *ud) {
   }
   z->pid = pid;
   z->sock = sv[0];
+  z->base_kb = resident_kb();
+  z->used = 0;
+}
+
+static void free_slot(worker *w) {
+  memset(w, 0, sizeof *w);
+  w->fd = w->out = -1;
 }
 
 /* The zygote's exit report of a worker: its status noted; a worker already waiting for it is
@@ -310,9 +343,18 @@ static void zygote_stop(zygote *z) {
   z->sock = -1;
 }
 
-static void free_slot(worker *w) {
-  memset(w, 0, sizeof *w);
-  w->fd = w->out = -1;
+/* The exit reports waiting in the socket, handled without waiting for more. Returns 0 when the
+ * zygote is gone (the stream ended), else 1. */
+static int zygote_reports(zygote *z, worker *ws, int jobs, size_t *running, asc_par_done done, void *ud) {
+  zmsg m = {0, 0, 0};
+  int fds[2], r;
+  while ((r = zrecv(z->sock, &m, fds, 1)) == 1) {
+    if (fds[0] >= 0) close(fds[0]);
+    if (fds[1] >= 0) close(fds[1]);
+    int j = m.kind == Z_EXITED ? zygote_exited(ws, jobs, &m, done, ud) : -1;
+    if (j >= 0) free_slot(&ws[j]), (*running)--;
+  }
+  return !(r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK));
 }
 
 /* The zygote is gone: its workers waiting for an exit status get none (nor will the others). */
@@ -330,39 +372,53 @@ static size_t zygote_lost(zygote *z, worker *ws, int jobs, asc_par_done done, vo
 
 /* A worker for item into slot w, by the zygote when there is one (its reports met on the way
  * are handled), else forked here. 0, or -1 when no process could be started. */
+/* A worker for item into slot w: by the zygote once the caller has grown (its reports met on
+ * the way are handled), else forked here. 0, or -1 when no process could be started. */
 static int start(worker *w, size_t item, zygote *z, worker *ws, int jobs, size_t *running, pid_t parent,
                  asc_par_work work, asc_par_done done, void *ud) {
-  if (z->pid) {
+  if (z->pid && !z->used && resident_kb() - z->base_kb > ZYGOTE_AFTER_KB) z->used = 1;
+  if (z->pid && z->used) {
+    /* room for the two descriptors the reply brings, held until it is asked for: at the
+     * open-file limit they would be dropped from a reply whose worker already runs */
+    int room[2] = {dup(z->sock), dup(z->sock)};
+    if (room[0] >= 0) close(room[0]);
+    if (room[1] >= 0) close(room[1]);
+    if (room[0] < 0 || room[1] < 0) return -1; /* start it when a worker's descriptors are freed */
     uint64_t i64 = item;
-    if (send(z->sock, &i64, sizeof i64, MSG_NOSIGNAL) == (ssize_t)sizeof i64) {
-      for (;;) {
-        zmsg m = {0, 0, 0};
-        int fds[2];
-        int r = zrecv(z->sock, &m, fds, 0);
-        if (r == 1 && m.kind == Z_EXITED) {
-          int j = zygote_exited(ws, jobs, &m, done, ud);
-          if (j >= 0) free_slot(&ws[j]), (*running)--;
-          continue;
-        }
-        if (r == 1 && m.kind == Z_STARTED && fds[0] >= 0 && fds[1] >= 0) {
-          free_slot(w);
-          w->pid = (pid_t)m.pid;
-          w->fd = fds[0];
-          w->out = fds[1];
-          w->item = item;
-          w->zyg = 1;
-          return 0;
-        }
-        if (fds[0] >= 0) close(fds[0]);
-        if (fds[1] >= 0) close(fds[1]);
-        if (r == 1) return -1; /* the zygote could not fork: no room for another process */
-        break;
-      }
+    ssize_t sent;
+    while ((sent = send(z->sock, &i64, sizeof i64, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
     }
-    *running -= zygote_lost(z, ws, jobs, done, ud); /* from here, workers are forked here */
+    while (sent == (ssize_t)sizeof i64) {
+      zmsg m = {0, 0, 0};
+      int fds[2];
+      int r = zrecv(z->sock, &m, fds, 0);
+      if (r == 1 && m.kind == Z_EXITED) {
+        int j = zygote_exited(ws, jobs, &m, done, ud);
+        if (j >= 0) free_slot(&ws[j]), (*running)--;
+        continue;
+      }
+      if (r == 1 && m.kind == Z_STARTED && fds[0] >= 0 && fds[1] >= 0) {
+        free_slot(w);
+        w->pid = (pid_t)m.pid;
+        w->fd = fds[0];
+        w->out = fds[1];
+        w->item = item;
+        w->zyg = 1;
+        return 0;
+      }
+      if (fds[0] >= 0) close(fds[0]);
+      if (fds[1] >= 0) close(fds[1]);
+      if (r == 1 && m.kind == Z_STARTED) kill((pid_t)m.pid, SIGKILL); /* its descriptors were lost */
+      if (r == 1) return -1; /* no room for another process (or its descriptors): try later */
+      break;
+    }
+    /* the zygote is gone: its last reports first, then workers are forked here */
+    zygote_reports(z, ws, jobs, running, done, ud);
+    *running -= zygote_lost(z, ws, jobs, done, ud);
   }
   int p[2] = {-1, -1}, out = result_file();
   pid_t pid = -1;
+  fflush(NULL); /* what the caller printed since must not be written again by the worker */
   if (out >= 0 && pipe(p) == 0 && (pid = fork()) < 0) close(p[0]), close(p[1]);
   if (pid < 0) {
     if (out >= 0) close(out);
@@ -370,6 +426,7 @@ static int start(worker *w, size_t item, zygote *z, worker *ws, int jobs, size_t
   }
   if (pid == 0) {
     close(p[0]);
+    if (z->sock >= 0) close(z->sock); /* the zygote sees the caller's end close, not a copy's */
     run_worker(work, ud, item, out, p[1], parent);
   }
   close(p[1]);
@@ -389,7 +446,7 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, a
   fflush(NULL); /* buffered output must not be written twice by the children */
   /* the zygote first: it and its workers then hold none of the memory below (an item that
    * calls exit() runs the leak check, which would find that memory unreferenced there) */
-  zygote z = {0, -1};
+  zygote z = {0, -1, 0, 0};
   if (nitems > (size_t)jobs) zygote_start(&z, work, ud); /* workers start after results come */
   worker *ws = calloc((size_t)jobs, sizeof *ws);
   struct pollfd *pf = calloc((size_t)jobs + 1, sizeof *pf);
@@ -447,18 +504,9 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, a
         if (pf[j].revents) first = 0;
       }
     }
-    if (z.pid && pf[jobs].revents) { /* exit reports: a worker that died may be waiting for one */
-      zmsg m = {0, 0, 0};
-      int fds[2], r;
-      while ((r = zrecv(z.sock, &m, fds, 1)) == 1) {
-        if (fds[0] >= 0) close(fds[0]);
-        if (fds[1] >= 0) close(fds[1]);
-        int j = m.kind == Z_EXITED ? zygote_exited(ws, jobs, &m, done, ud) : -1;
-        if (j >= 0) free_slot(&ws[j]), running--;
-      }
-      if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
-        running -= zygote_lost(&z, ws, jobs, done, ud);
-    }
+    /* exit reports: a worker that died may be waiting for one */
+    if (z.pid && pf[jobs].revents && !zygote_reports(&z, ws, jobs, &running, done, ud))
+      running -= zygote_lost(&z, ws, jobs, done, ud);
     for (int j = 0; j < jobs; j++) {
       if (pf[j].fd < 0 || ws[j].fd != pf[j].fd || !(pf[j].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       unsigned char c;

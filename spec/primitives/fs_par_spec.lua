@@ -91,18 +91,30 @@ describe("par.map", function()
     assert.truthy(errs[3]:find("exited with code 3", 1, true))
   end)
 
-  -- with more items than workers, the workers are forked by a process made when the map starts
-  -- (it reaps them and reports how they ended): a worker killed by a signal is still named so,
-  -- and the results of many short items, whose ends cross the starts of others, keep their places
+  -- With more items than workers, a process forked when the map starts (the zygote) forks the
+  -- workers once the caller has grown by 32 MiB, here with the first items' results; it reaps
+  -- them and reports how they ended.
+  local BIG = 48 << 20
+  local function stat_field(pattern)
+    local f = assert(io.open("/proc/self/stat"))
+    local v = f:read("l"):match(pattern)
+    f:close()
+    return v
+  end
+  local function busy(seconds)
+    local stop = core.fs.clock() + seconds
+    repeat until core.fs.clock() > stop
+  end
+
   it("with more items than workers, reports a killed worker and keeps every other result in place", function()
+    local caller = stat_field("^(%d+)")
     local items = {}
     for i = 1, 60 do items[i] = i end
     local res, errs, nfail = par.map(items, function(x)
+      if x <= 3 then return ("x"):rep(BIG) end
       if x == 7 then
-        local f = assert(io.open("/proc/self/stat"))
-        local pid = f:read("l"):match("^(%d+)")
-        f:close()
-        os.execute("kill -9 " .. pid)
+        assert(stat_field("^%d+ %b() %a (%d+)") ~= caller, "forked by the caller, not the zygote")
+        os.execute("kill -9 " .. stat_field("^(%d+)"))
       end
       if x == 9 then os.exit(4) end
       return x * 2
@@ -110,31 +122,41 @@ describe("par.map", function()
     assert.equal(2, nfail)
     assert.truthy(errs[7]:find("killed by signal 9", 1, true), errs[7])
     assert.truthy(errs[9]:find("exited with code 4", 1, true), errs[9])
-    for i = 1, 60 do
+    for i = 4, 60 do
       if i ~= 7 and i ~= 9 then assert.equal(i * 2, res[i]) end
     end
+    assert.equal(BIG, #res[3])
   end)
 
   it("goes on forking workers itself when the process that forks them is gone", function()
-    -- items 1 and 2 run until the forking process is killed, which ends them too; items 3 to 6
-    -- can only start after that
+    -- items 3 and 4 are the zygote's; 3 kills it once 4 runs, which ends them both; 5 and 6 can
+    -- only start after that, in workers the caller forks
+    local caller = stat_field("^(%d+)")
+    local mark = os.tmpname()
+    os.remove(mark)
     local res, errs = par.map({ 1, 2, 3, 4, 5, 6 }, function(x)
-      if x == 1 then
-        local f = assert(io.open("/proc/self/stat"))
-        local ppid = f:read("l"):match("^%d+ %b() %a (%d+)")
-        f:close()
-        os.execute("kill -9 " .. ppid)
-      end
-      if x <= 2 then
+      if x <= 2 then return ("x"):rep(BIG) end
+      local parent = stat_field("^%d+ %b() %a (%d+)")
+      if x == 4 then
+        core.fs.write(mark, "running")
+        busy(5)
+        return "outlived the zygote"
+      elseif x == 3 then
+        assert(parent ~= caller, "forked by the caller, not the zygote")
         local stop = core.fs.clock() + 5
-        repeat until core.fs.clock() > stop
-        return "outlived the forking process"
+        repeat until core.fs.stat(mark) or core.fs.clock() > stop
+        assert(core.fs.stat(mark), "item 4 never ran")
+        os.execute("kill -9 " .. parent)
+        busy(5)
+        return "outlived the zygote"
       end
-      return x
+      return { x = x, parent = parent }
     end, { jobs = 2 })
-    assert.equal("worker stopped before finishing its item", errs[1])
-    assert.equal("worker stopped before finishing its item", errs[2])
-    assert.same({ 3, 4, 5, 6 }, { res[3], res[4], res[5], res[6] })
+    os.remove(mark)
+    assert.equal("worker stopped before finishing its item", errs[3])
+    assert.equal("worker stopped before finishing its item", errs[4])
+    assert.same({ 5, 6 }, { res[5].x, res[6].x })
+    assert.same({ caller, caller }, { res[5].parent, res[6].parent })
   end)
 
   it("sends columns across, strings included", function()
