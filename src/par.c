@@ -7,25 +7,25 @@
  * sends one status byte when its result is complete, so the parent can use the result while
  * the worker's memory is torn down; end of file without that byte means the worker died.
  *
- * With more items than workers, the workers are forked by a zygote: a process forked once when
- * the run starts, so a copy of the caller before any result came back. The caller grows with
- * every result it decodes (256 ranks with strings of their own: 576 MB by the end); forked from
- * it, each later worker copied its page tables and its collector then copied every page of
- * that heap it marked (-j 2 took 7.4 s there against 5.2 s for -j 1, 7.9 s of it in the
- * kernel). The zygote hands each worker's pipe and result file to the caller over a socket
- * (SCM_RIGHTS) and reports how each worker ended, as it is their parent. */
+ * With more items than workers, the workers are forked by a zygote once the caller has grown:
+ * a process forked when the run starts, so a copy of the caller before any result came back.
+ * The caller grows with every result it decodes (256 ranks with strings of their own: 400-576 MB
+ * by the end); forked from it, each later worker copied its page tables, and its collector then
+ * copied every page of that heap it marked (`ascope memory -j 2` there took twice -j 1's time,
+ * most of it in the kernel). The zygote hands each worker's pipe and result file to the caller
+ * over a socket (SCM_RIGHTS) and reports how each worker ended, as it is their parent. */
 #include "ascope/par.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <stdint.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -370,8 +370,6 @@ static size_t zygote_lost(zygote *z, worker *ws, int jobs, asc_par_done done, vo
   return freed;
 }
 
-/* A worker for item into slot w, by the zygote when there is one (its reports met on the way
- * are handled), else forked here. 0, or -1 when no process could be started. */
 /* A worker for item into slot w: by the zygote once the caller has grown (its reports met on
  * the way are handled), else forked here. 0, or -1 when no process could be started. */
 static int start(worker *w, size_t item, zygote *z, worker *ws, int jobs, size_t *running, pid_t parent,

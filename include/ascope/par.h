@@ -1,8 +1,9 @@
 /* Run per-item work in forked worker processes, at most `jobs` at a time, and collect each
  * worker's output bytes. A worker that crashes or exits badly is reported for its item; the
- * other items' results are unaffected. Every worker is a copy of the caller as it was when the
- * run started: with more items than jobs, a process forked then (the zygote) forks them, so
- * what the caller builds from results meanwhile is neither in the workers nor copied for them. */
+ * other items' results are unaffected. With more items than jobs, once the caller has grown by
+ * 32 MiB since the run started (the results it took in), the workers are forked by a process
+ * forked at the start (the zygote): they are then copies of the caller as it was then, and what
+ * it built since is neither in them nor copied for them. */
 #ifndef ASCOPE_PAR_H
 #define ASCOPE_PAR_H
 
