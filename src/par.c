@@ -410,7 +410,8 @@ static int start(worker *w, size_t item, zygote *z, worker *ws, int jobs, size_t
       if (r == 1) return -1; /* no room for another process (or its descriptors): try later */
       break;
     }
-    /* the zygote is gone: its last reports first, then workers are forked here */
+    /* the zygote is gone: its last reports first, then workers are forked here (a worker it
+     * forked for this item before it died, unreported, ended with it: the item runs again) */
     zygote_reports(z, ws, jobs, running, done, ud);
     *running -= zygote_lost(z, ws, jobs, done, ud);
   }
