@@ -364,16 +364,21 @@ static void run_here(void *ud, size_t i) {
   if (!ok) m->nfail++;
 }
 
-/* par.map(items, fn [, {jobs = N, gc = false, here = true}]) -> results, errors, failed_count
+/* par.map(items, fn [, {jobs = N, gc = false, here = true, zygote_after_mb = 32}])
+ *   -> results, errors, failed_count
  * gc = false stops the garbage collector in the workers: right for short jobs that only read
  * the parent's data (writing outputs), wrong for jobs that build a lot of garbage.
  * here = true: when every item gets a worker of its own, the calling process does the first
  * item itself instead of waiting idle (and its result needs no sending). A Lua error in that
- * item is still its own; a crash in C code would end the caller, as with jobs = 1. */
+ * item is still its own; a crash in C code would end the caller, as with jobs = 1.
+ * zygote_after_mb (default 32): with more items than jobs, the workers are forked by a process
+ * forked when the map starts once the calling process has grown by this many MiB (0: from the
+ * first worker); see ascope/par.h. */
 static int l_map(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TFUNCTION);
   int jobs = asc_cpu_count(), stop_gc = 0, here = 0;
+  long zygote_after_kb = ASC_PAR_ZYGOTE_AFTER_KB;
   if (lua_istable(L, 3)) {
     lua_getfield(L, 3, "jobs");
     lua_Integer j = luaL_optinteger(L, -1, jobs);
@@ -382,7 +387,10 @@ static int l_map(lua_State *L) {
     stop_gc = lua_isboolean(L, -1) && !lua_toboolean(L, -1);
     lua_getfield(L, 3, "here");
     here = lua_toboolean(L, -1);
-    lua_pop(L, 3);
+    lua_getfield(L, 3, "zygote_after_mb");
+    lua_Number mb = luaL_optnumber(L, -1, (lua_Number)ASC_PAR_ZYGOTE_AFTER_KB / 1024);
+    zygote_after_kb = mb <= 0 ? 0 : mb >= 1e9 ? 1000000000L * 1024 : (long)(mb * 1024);
+    lua_pop(L, 4);
   }
   lua_settop(L, 2);
   lua_newtable(L);
@@ -400,7 +408,7 @@ static int l_map(lua_State *L) {
 #ifdef __GLIBC__
     malloc_trim(0);
 #endif
-    asc_par_run(n, jobs, do_item, item_done, here ? run_here : NULL, &m);
+    asc_par_run_zygote(n, jobs, zygote_after_kb, do_item, item_done, here ? run_here : NULL, &m);
   }
   lua_pushinteger(L, (lua_Integer)m.nfail);
   return 3;

@@ -272,8 +272,9 @@ static void zygote_main(int sock, pid_t caller, asc_par_work work, void *ud) {
 typedef struct {
   pid_t pid; /* 0: none (or gone) */
   int sock;
-  long base_kb; /* the caller's resident size when the run started */
-  int used;     /* the caller has grown: every worker from here on is the zygote's */
+  long base_kb;  /* the caller's resident size when the run started */
+  long after_kb; /* the growth from which the zygote forks the workers */
+  int used;      /* the caller has grown: every worker from here on is the zygote's */
 } zygote;
 
 /* The caller's resident size in KiB now (/proc/self/statm), 0 when it cannot be read. */
@@ -289,10 +290,6 @@ static long resident_kb(void) {
   if (sscanf(buf, "%ld %ld", &size, &resident) != 2) return 0;
   return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
-
-/* Forking from the caller costs in proportion to its size; asking the zygote costs a round
- * trip (0.1 ms). The zygote forks once the caller has grown by this much since the start. */
-#define ZYGOTE_AFTER_KB (32L * 1024)
 
 static void zygote_start(zygote *z, asc_par_work work, void *ud) {
   int sv[2];
@@ -374,7 +371,7 @@ static size_t zygote_lost(zygote *z, worker *ws, int jobs, asc_par_done done, vo
  * the way are handled), else forked here. 0, or -1 when no process could be started. */
 static int start(worker *w, size_t item, zygote *z, worker *ws, int jobs, size_t *running, pid_t parent,
                  asc_par_work work, asc_par_done done, void *ud) {
-  if (z->pid && !z->used && resident_kb() - z->base_kb > ZYGOTE_AFTER_KB) z->used = 1;
+  if (z->pid && !z->used && resident_kb() - z->base_kb >= z->after_kb) z->used = 1;
   if (z->pid && z->used) {
     /* room for the two descriptors the reply brings, held until it is asked for: at the
      * open-file limit they would be dropped from a reply whose worker already runs */
@@ -438,6 +435,11 @@ static int start(worker *w, size_t item, zygote *z, worker *ws, int jobs, size_t
 }
 
 int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, asc_par_self self, void *ud) {
+  return asc_par_run_zygote(nitems, jobs, ASC_PAR_ZYGOTE_AFTER_KB, work, done, self, ud);
+}
+
+int asc_par_run_zygote(size_t nitems, int jobs, long zygote_after_kb, asc_par_work work, asc_par_done done,
+                       asc_par_self self, void *ud) {
   int fit = asc_par_max_jobs();
   if (jobs > fit) jobs = fit;
   if ((size_t)jobs > nitems) jobs = nitems ? (int)nitems : 1;
@@ -445,8 +447,9 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, a
   fflush(NULL); /* buffered output must not be written twice by the children */
   /* the zygote first: it and its workers then hold none of the memory below (an item that
    * calls exit() runs the leak check, which would find that memory unreferenced there) */
-  zygote z = {0, -1, 0, 0};
+  zygote z = {0, -1, 0, 0, 0};
   if (nitems > (size_t)jobs) zygote_start(&z, work, ud); /* workers start after results come */
+  z.after_kb = zygote_after_kb < 0 ? 0 : zygote_after_kb;
   worker *ws = calloc((size_t)jobs, sizeof *ws);
   struct pollfd *pf = calloc((size_t)jobs + 1, sizeof *pf);
   pid_t *gone = calloc(nitems + 1, sizeof *gone); /* finished workers, reaped at the end */

@@ -1,9 +1,9 @@
 /* Run per-item work in forked worker processes, at most `jobs` at a time, and collect each
  * worker's output bytes. A worker that crashes or exits badly is reported for its item; the
- * other items' results are unaffected. With more items than jobs, once the caller has grown by
- * 32 MiB since the run started (the results it took in), the workers are forked by a process
- * forked at the start (the zygote): they are then copies of the caller as it was then, and what
- * it built since is neither in them nor copied for them. */
+ * other items' results are unaffected. With more items than jobs, once the caller has grown
+ * since the run started (the results it took in), the workers are forked by a process forked at
+ * the start (the zygote): they are then copies of the caller as it was then, and what it built
+ * since is neither in them nor copied for them. */
 #ifndef ASCOPE_PAR_H
 #define ASCOPE_PAR_H
 
@@ -31,6 +31,13 @@ typedef void (*asc_par_self)(void *ud, size_t i);
  * its own (nitems <= jobs), the parent does item 0 itself once the workers for the others are
  * running, rather than wait idle beside them; its result then needs no sending. */
 int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, asc_par_self self, void *ud);
+
+/* Forking from the caller costs in proportion to its size; asking the zygote costs a round trip
+ * (0.1 ms a worker). asc_par_run has the zygote fork the workers once the caller has grown by
+ * this much since the run started; asc_par_run_zygote takes the growth (0: from the first). */
+#define ASC_PAR_ZYGOTE_AFTER_KB (32L * 1024)
+int asc_par_run_zygote(size_t nitems, int jobs, long zygote_after_kb, asc_par_work work, asc_par_done done,
+                       asc_par_self self, void *ud);
 
 /* jobs is clamped to the items, to ASC_PAR_MAX_JOBS and to what the open-file limit allows
  * (asc_par_max_jobs); when the system refuses a new process, the next item waits for a worker
