@@ -291,7 +291,7 @@ static long resident_kb(void) {
   return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-static void zygote_start(zygote *z, asc_par_work work, void *ud) {
+static void zygote_start(zygote *z, long after_kb, asc_par_work work, void *ud) {
   int sv[2];
   z->pid = 0;
   z->sock = -1;
@@ -309,6 +309,7 @@ static void zygote_start(zygote *z, asc_par_work work, void *ud) {
   z->pid = pid;
   z->sock = sv[0];
   z->base_kb = resident_kb();
+  z->after_kb = after_kb < 0 ? 0 : after_kb;
   z->used = 0;
 }
 
@@ -448,8 +449,8 @@ int asc_par_run_zygote(size_t nitems, int jobs, long zygote_after_kb, asc_par_wo
   /* the zygote first: it and its workers then hold none of the memory below (an item that
    * calls exit() runs the leak check, which would find that memory unreferenced there) */
   zygote z = {0, -1, 0, 0, 0};
-  if (nitems > (size_t)jobs) zygote_start(&z, work, ud); /* workers start after results come */
-  z.after_kb = zygote_after_kb < 0 ? 0 : zygote_after_kb;
+  if (nitems > (size_t)jobs)
+    zygote_start(&z, zygote_after_kb, work, ud); /* workers start after results come */
   worker *ws = calloc((size_t)jobs, sizeof *ws);
   struct pollfd *pf = calloc((size_t)jobs + 1, sizeof *pf);
   pid_t *gone = calloc(nitems + 1, sizeof *gone); /* finished workers, reaped at the end */
