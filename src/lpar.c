@@ -388,8 +388,10 @@ static int l_map(lua_State *L) {
     lua_getfield(L, 3, "here");
     here = lua_toboolean(L, -1);
     lua_getfield(L, 3, "zygote_after_mb");
+    if (!lua_isnoneornil(L, -1) && !lua_isnumber(L, -1))
+      return luaL_error(L, "par.map: zygote_after_mb must be a number, got a %s", luaL_typename(L, -1));
     lua_Number mb = luaL_optnumber(L, -1, (lua_Number)ASC_PAR_ZYGOTE_AFTER_KB / 1024);
-    zygote_after_kb = mb <= 0 ? 0 : mb >= 1e9 ? 1000000000L * 1024 : (long)(mb * 1024);
+    zygote_after_kb = !(mb > 0) ? 0 : mb >= 1e9 ? 1000000000L * 1024 : (long)(mb * 1024); /* NaN: 0 */
     lua_pop(L, 4);
   }
   lua_settop(L, 2);

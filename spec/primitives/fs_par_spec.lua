@@ -125,6 +125,15 @@ describe("par.map", function()
     end
   end)
 
+  it("takes any number for zygote_after_mb and refuses anything else by name", function()
+    for _, mb in ipairs({ 0 / 0, -5, 1e300, 0.5 }) do
+      local res, _, nfail = par.map({ 1, 2, 3, 4 }, function(x) return x end, { jobs = 2, zygote_after_mb = mb })
+      assert.same({ 0, 1, 2, 3, 4 }, { nfail, res[1], res[2], res[3], res[4] })
+    end
+    assert.has_error(function() par.map({ 1, 2, 3 }, tostring, { jobs = 2, zygote_after_mb = "lots" }) end,
+      "par.map: zygote_after_mb must be a number, got a string")
+  end)
+
   it("goes on forking workers itself when the process that forks them is gone", function()
     -- items 3 and 4 are the zygote's (as are 1 and 2); 3 kills it once 4 runs, which ends them
     -- both; 5 and 6 can only start after that, in workers the caller forks
