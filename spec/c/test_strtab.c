@@ -75,6 +75,15 @@ static void stable_text(void) {
   size_t n;
   const char *s = asc_strtab_get(t, big_id, &n);
   CHECK(n == big_n && memcmp(s, big, big_n) == 0 && s[n] == '\0');
+  /* strings filling the largest chunk size exactly (with their NUL) and one byte beyond it */
+  uint32_t fit_id, over_id;
+  size_t fit_n = ((size_t)2 << 20) - 1;
+  CHECK(asc_strtab_intern(t, big + 1, fit_n, &fit_id) == 0);
+  CHECK(asc_strtab_intern(t, big + 2, fit_n + 1, &over_id) == 0 && over_id != fit_id);
+  s = asc_strtab_get(t, fit_id, &n);
+  CHECK(n == fit_n && memcmp(s, big + 1, n) == 0 && s[n] == '\0');
+  s = asc_strtab_get(t, over_id, &n);
+  CHECK(n == fit_n + 1 && memcmp(s, big + 2, n) == 0 && s[n] == '\0');
   for (int i = 0; i < N && ok; i++) {
     size_t want = text_of(i, buf);
     const char *now = asc_strtab_get(t, ids[i], &n);
