@@ -10,7 +10,7 @@
  * The 2 MiB chunks are aligned and marked for transparent huge pages: a million distinct call
  * stacks put hundreds of MB of new text here, and where the kernel gives huge pages on request
  * only (transparent_hugepage "madvise") every 4 KiB of it would otherwise cost a page fault of
- * its own. A partly filled last chunk may then be resident whole: 2 MiB a table at most. */
+ * its own. Only once a table holds 16 MiB: a partly filled huge page is resident whole. */
 #include "ascope/strtab.h"
 #include "ascope/checked.h"
 #include "ascope/hash.h"
@@ -20,7 +20,8 @@
 #include <sys/mman.h>
 
 #define CHUNK_FIRST ((size_t)1 << 16)
-#define CHUNK_MOST ((size_t)1 << 21) /* a huge page on x86-64 and on aarch64 with 4 KiB pages */
+#define CHUNK_MOST ((size_t)1 << 21)  /* a huge page on x86-64 and on aarch64 with 4 KiB pages */
+#define HUGE_AFTER ((size_t)16 << 20) /* a partly filled huge page is then at most an eighth more */
 
 typedef struct {
   uint32_t chunk, off, len, hash;
@@ -99,7 +100,7 @@ static int make_room(asc_strtab *t, size_t n) {
   char *c = size == CHUNK_MOST ? aligned_alloc(CHUNK_MOST, size) : malloc(size);
   if (!c) return -1;
 #ifdef MADV_HUGEPAGE
-  if (size == CHUNK_MOST) (void)madvise(c, size, MADV_HUGEPAGE); /* a hint: refused is fine */
+  if (size == CHUNK_MOST && t->chunk_bytes >= HUGE_AFTER) (void)madvise(c, size, MADV_HUGEPAGE); /* a hint */
 #endif
   t->chunks[t->nchunks++] = c;
   t->fill = 0;
