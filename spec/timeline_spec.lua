@@ -211,6 +211,44 @@ describe("timeline dimensions on hand-built traces (brute force on a 1 us grid)"
     assert.equal("Long-tail steps: 3 (0.103 ms), 2 (0.102 ms), 1 (0.101 ms).", line)
   end)
 
+  it("reads a cluster step split as one step a row: the slowest rank, without the stage rows", function()
+    -- msprof-analyze's cluster file: one step seen by 8 ranks and a "stage" row of column
+    -- maxima. The ranks differ (communication 133 to 756 ms) but there is one step: no jitter.
+    local real = h.fixtures .. "/real/mstt_msprof_analyze_tests/cluster_analysis_output/cluster_step_trace_time.csv"
+    local code, out = h.run("timeline", real, "-o", dir .. "/out")
+    assert.equal(0, code)
+    assert.falsy(out:find("jitter", 1, true), out)
+    local r = core.json.load(dir .. "/out/timeline_metrics.json").ranks[1]
+    assert.is_nil(r.dashboard.step_cv)
+    assert.equal("only 1 step(s): step CV needs at least 3", r.not_computed.jitter)
+    -- 4 steps of 3 ranks: rank 1 always the slowest but one step where rank 2 is; the series is
+    -- each step's slowest row, its communication that row's
+    local lines, slowest = { "Step,Type,Index,Computing,Communication(Not Overlapped),Overlapped,Communication,Free" }, {}
+    for s = 1, 4 do
+      for rank = 0, 2 do
+        local computing = (rank == 1 and 100) or (rank == 2 and s == 3 and 150) or 60
+        local comm = rank * 10 + s
+        lines[#lines + 1] = ("%d,rank,%d,%d,%d,0,%d,0"):format(s, rank, computing, comm, comm)
+        local t = computing + comm
+        if not slowest[s] or t > slowest[s].t then slowest[s] = { t = t, comm = comm } end
+      end
+      lines[#lines + 1] = ('%d,stage,"(0, 1, 2)",150,30,0,30,0'):format(s)
+    end
+    h.write(dir .. "/cluster_step_trace_time.csv", table.concat(lines, "\n") .. "\n")
+    assert.equal(0, (h.run("timeline", dir .. "/cluster_step_trace_time.csv", "-o", dir .. "/out")))
+    local function cv(key)
+      local sum, var = 0, 0
+      for _, x in ipairs(slowest) do sum = sum + x[key] end
+      for _, x in ipairs(slowest) do var = var + (x[key] - sum / 4) ^ 2 end
+      return math.sqrt(var / 4) / (sum / 4)
+    end
+    r = core.json.load(dir .. "/out/timeline_metrics.json").ranks[1]
+    assert.equal(4, r.jitter.steps)
+    assert.near(cv("t"), r.dashboard.step_cv, 1e-12)
+    assert.near(cv("comm"), r.dashboard.comm_jitter, 1e-12)
+    assert.near(173 / 1000, r.jitter.max_ms, 1e-12)
+  end)
+
   it("names the file and byte offset of a truncated trace and exits 1", function()
     local p = dir .. "/cut.json"
     h.copy(h.real .. "/msinsight_pytorch_text_level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json", p, 70000)

@@ -1,6 +1,13 @@
 --- The profiler's per-step time split: step_trace_time.csv (both headers seen in the field:
--- "Device_id,Step,..." and the older "Step,...") or the StepTraceTime table of analysis.db
+-- "Device_id,Step,..." and the older "Step,..."), msprof-analyze's cluster_step_trace_time.csv
+-- ("Step,Type,Index,...": a row per rank and step) or the StepTraceTime table of analysis.db
 -- (the same columns in snake case). All times us.
+--
+-- A step is one row of the result. Rows of one step from several devices or ranks become one:
+-- the slowest rank's row (a synchronous step lasts as long as its slowest rank; the spread
+-- between ranks is not jitter from step to step), with `ranks` how many there were. The
+-- cluster file's "stage" rows are dropped: each column there is the maximum over the ranks,
+-- taken column by column, so the row is no rank's step.
 local core = require "ascope_core"
 local csv, db = core.csv, core.db
 local i18n = require "ascope.i18n"
@@ -26,16 +33,44 @@ local function step_time(s)
   return s.computing_us + (s.comm_not_overlapped_us or 0) + s.free_us + (s.preparing_us or 0)
 end
 
+local function slower(a, b) return (a.time_us or -math.huge) > (b.time_us or -math.huge) end
+
+-- rows: {step, kind (the cluster file's Type), ...}; the steps in the order first met, one per
+-- step id, and how many "stage" rows were dropped
+local function one_row_a_step(rows)
+  local steps, at, dropped = {}, {}, 0
+  for _, s in ipairs(rows) do
+    if s.kind and s.kind:lower() == "stage" then
+      dropped = dropped + 1
+    else
+      local key = s.step or ""
+      local k = at[key]
+      if not k then
+        s.ranks = 1
+        steps[#steps + 1] = s
+        at[key] = #steps
+      else
+        local cur = steps[k]
+        s.ranks = cur.ranks + 1
+        if slower(s, cur) then steps[k] = s else cur.ranks = s.ranks end
+      end
+    end
+    s.kind = nil
+  end
+  return steps, dropped
+end
+
 -- extra: what the CSV reader says of the file (cut, bad_cells, first_bad)
-local function finish(steps, has, source, extra)
-  for _, s in ipairs(steps) do s.time_us = step_time(s) end
-  local out = { steps = steps, has = has, source = source, bad_cells = 0 }
+local function finish(rows, has, source, extra)
+  for _, s in ipairs(rows) do s.time_us = step_time(s) end
+  local steps, dropped = one_row_a_step(rows)
+  local out = { steps = steps, has = has, source = source, bad_cells = 0, rows = #rows, stage_rows = dropped }
   for k, v in pairs(extra or {}) do out[k] = v end
   return out
 end
 
 local function read_csv(path)
-  local cols = { ["Step"] = "?string", ["Device_id"] = "?string" }
+  local cols = { ["Step"] = "?string", ["Device_id"] = "?string", ["Type"] = "?string" }
   for _, f in ipairs(FIELDS) do cols[f[1]] = "?number" end
   local r, err = csv.read(path, { columns = cols, bad = "null" })
   if not r then return nil, err end
@@ -47,7 +82,7 @@ local function read_csv(path)
   local steps, has = {}, {}
   for _, f in ipairs(FIELDS) do has[f[3]] = p[f[1]] or false end
   for i = 1, r.n do
-    local s = { step = c["Step"][i], device = c["Device_id"][i] }
+    local s = { step = c["Step"][i], device = c["Device_id"][i], kind = c["Type"][i] }
     for _, f in ipairs(FIELDS) do s[f[3]] = c[f[1]][i] end
     steps[#steps + 1] = s
   end
@@ -71,7 +106,7 @@ local function read_db(path)
   local steps, has = {}, {}
   for _, f in ipairs(FIELDS) do has[f[3]] = c[f[2]] ~= nil end
   for i = 1, r.n do
-    local s = { step = tostring(c.step[i]) }
+    local s = { step = tostring(c.step[i]), kind = c.type and c.type[i] ~= nil and tostring(c.type[i]) or nil }
     for _, f in ipairs(FIELDS) do s[f[3]] = c[f[2]] and c[f[2]][i] end
     steps[#steps + 1] = s
   end
