@@ -709,7 +709,7 @@ describe("timeline properties", function()
       local r = analyse(p)
       if r.critical_path and r.critical_path.longest_path_ms then
         assert.is_true(r.critical_path.longest_path_ms <= r.step.stage_ms + 1e-12, p)
-        assert.is_true(r.critical_path.free_ms >= -1e-12)
+        assert.is_true(r.critical_path.off_path_ms >= -1e-12)
       end
     end
   end)

@@ -27,7 +27,7 @@ function M.compute(ctx)
     local cp = r.critical_path
     cp.longest_path_ms, cp.longest_path_tasks, cp.dag_nodes = ms(len), #p, nnodes
     cp.composition = path.composition(m, p, gain)
-    cp.free_ms = ms(stage - len)
+    cp.off_path_ms = ms(stage - len) -- not the profiler's Free: time of the stage off the longest chain
     local comm_ms = (cp.composition.comm or 0) + (cp.composition.p2p or 0)
     cp.comm_share = ratio(comm_ms, cp.longest_path_ms)
     ctx.path = { tasks = p, gain = gain, comm_time = comm_time }
@@ -46,7 +46,7 @@ function M.md(r, kit)
   local out = { ("### %s%s\n\n"):format(T("cp_heading"), kit.mark("critical_path_ratio", "critical_path_comm_share")),
                 T("cp_busy", cp.busy_union_ms, cp.span_ms, pct(cp.critical_path_ratio)) .. "\n" }
   if cp.longest_path_ms then
-    out[#out + 1] = T("cp_chain", cp.longest_path_ms, cp.longest_path_tasks, cp.dag_nodes, cp.flow_edges, cp.free_ms,
+    out[#out + 1] = T("cp_chain", cp.longest_path_ms, cp.longest_path_tasks, cp.dag_nodes, cp.flow_edges, cp.off_path_ms,
       pct(cp.comm_share)) .. "\n\n"
     local rows = {}
     for c, v in pairs(cp.composition) do rows[#rows + 1] = { c, num(v), kit.ratio_pct(v, cp.longest_path_ms), v } end
@@ -76,7 +76,7 @@ local function composition_bars(res_sec, cp, kit)
   end)
   local l2, v2 = {}, {}
   for i, k in ipairs(order) do l2[i], v2[i] = labels[k], values[k] end
-  l2[#l2 + 1], v2[#v2 + 1] = kit.t("report.timeline.free"), cp.free_ms
+  l2[#l2 + 1], v2[#v2 + 1] = kit.t("report.timeline.off_path"), cp.off_path_ms
   return kit.svg.bars({ title = kit.t(res_sec.title), labels = l2, values = v2, unit = "ms",
                         value_label = kit.t("report.timeline.time_on_path") })
 end
