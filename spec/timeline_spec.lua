@@ -249,6 +249,24 @@ describe("timeline dimensions on hand-built traces (brute force on a 1 us grid)"
     assert.near(173 / 1000, r.jitter.max_ms, 1e-12)
   end)
 
+  it("analyses a rank whose step split is empty with its trace's steps, and exits 1", function()
+    local src = h.real .. "/msinsight_pytorch_text_level0/rank%d_ascend_pt/ASCEND_PROFILER_OUTPUT/%s"
+    local dst = dir .. "/tree/rank%d_ascend_pt/ASCEND_PROFILER_OUTPUT/%s"
+    for rank = 0, 1 do
+      h.copy(src:format(rank, "trace_view.json"), dst:format(rank, "trace_view.json"))
+      h.copy(src:format(rank, "step_trace_time.csv"), dst:format(rank, "step_trace_time.csv"))
+    end
+    h.write(dst:format(1, "step_trace_time.csv"), "")
+    local code, out, err = h.run("timeline", dir .. "/tree", "-o", dir .. "/out")
+    assert.equal(1, code)
+    assert.truthy(err:find("[ERROR] rank 1: " .. dst:format(1, "step_trace_time.csv") .. ":1 (byte 0): the file is empty", 1, true), err)
+    assert.truthy(err:find("the rank is analysed with the steps of its trace", 1, true))
+    assert.truthy(out:find("rank 1 (tree): critical_path_ratio 73.2%", 1, true), out)
+    local m = core.json.load(dir .. "/out/timeline_metrics.json")
+    assert.equal(2, #m.ranks)
+    assert.equal(0, #m.failed)
+  end)
+
   it("names the file and byte offset of a truncated trace and exits 1", function()
     local p = dir .. "/cut.json"
     h.copy(h.real .. "/msinsight_pytorch_text_level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json", p, 70000)

@@ -141,14 +141,17 @@ function M.analyse(entry, rules, re, opts)
     tl, err = reader.read(entry.trace, log.progress(discover.basename(entry.trace)))
     if not tl then return nil, err end
   end
-  local steps
+  -- a step split that cannot be read costs a rank with a trace only the profiler's split: its
+  -- own steps are used, and the run still exits 1 (something given could not be read)
+  local steps, split_err
   if entry.step_trace then
-    steps, err = step_trace.read(entry.step_trace)
-    if not steps then return nil, err end
+    steps, split_err = step_trace.read(entry.step_trace)
+    if not steps and not tl then return nil, split_err end
   end
   local r, aerr = analysis.analyse(tl, rules, re, steps, opts)
   if not r then return nil, (entry.trace or entry.step_trace) .. ": " .. aerr end
-  r.role, r.rank, r.trace, r.step_trace = entry.role, entry.rank, entry.trace, entry.step_trace
+  r.role, r.rank, r.trace, r.step_trace = entry.role, entry.rank, entry.trace, steps and entry.step_trace
+  r.split_unread = split_err
   r.warning = tl and tl.warning -- a value the reader could not convert (it became empty)
   if steps and steps.cut then r.warnings[#r.warnings + 1] = steps.cut end
   if steps and steps.bad_cells and steps.bad_cells > 0 then

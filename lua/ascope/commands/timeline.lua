@@ -41,8 +41,15 @@ function M.finish(res, opts)
     if r.warning then log.warn("%s", t("timeline.trace_warning", tostring(r.rank), r.trace, r.warning)) end
     for _, w in ipairs(r.warnings or {}) do log.warn("%s", t("timeline.rank_warning", tostring(r.rank), r.trace, w)) end
   end
+  local unread = 0
+  for _, r in ipairs(res.ranks) do
+    if r.split_unread then
+      log.error("%s", t("timeline.split_unread", tostring(r.rank), r.split_unread))
+      unread = unread + 1
+    end
+  end
   for _, f in ipairs(res.failed) do log.error("%s", t("input.rank_failed", tostring(f.rank or "?"), f.role or "", f.reason)) end
-  return #res.unreadable > 0 and 1 or 0, timeline.anomalies(res), res, report.data(res)
+  return (#res.unreadable > 0 or unread > 0) and 1 or 0, timeline.anomalies(res), res, report.data(res)
 end
 
 return M

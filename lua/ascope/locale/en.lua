@@ -458,6 +458,7 @@ return {
   ["plog.rules_error"] = "rules: %s",
   ["timeline.trace_warning"] = "rank %s: %s: %s (left empty)",
   ["timeline.rank_warning"] = "rank %s: %s: %s",
+  ["timeline.split_unread"] = "rank %s: %s; the rank is analysed with the steps of its trace",
   ["timeline.reading"] = "rank %s: reading %s",
   ["timeline.more_slices"] = " and %d more slice(s) of it",
   ["timeline.pattern_not_string"] = "%s must be a string, not %s",

@@ -458,6 +458,7 @@ return {
   ["plog.rules_error"] = "规则：%s",
   ["timeline.trace_warning"] = "rank %s：%s：%s（留空）",
   ["timeline.rank_warning"] = "rank %s：%s：%s",
+  ["timeline.split_unread"] = "rank %s：%s；该 rank 改用其 trace 自身的 step 分析",
   ["timeline.reading"] = "rank %s：读取 %s",
   ["timeline.more_slices"] = "及其另外 %d 个分片",
   ["timeline.pattern_not_string"] = "%s 必须是字符串，而不是 %s",
