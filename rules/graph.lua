@@ -3,9 +3,10 @@
 return {
   -- nodes kept (Lua patterns, case-insensitive): the MoE dispatch/combine family by default
   filter = { "MoeDistribute", "moe_distribute" },
-  -- file kinds: name pattern -> node pattern (captures the node name, in file order)
+  -- file kinds: name pattern -> node pattern (captures the node name, in file order); ends: a
+  -- pattern the file's last bytes must match (a JSON graph cut short is an error)
   files = {
-    { id = "atc_json", name = "^graph_.*%.json$", node = '"name"%s*:%s*"([^"]+)"' },
+    { id = "atc_json", name = "^graph_.*%.json$", node = '"name"%s*:%s*"([^"]+)"', ends = "[}%]]%s*$" },
     { id = "dynamo_py", name = "^dynamo_.*graph.*%.py$", node = "torch%.ops%.([%w_%.]+)" },
     { id = "dynamo_txt", name = "^dynamo_.*graph.*%.p?b?txt$", node = 'name:%s*"([^"]+)"' },
     { id = "ge_onnx", name = "^ge_onnx.*%.pbtxt$", node = 'name:%s*"([^"]+)"' },

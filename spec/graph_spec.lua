@@ -98,4 +98,28 @@ describe("graph", function()
     local code = h.run("graph", dir, "-o", dir .. "/out")
     assert.equal(1, code)
   end)
+
+  it("takes an empty, foreign or cut graph file for unreadable, not for a card without nodes", function()
+    local nodes = { "MoeDistributeDispatchV2_1", "MoeDistributeCombineV2_1" }
+    atc(dir .. "/graph_1_device0.json", nodes)
+    atc(dir .. "/graph_1_device1.json", nodes)
+    local whole = h.read(dir .. "/graph_1_device1.json")
+    local bad = {
+      [2] = { "", "no node name found" },
+      [3] = { ("\0x"):rep(200), "no node name found" }, -- UTF-16 text, in effect
+      [4] = { ("["):rep(100000), "no node name found" },
+      [5] = { whole:sub(1, #whole - 30), "cut short" },
+    }
+    for card, b in pairs(bad) do h.write(("%s/graph_1_device%d.json"):format(dir, card), b[1]) end
+    local r = assert(graph.run(dir, {}))
+    assert.same({ 0, 1 }, r.cards)
+    assert.equal("identical", r.pairs[1].verdict)
+    assert.equal(4, #r.failed)
+    for _, f in ipairs(r.failed) do
+      assert.truthy(f.reason:find(f.path .. ": " .. bad[f.card][2], 1, true), f.reason)
+    end
+    local code, _, err = h.run("graph", dir, "-o", dir .. "/out")
+    assert.equal(1, code)
+    assert.falsy(err:find("node counts differ", 1, true), err)
+  end)
 end)

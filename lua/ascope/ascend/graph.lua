@@ -5,6 +5,7 @@ local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local model = require "ascope.analysis.timeline.model"
 local fs = core.fs
+local i18n = require "ascope.i18n"
 
 local M = {}
 
@@ -29,7 +30,10 @@ end
 -- few hundred). A 165 MB graph file read whole took 629 MB.
 M.BLOCK, M.OVERLAP = 4 << 20, 1 << 20
 
---- The filtered node names of one file, in file order; nil, message when it cannot be read.
+--- The filtered node names of one file, in file order; nil, message when it cannot be read,
+-- holds no node name at all (empty, another encoding, not a graph: compared, it would read as a
+-- card with no nodes and fail the comparison for nothing) or does not end as its kind ends
+-- (kind.ends, a Lua pattern the file's last bytes must match: a JSON graph cut short).
 function M.nodes(path, kind, filter)
   local f, err = io.open(path, "rb")
   if not f then return nil, path .. ": " .. tostring(err) end
@@ -38,7 +42,7 @@ function M.nodes(path, kind, filter)
   -- gmatch, which read whole files, took a leading ^ as a plain character: find would anchor it
   -- at each block's start
   local node = kind.node:gsub("^%^", "%%^")
-  local text, eof = "", false
+  local text, eof, found, tail = "", false, 0, ""
   while not eof do
     local block, rerr = f:read(M.BLOCK)
     if rerr then
@@ -47,18 +51,23 @@ function M.nodes(path, kind, filter)
     end
     eof = block == nil
     text = text .. (block or "")
+    -- the text kept from round to round holds the file's last bytes at the end
+    if eof then tail = text:sub(-256) end
     -- matches that start before `cut` are this round's; the rest waits for more text
     local cut, at = eof and #text + 1 or #text - M.OVERLAP + 1, 1
     while at <= #text do
       local s, e, name = text:find(node, at)
       if not s or s >= cut then break end
       name = name or text:sub(s, e) -- a pattern without a capture gives the whole match
+      found = found + 1
       if kept(name) then out[#out + 1] = name end
       at = e >= s and e + 1 or s + 1 -- an empty match moves on a byte, as gmatch does
     end
     text = text:sub(math.max(at, cut))
   end
   f:close()
+  if found == 0 then return nil, i18n.t("graph.no_nodes", path, kind.id) end
+  if kind.ends and not tail:find(kind.ends) then return nil, i18n.t("graph.cut", path, kind.id) end
   return out
 end
 

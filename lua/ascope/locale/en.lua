@@ -169,6 +169,8 @@ return {
   ["graph.order"] = "card %d vs card %d: same nodes in another order%s",
   ["graph.no_input"] = "ascope graph needs GRAPH_PATH (opts.input)",
   ["graph.no_files"] = "%s: no graph files found (see 'ascope help graph')",
+  ["graph.no_nodes"] = "%s: no node name found (%s): empty, another encoding, or not a graph of that kind",
+  ["graph.cut"] = "%s: cut short (%s: the file does not end as a graph of that kind ends)",
   ["graph.no_card"] = "%s: cannot tell the card (no device<N>, global_rank<N> or rank<N>)",
   ["opjitter.aiv"] = "card %d %s call %d: %s = %s (%s)",
   ["opjitter.left_out"] = "%d card(s) (%s) have calls that reference card %d has not: %d call(s) of %d operator type(s) it lacks and %d call(s) past its count of their type are left out of the rows",

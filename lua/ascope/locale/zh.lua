@@ -169,6 +169,8 @@ return {
   ["graph.order"] = "卡%d <-> 卡%d：算子相同但执行顺序不同%s",
   ["graph.no_input"] = "ascope graph 需要 GRAPH_PATH（opts.input）",
   ["graph.no_files"] = "%s：未找到图文件（见 'ascope help graph'）",
+  ["graph.no_nodes"] = "%s：没有找到任何节点名（%s）：文件为空、编码不同，或不是这种图文件",
+  ["graph.cut"] = "%s：文件被截断（%s：结尾不是这种图文件应有的结尾）",
   ["graph.no_card"] = "%s：无法确定所属的卡（路径中没有 device<N>、global_rank<N> 或 rank<N>）",
   ["opjitter.aiv"] = "卡%d %s 第%d次调用：%s = %s（%s）",
   ["opjitter.left_out"] = "%d 张卡（%s）有基准卡 %d 没有的调用：其缺少的 %d 次调用（%d 类算子）与超出其调用次数的 %d 次调用未列入结果",
