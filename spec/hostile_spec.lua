@@ -51,7 +51,9 @@ describe("hostile input to memory", function()
     rank(dir .. "/in", "a", 0, ROW .. "aten::cut,2048,200010")         -- cut in the middle of a row
     rank(dir .. "/in", "b", 1, ROW .. ROW:gsub("\n$", ""))             -- complete, only the \n is missing
     local code, _, err = h.run("memory", dir .. "/in", "-o", dir .. "/out", "-q")
-    assert.equal(0, code, err)
+    assert.equal(1, code, err) -- rank 0 was read in part
+    assert.truthy(err:find("[ERROR] rank 0 (in) is partial", 1, true), err)
+    assert.falsy(err:find("rank 1 (in) is partial", 1, true), err)
     assert.truthy(err:find("a_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_memory.csv:3: the last line has no line end "
       .. "(was the file cut?): its row has fewer fields than the header and is left out", 1, true), err)
     assert.truthy(err:find("b_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_memory.csv:3: the last line has no line end "
@@ -60,6 +62,24 @@ describe("hostile input to memory", function()
     local per_rank = {}
     for _, r in ipairs(rows) do per_rank[r.rank_id] = (per_rank[r.rank_id] or 0) + 1 end
     assert.same({ ["0"] = 1, ["1"] = 2 }, per_rank)
+  end)
+
+  it("takes a memory_record.csv cut in its last row for a rank read in part", function()
+    local src = h.real .. "/msinsight_pytorch_text_level0/rank%d_ascend_pt/ASCEND_PROFILER_OUTPUT/%s"
+    local dst = dir .. "/in/rank%d_ascend_pt/ASCEND_PROFILER_OUTPUT/%s"
+    for r = 0, 1 do
+      for _, f in ipairs({ "operator_memory.csv", "memory_record.csv", "trace_view.json" }) do
+        h.copy(src:format(r, f), dst:format(r, f))
+      end
+      h.copy(src:format(r, "../profiler_info_" .. r .. ".json"), dst:format(r, "../profiler_info_" .. r .. ".json"))
+    end
+    local rec = dst:format(1, "memory_record.csv")
+    h.write(rec, h.read(rec) .. "PTA,1736405443999999.000,1999.5,14")
+    local code, _, err = h.run("memory", dir .. "/in", "-o", dir .. "/out", "-q")
+    assert.equal(1, code, err)
+    assert.truthy(err:find("[ERROR] rank 1 (in) is partial: " .. rec .. ":1005: the last line has no line end", 1, true), err)
+    assert.falsy(err:find("rank 0 (in) is partial", 1, true), err)
+    assert.same({ 0, 1 }, (ranks_in(dir .. "/out/memory_summary.json")))
   end)
 
   it("names a stray quote as such (not an empty file) and keeps the other rank", function()

@@ -151,6 +151,8 @@ static int l_read(lua_State *L) {
         res.cut_fields < res.header_fields ? "its row has fewer fields than the header and is left out"
                                            : "its row is used");
     lua_setfield(L, -2, "cut");
+    lua_pushboolean(L, res.cut_fields < res.header_fields); /* the file was surely cut */
+    lua_setfield(L, -2, "cut_dropped");
   }
   if (res.bad_cells) {
     lasc_pusherrortext(L, &res.first_bad);

@@ -152,7 +152,14 @@ local function read_folder(d, listing, opts, classify, rules, warnings, problems
   if rec and rec.bad_cells > 0 then
     warnings[#warnings + 1] = t("input.bad_cells", inputs.record_path, rec.bad_cells, rec.first_bad)
   end
-  if mem.cut then warnings[#warnings + 1] = mem.cut end
+  -- a last line without its line end: a row with fewer fields than the header was surely cut
+  -- (the rank was read in part); a whole one may be a writer's missing last line end
+  for _, f in ipairs({ mem, rec or {} }) do
+    if f.cut then
+      local list = f.cut_dropped and problems or warnings
+      list[#list + 1] = f.cut
+    end
+  end
   local att = analysis.attribute(mem, tr, opts.match)
   -- The trace's columns and the match index are garbage from here: collected now, the summary's
   -- columns reuse their memory instead of adding to it (a 1 GB rank: 153 -> 142 MB peak)

@@ -16,7 +16,7 @@ function M.read_fields(path, fields, progress, beside)
   local r, err = csv.read(path, { columns = columns, bad = "null", progress = progress, beside = beside })
   if not r then return nil, err end
   local out = { n = r.n, present = r.present, bad_cells = r.bad_cells, first_bad = r.first_bad,
-                cut = r.cut } -- cut: the last line had no line end
+                cut = r.cut, cut_dropped = r.cut_dropped } -- cut: the last line had no line end
   for _, f in ipairs(fields) do out[f[2]] = r.columns[f[1]] end
   return out
 end
