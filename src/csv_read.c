@@ -327,12 +327,22 @@ static void typed_row(typed *t, long line) {
     if (!t->hmap) return (void)(t->failed = 2);
     for (size_t h = 0; h < t->nh; h++) t->hmap[h] = -1;
     for (size_t j = 0; j < t->spec->ncols; j++) {
-      for (size_t h = 0; h < t->nh; h++)
-        if (t->hmap[h] < 0 && header_eq(t->hnames[h], strlen(t->hnames[h]), t->spec->cols[j].name)) {
+      size_t first = 0;
+      for (size_t h = 0; h < t->nh; h++) {
+        if (!header_eq(t->hnames[h], strlen(t->hnames[h]), t->spec->cols[j].name)) continue;
+        if (t->res->present[j]) { /* which of the two is meant cannot be told: not the first silently */
+          asc_fail(t->err, t->path, -1, line, 0,
+                   "column \"%s\" appears twice in the header (fields %zu and %zu)", t->spec->cols[j].name,
+                   first + 1, h + 1);
+          t->failed = 1;
+          return;
+        }
+        if (t->hmap[h] < 0) {
           t->hmap[h] = (long)j;
           t->res->present[j] = 1;
-          break;
+          first = h;
         }
+      }
       if (!t->res->present[j] && !t->spec->cols[j].optional) {
         asc_fail(t->err, t->path, -1, line, 0, "missing column \"%s\" in the header", t->spec->cols[j].name);
         t->failed = 1;

@@ -30,6 +30,19 @@ describe("csv.read on a real kernel_details.csv", function()
     assert.truthy(err:find('missing column "Task Duration(us)"', 1, true))
   end)
 
+  it("refuses a column read that the header names twice, naming both fields", function()
+    local dir = h.tmpdir()
+    local p = dir .. "/dup.csv"
+    h.write(p, "Size(KB),Name,Size(KB)\n99999,aten::empty,5\n")
+    local r, err = csv.read(p, { columns = { ["Name"] = "string", ["Size(KB)"] = "number" } })
+    assert.is_nil(r)
+    assert.equal(p .. ':1: column "Size(KB)" appears twice in the header (fields 1 and 3)', err)
+    -- a twice-named column that is not read is no matter
+    r = assert(csv.read(p, { columns = { ["Name"] = "string" } }))
+    assert.equal("aten::empty", r.columns["Name"][1])
+    h.cleanup(dir)
+  end)
+
   it("gives an all-empty column for a missing optional one", function()
     local r = assert(csv.read(KERNELS, { columns = { ["Name"] = "string", ["aiv_vec_time(us)"] = "?number" } }))
     assert.is_false(r.present["aiv_vec_time(us)"])

@@ -761,6 +761,7 @@ ascend_pytorch_profiler_*.db 或 profiling 目录树（所有 rank）。
   ["c:malformed pattern (missing ']')"] = "模式格式错误（缺少 ']'）",
   ["c:missing '[' after '%f'"] = "'%f' 后缺少 '['",
   ["c:missing column \"%s\" in the header"] = "表头中缺少列 \"%s\"",
+  ["c:column \"%s\" appears twice in the header (fields %zu and %zu)"] = "表头中列 \"%s\" 出现两次（第 %s 与第 %s 个字段）",
   ["c:nesting deeper than 255 levels is not supported"] = "不支持超过 255 层的嵌套",
   ["c:nesting deeper than 256 levels is not supported"] = "不支持超过 256 层的嵌套",
   ["c:no descr in .npy header"] = ".npy 头部没有 descr",
