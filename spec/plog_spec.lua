@@ -37,6 +37,16 @@ describe("plog", function()
   before_each(function() dir = h.tmpdir() end)
   after_each(function() h.cleanup(dir) end)
 
+  it("takes the card from the folders, never from the process id in device-<pid>_<time>.log", function()
+    local card = require("ascope.ascend.plog").card_of_path
+    assert.is_nil(card("flat/device-3978_20240601100000123.log"))
+    assert.is_nil(card("device-3978_20240601100000123.log"))
+    assert.equal(1, card("log/debug/device-1/device-3978_20240601100000123.log"))
+    assert.equal(5, card("x/device-5/run.log"))
+    assert.equal(2, card("card_2/plog-1_2.log"))
+    assert.equal(7, card("/a/dev7/a.log"))
+  end)
+
   it("counts lines per category, codes matched as codes, any-level classifiers on any level", function()
     tree(dir)
     local r = assert(plog.run(dir))

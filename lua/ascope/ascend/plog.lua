@@ -63,7 +63,11 @@ function M.classifier(rules)
 end
 
 --- The card a log file belongs to, from its path (device-3, card_3, /dev3/); nil when none says.
+-- CANN names a device log device-<pid>_<timestamp>.log inside its card's device-<N> folder: the
+-- file name's number is a process id, never the card (a log copied out of its folder would
+-- otherwise become card 3978, apart from its own lines' device_id).
 function M.card_of_path(path)
+  path = path:gsub("/?[Dd]evice%-%d+_%d+%.log$", "/")
   local n = path:match("[Dd]evice[-_]?(%d+)") or path:match("[Cc]ard[-_]?(%d+)") or path:match("/dev(%d+)/")
   return n and math.tointeger(tonumber(n))
 end
