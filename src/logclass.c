@@ -729,6 +729,16 @@ int asc_logclass_scan(asc_logclass *lc, const char *path, int (*fn)(void *, cons
     rc = asc_fail(err, path, -1, 0, 0, "out of memory");
     goto done;
   }
+  /* a UTF-8 byte order mark (a log saved by an editor) is no part of the first line; UTF-16
+   * text would match nothing, every line of it lost without a word */
+  have = fread(cur->buf, 1, 3, f);
+  if (have >= 2 && ((unsigned char)cur->buf[0] == 0xFF || (unsigned char)cur->buf[0] == 0xFE) &&
+      (unsigned char)cur->buf[1] == ((unsigned char)cur->buf[0] ^ 0x01)) {
+    rc = asc_fail(err, path, 0, 1, 1, "UTF-16 text (byte order mark %02X %02X): convert it to UTF-8 first",
+                  (unsigned char)cur->buf[0], (unsigned char)cur->buf[1]);
+    goto done;
+  }
+  if (have == 3 && memcmp(cur->buf, "\xEF\xBB\xBF", 3) == 0) have = 0;
   for (;;) {
     char *buf = cur->buf;
     size_t got = fread(buf + have, 1, bsize - have, f);

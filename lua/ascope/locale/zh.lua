@@ -794,6 +794,7 @@ ascend_pytorch_profiler_*.db 或 profiling 目录树（所有 rank）。
   ["c:query stopped: it ran longer than a database of this size can need"] = "查询已停止：运行时间超过此大小的数据库所需",
   ["c:read error"] = "读取错误",
   ["c:read error: %s"] = "读取错误：%s",
+  ["c:UTF-16 text (byte order mark %02X %02X): convert it to UTF-8 first"] = "UTF-16 文本（字节序标记 %s %s）：请先转换为 UTF-8",
   ["c:shape in .npy header is too large"] = ".npy 头部的 shape 过大",
   ["c:the file is empty"] = "文件为空",
   ["c:the file is empty (no header line)"] = "文件为空（没有表头行）",
