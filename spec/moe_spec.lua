@@ -99,6 +99,24 @@ describe("moe window analysis", function()
     assert.equal(0, #rows)
   end)
 
+  it("a card folder missing between the others is a card not analysed, named, and the exit is 1", function()
+    mh.write_cluster(dir, mh.cluster({ state = "healthy", cards = 4, moe = 16 }), "mc2")
+    h.cleanup(dir .. "/2")
+    local r = run(dir, "950")
+    assert.same({ 0, 1, 3 }, (function()
+      local l = {}
+      for _, c in ipairs(r.cards) do l[#l + 1] = c.card end
+      return l
+    end)())
+    assert.equal(1, #r.failed)
+    assert.equal(2, r.failed[1].card)
+    local want = ("card 2: no folder %s/2 between the cards found: not analysed"):format(dir)
+    assert.equal(want, r.failed[1].reason)
+    assert.same({ "ERROR " .. want }, findings(r))
+    local code = h.run("--lang", "en", "moe", "TARGET_DIR=" .. dir, "SOC_VERSION=950", "-o", dir .. "/out")
+    assert.equal(1, code)
+  end)
+
   it("dispatch stuck: the waiting cards name the card that did not send; that card is not waiting", function()
     local cards, truth = mh.cluster({ state = "dispatch_stuck", cards = 4, moe = 16, fault = 1 })
     mh.write_cluster(dir, cards, "mc2")

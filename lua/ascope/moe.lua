@@ -173,6 +173,29 @@ function M.assemble(context, outcomes, rules, log)
   -- failed: cards not analysed; damaged: cards analysed without an input that did not hold
   local res = { cards = {}, failed = {}, damaged = {}, anomalies = {}, soc = params.soc_version,
                 target_dir = params.target_dir }
+  -- a folder missing between the card numbers found is a card not analysed: every card of a
+  -- hang matters (its dump may hold the root), and silence would read as "all cards healthy".
+  -- Numbers sparser than that (folders 0 and 99999999 alone) tell no missing card: a warning.
+  local cards, gaps = context.cards, {}
+  for i = 2, #cards do
+    for c = cards[i - 1].card + 1, cards[i].card - 1 do
+      gaps[#gaps + 1] = c
+      if #gaps > #cards then break end
+    end
+    if #gaps > #cards then break end
+  end
+  local function missing(card, reason)
+    res.failed[#res.failed + 1] = { card = card, dir = params.target_dir, reason = reason }
+    res.anomalies[#res.anomalies + 1] = { severity = "ERROR", card = card, analysis = "input", message = reason }
+    log("ERROR", reason)
+  end
+  if #gaps > #cards then
+    local why = i18n.t("moe.cards_sparse", params.target_dir, cards[1].card, cards[#cards].card, #cards)
+    res.anomalies[#res.anomalies + 1] = { severity = "WARNING", analysis = "input", message = why }
+    log("WARNING", why)
+  else
+    for _, c in ipairs(gaps) do missing(c, i18n.t("moe.card_missing", c, params.target_dir, c)) end
+  end
   for i = 1, #context.cards do
     local o = outcomes[i]
     local e = context.cards[i]

@@ -90,6 +90,8 @@ return {
   ["shard.bad_data"] = "%s: %s bytes, the manifest says %s (damaged or still being written)",
   ["shard.unit_missing"] = "%s (shard %d/%d) has no result in the parts",
   ["moe.analysing"] = "analysing card %d",
+  ["moe.card_missing"] = "card %d: no folder %s/%d between the cards found: not analysed",
+  ["moe.cards_sparse"] = "%s: card folders numbered %d to %d, only %d of them: the gaps are not taken for missing cards",
   ["moe.assist_bad"] = "7. card %d: assistInfoForCombine triple %d = %s, expected %s (from every card's expertIds; %d of %d triples differ)",
   ["moe.assist_ok"] = "7. card %d: assistInfoForCombine holds the %d expected (rank, token, k) triples",
   ["moe.assist_unknown"] = "7. card %d: the assistInfoForCombine layout of SOC %s is not known: values %s; the (rank, token, k) layout would give %s",

@@ -90,6 +90,8 @@ return {
   ["shard.bad_data"] = "%s：%s 字节，manifest 记录为 %s（已损坏或仍在写入）",
   ["shard.unit_missing"] = "%s（分片 %d/%d）在各部分中没有结果",
   ["moe.analysing"] = "开始分析卡%d数据",
+  ["moe.card_missing"] = "卡%d：在已找到的卡之间缺少文件夹 %s/%d：未分析",
+  ["moe.cards_sparse"] = "%s：卡文件夹编号从 %d 到 %d，但只有 %d 个：空缺不视为缺失的卡",
   ["moe.assist_bad"] = "7. 卡%d：assistInfoForCombine 第%d个三元组 = %s，根据各卡expertids计算应为 %s（%d/%d 个三元组不同）",
   ["moe.assist_ok"] = "7. 卡%d：assistInfoForCombine 与计算得到的 %d 个（rank, token, k）三元组一致",
   ["moe.assist_unknown"] = "7. 卡%d：SOC %s 的 assistInfoForCombine 布局未知：数据 %s；按（rank, token, k）布局应为 %s",
