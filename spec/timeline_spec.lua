@@ -247,6 +247,11 @@ describe("timeline dimensions on hand-built traces (brute force on a 1 us grid)"
     assert.near(cv("t"), r.dashboard.step_cv, 1e-12)
     assert.near(cv("comm"), r.dashboard.comm_jitter, 1e-12)
     assert.near(173 / 1000, r.jitter.max_ms, 1e-12)
+    -- a rank's own split without step ids (no Type column): each row is a step of its own
+    h.write(dir .. "/step_trace_time.csv", "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free\n"
+      .. ",60,1,0,1,0\n,60,2,0,2,0\n,90,3,0,3,0\n,60,1,0,1,0\n")
+    assert.equal(0, (h.run("timeline", dir .. "/step_trace_time.csv", "-o", dir .. "/out")))
+    assert.equal(4, core.json.load(dir .. "/out/timeline_metrics.json").ranks[1].jitter.steps)
   end)
 
   it("analyses a rank whose step split is empty with its trace's steps, and exits 1", function()

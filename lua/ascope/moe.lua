@@ -184,17 +184,19 @@ function M.assemble(context, outcomes, rules, log)
     end
     if #gaps > #cards then break end
   end
-  local function missing(card, reason)
-    res.failed[#res.failed + 1] = { card = card, dir = params.target_dir, reason = reason }
-    res.anomalies[#res.anomalies + 1] = { severity = "ERROR", card = card, analysis = "input", message = reason }
-    log("ERROR", reason)
+  local function fail(f) -- a card not analysed
+    res.failed[#res.failed + 1] = f
+    res.anomalies[#res.anomalies + 1] = { severity = "ERROR", card = f.card, analysis = "input", message = f.reason }
+    log("ERROR", f.reason)
   end
   if #gaps > #cards then
     local why = i18n.t("moe.cards_sparse", params.target_dir, cards[1].card, cards[#cards].card, #cards)
     res.anomalies[#res.anomalies + 1] = { severity = "WARNING", analysis = "input", message = why }
     log("WARNING", why)
   else
-    for _, c in ipairs(gaps) do missing(c, i18n.t("moe.card_missing", c, params.target_dir, c)) end
+    for _, c in ipairs(gaps) do
+      fail({ card = c, dir = params.target_dir, reason = i18n.t("moe.card_missing", c, params.target_dir, c) })
+    end
   end
   for i = 1, #context.cards do
     local o = outcomes[i]
@@ -207,10 +209,7 @@ function M.assemble(context, outcomes, rules, log)
       if c.damaged_input then res.damaged[#res.damaged + 1] = c.card end
       for _, a in ipairs(c.anomalies) do res.anomalies[#res.anomalies + 1] = a end
     else
-      local f = r.failed
-      res.failed[#res.failed + 1] = f
-      res.anomalies[#res.anomalies + 1] = { severity = "ERROR", card = f.card, analysis = "input", message = f.reason }
-      log("ERROR", f.reason)
+      fail(r.failed)
     end
   end
   if #res.cards > 0 then

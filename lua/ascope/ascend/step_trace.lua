@@ -36,14 +36,12 @@ end
 local function slower(a, b) return (a.time_us or -math.huge) > (b.time_us or -math.huge) end
 
 -- rows: {step, kind (the cluster file's Type), ...}; the steps in the order first met, one per
--- step id, and how many "stage" rows were dropped
+-- step id (rows without one are a step each, but a cluster file's: its one step has no id)
 local function one_row_a_step(rows)
-  local steps, at, dropped = {}, {}, 0
-  for _, s in ipairs(rows) do
-    if s.kind and s.kind:lower() == "stage" then
-      dropped = dropped + 1
-    else
-      local key = s.step or ""
+  local steps, at = {}, {}
+  for i, s in ipairs(rows) do
+    if not (s.kind and s.kind:lower() == "stage") then
+      local key = (s.step ~= "" and s.step) or (s.kind and s.kind ~= "" and "") or i
       local k = at[key]
       if not k then
         s.ranks = 1
@@ -57,14 +55,13 @@ local function one_row_a_step(rows)
     end
     s.kind = nil
   end
-  return steps, dropped
+  return steps
 end
 
 -- extra: what the CSV reader says of the file (cut, bad_cells, first_bad)
 local function finish(rows, has, source, extra)
   for _, s in ipairs(rows) do s.time_us = step_time(s) end
-  local steps, dropped = one_row_a_step(rows)
-  local out = { steps = steps, has = has, source = source, bad_cells = 0, rows = #rows, stage_rows = dropped }
+  local out = { steps = one_row_a_step(rows), has = has, source = source, bad_cells = 0 }
   for k, v in pairs(extra or {}) do out[k] = v end
   return out
 end
