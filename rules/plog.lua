@@ -14,7 +14,10 @@
 -- take, ...) still works, through Lua's matcher, more slowly (README: "plog rules and speed").
 return {
   classifiers = {
-    { id = "bus_error_0x800000", category = "hardware", pattern = "errcode:%(0x800000",
+    -- the runtime prints the code as "errcode:(0x800000, ..." or, in its AI Core exception line,
+    -- "there is an aicore error exception, core id is N, error code = 0x800000, dump info: ..."
+    { id = "bus_error_0x800000", category = "hardware",
+      pattern = { "errcode:%(0x800000%f[^%x]", "error code = 0x800000%f[^%x]" },
       title = { en = "bus error 0x800000 (MTE address out of range)", zh = "总线错误 0x800000（MTE 地址越界）" },
       advice = { en = "check the 1520 log; an operator accessed memory outside its buffers",
                  zh = "请进一步查看 1520 日志：算子访问了越界地址" } },
@@ -24,6 +27,12 @@ return {
     { id = "ez9999", category = "aicore", pattern = "EZ9999", code = true,
       title = { en = "EZ9999 AI Core / vector core error", zh = "EZ9999 AI Core/Vector 错误" },
       advice = { en = "see the kernel and op named in the following lines", zh = "根据随后日志中的 kernel 与算子名定位" } },
+    { id = "aicore_error_exception", category = "aicore",
+      pattern = { "there is an aicore error exception", "there is an aivec error exception" },
+      title = { en = "AI Core / vector core error exception (its error code is in the line)",
+                zh = "AI Core/Vector 错误异常（错误码见该行）" },
+      advice = { en = "the core, error code and pc are in the line; the kernel follows in the next lines",
+                 zh = "该行给出 core id、错误码与 pc；随后日志给出 kernel 名" } },
     { id = "aicore_timeout_0x25", category = "aicore", pattern = "retCode=0x25", code = false,
       title = { en = "AI Core timeout (retCode 0x25)", zh = "AI Core 超时（retCode 0x25）" } },
     { id = "aicore_exception_0x26", category = "aicore", pattern = "retCode=0x26",
@@ -77,7 +86,8 @@ return {
     task_id = { "task_id[=:]%s*(%d+)", "taskId[=:]%s*(%d+)" },
     kernel_name = { "fault kernel_name[=:]%s*([%w_%.%-]+)", "kernel_name[=:]%s*([%w_%.%-]+)" },
     origin_op_name = { "origin_op_name %[([^%]]+)%]", "origin_op_name[=:]%s*([%w_%.%-/]+)" },
-    error_code = { "%f[%w](E[ZEILK]%d%d%d%d)%f[%W]", "%f[%w](E%d%d%d%d%d)%f[%W]", "(retCode=0x%x+)", "(errcode:%(0x%x+)" },
+    error_code = { "%f[%w](E[ZEILK]%d%d%d%d)%f[%W]", "%f[%w](E%d%d%d%d%d)%f[%W]", "(retCode=0x%x+)", "(errcode:%(0x%x+)",
+                   "(error code = 0x%x+)" },
   },
   -- the order of the fields' columns in error_plog.csv (fields not listed follow, by name)
   field_order = { "device_id", "stream_id", "report_stream_id", "task_id", "kernel_name", "origin_op_name", "error_code" },

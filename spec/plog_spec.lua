@@ -60,6 +60,25 @@ describe("plog", function()
       r.failed[1].reason)
   end)
 
+  it("reads the bus error in the runtime's AI Core exception line, and no longer code as 0x800000", function()
+    local aic = "The error from device(chipId:0, dieId:0), serial number is 1, there is an aicore error exception, "
+      .. "core id is 12, error code = 0x800000, dump info: pc start: 0x1240c0000000, current: 0x1240c0000c34"
+    h.write(dir .. "/device-3/plog-1_2.log", table.concat({
+      line("ERROR", "RUNTIME", "00:01", aic),
+      line("ERROR", "RUNTIME", "00:02", (aic:gsub("0x800000", "0x8000000"))),
+      line("ERROR", "RUNTIME", "00:03", "errcode:(0x8000001, 0, 0) device_id=3"),
+    }, "\n") .. "\n")
+    local r = assert(plog.run(dir, {}))
+    assert.equal(1, r.categories.bus_error_0x800000.count)
+    assert.equal(1, r.categories.bus_error_0x800000.examples[1].line)
+    assert.equal(2, r.categories.aicore_error_exception.count)
+    assert.equal(1, r.unclassified.count) -- the errcode 0x8000001 line
+    assert(plog.write(r, dir .. "/out", { formats = { "csv" } }))
+    local first = h.csv_rows(dir .. "/out/error_plog.csv")[1]
+    assert.equal("error code = 0x800000", first.error_code)
+    assert.equal("3", first.card)
+  end)
+
   it("counts lines per category, codes matched as codes, any-level classifiers on any level", function()
     tree(dir)
     local r = assert(plog.run(dir))
