@@ -138,6 +138,24 @@ describe("opjitter", function()
     assert.equal(1.46, r.rows[1].jitter) -- 52.081 - 50.621
   end)
 
+  it("does not take a real row one field short for a duration, and says which row it is", function()
+    -- line 17 of this real op_summary lacks its Duration: its next field, the Wait Time 1.8414,
+    -- would stand as a 1.8 us FlashAttentionScore among calls of 7000 us
+    local path = h.real .. "/msinsight_legacy_2023_2024/test_kernel_parse/op_summary_1.csv"
+    local r = assert(opjitter.run(path))
+    assert.same({ path .. ": 1 row(s) have another number of fields than the header, so which column a value is in "
+                  .. "cannot be told: their numbers were left empty; first: " .. path .. ":17: 31 fields where the header has 32" },
+      r.warnings)
+    local fa = {}
+    for _, row in ipairs(r.rows) do
+      if row.type == "FlashAttentionScore" then fa[#fa + 1] = row end
+    end
+    assert.equal(4, #fa)
+    assert.equal(3, fa[4].call)
+    assert.is_nil(fa[4].values[0])
+    assert.equal(7023.5739, fa[3].values[0])
+  end)
+
   it("checks the aiv columns of a real file for a configured family", function()
     local p = h.real .. "/mstt_msprof_analyze_tests/compute_advice_data/kernel_details.csv"
     local dir2 = h.tmpdir()

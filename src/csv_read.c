@@ -39,6 +39,7 @@ struct asc_csv_reader {
   size_t row_first; /* first field of the record being built */
   long line, row_line;
   int row_open, oom;
+  int wide; /* a record with more than ASC_CSV_MAX_FIELDS fields: an error, not gigabytes of spans */
   /* views handed out */
   const char **outp;
   size_t *outl;
@@ -47,7 +48,11 @@ struct asc_csv_reader {
 
 static void on_field(void *data, size_t n, void *ud) {
   asc_csv_reader *r = ud;
-  if (r->oom) return;
+  if (r->oom || r->wide) return;
+  if (r->row_open && r->nfields - r->row_first >= ASC_CSV_MAX_FIELDS) {
+    r->wide = 1;
+    return;
+  }
   if (!r->row_open) {
     r->row_open = 1;
     r->row_first = r->nfields;
@@ -129,6 +134,9 @@ int asc_csv_open(const char *path, asc_csv_reader **out, asc_error *err) {
 
 static int parse_failed(asc_csv_reader *r, const char *chunk, size_t used, asc_error *err) {
   if (r->oom) return asc_fail(err, r->path, -1, 0, 0, "out of memory");
+  if (r->wide)
+    return asc_fail(err, r->path, -1, r->row_line, 0,
+                    "a record has more than %d fields: not a table this reads", ASC_CSV_MAX_FIELDS);
   long line = 1;
   long long off = r->done + (long long)used;
   /* Count lines from the file start: errors are rare, so re-reading is fine. */
@@ -173,11 +181,12 @@ static int fill(asc_csv_reader *r, asc_error *err) {
     if (n == 0) {
       if (ferror(r->f)) return asc_fail(err, r->path, r->done, 0, 0, "read error");
       r->eof = 1;
-      if (csv_fini(&r->p, on_field, on_row, r) != 0) return parse_failed(r, NULL, 0, err);
+      if (csv_fini(&r->p, on_field, on_row, r) != 0 || r->oom || r->wide)
+        return parse_failed(r, NULL, 0, err);
       break;
     }
     size_t used = csv_parse(&r->p, p, n, on_field, on_row, r);
-    if (used != n || r->oom) return parse_failed(r, p, used, err);
+    if (used != n || r->oom || r->wide) return parse_failed(r, p, used, err);
     r->done += (long long)n;
   }
   return 0;
@@ -274,7 +283,10 @@ typedef struct {
   asc_error *err;
 } typed;
 
-static void typed_field(typed *t, size_t f, const char *v, size_t n, long line) {
+/* ragged: the row has another number of fields than the header, so which column a value belongs
+ * to cannot be told: its numbers are read as missing (a duration one field off is another
+ * column's value), its strings as they are. */
+static void typed_field(typed *t, size_t f, const char *v, size_t n, long line, int ragged) {
   if (!t->header_done) {
     if (t->nh == t->hcap) {
       size_t nc = t->hcap ? t->hcap * 2 : 32;
@@ -299,7 +311,7 @@ static void typed_field(typed *t, size_t f, const char *v, size_t n, long line) 
   if (cs->type == ASC_CT_STRING) {
     uint32_t id;
     oom = asc_strtab_intern(t->spec->strings, v, n, &id) || asc_col_push_str(c, id);
-  } else if (asc_is_na(v, n)) {
+  } else if (ragged || asc_is_na(v, n)) {
     oom = asc_col_push_null(c);
   } else if (cs->type == ASC_CT_NUMBER) {
     double d;
@@ -323,6 +335,7 @@ static void typed_field(typed *t, size_t f, const char *v, size_t n, long line) 
 static void typed_row(typed *t, long line) {
   if (!t->header_done) {
     t->header_done = 1;
+    t->res->header_fields = t->nh;
     t->hmap = asc_alloc_array(t->nh + 1, sizeof *t->hmap);
     if (!t->hmap) return (void)(t->failed = 2);
     for (size_t h = 0; h < t->nh; h++) t->hmap[h] = -1;
@@ -390,7 +403,8 @@ typedef struct {
 
 typedef struct {
   span_t *sp;
-  size_t n, cap;
+  size_t n, cap; /* n: the record's fields; sp holds the first `stored` of them */
+  size_t stored;
   char *scratch;
   size_t scap;
 } fields_t;
@@ -401,7 +415,10 @@ typedef struct {
 static int record(typed *t, fields_t *fl, const char *p, const char *e, int eof, const char **out,
                   const char **bad_at) {
   long line = t->line, nl = 0;
-  fl->n = 0;
+  fl->n = fl->stored = 0;
+  /* a data row's fields past the header's are never read: only counted, so a row of a million
+   * commas costs no memory; a header is bounded by ASC_CSV_MAX_FIELDS */
+  size_t keep = t->header_done ? t->nh : ASC_CSV_MAX_FIELDS;
   /* an empty line is no record */
   if (p < e && (*p == '\n' || *p == '\r')) {
     if (*p == '\r' && p + 1 >= e && !eof) return REC_NEED;
@@ -443,19 +460,25 @@ static int record(typed *t, fields_t *fl, const char *p, const char *e, int eof,
     }
     if (p >= e && !eof) return REC_NEED;
     if (p < e && *p == '\r' && p + 1 >= e && !eof) return REC_NEED;
-    if (fl->n == fl->cap) {
+    if (fl->n >= keep) {
+      if (!t->header_done) {
+        asc_fail(t->err, t->path, -1, line, 0, "the header has more than %d fields: not a table this reads",
+                 ASC_CSV_MAX_FIELDS);
+        return t->failed = 1, REC_BAD;
+      }
+    } else if (fl->n == fl->cap) {
       size_t nc = fl->cap ? fl->cap * 2 : 64;
       span_t *ns = asc_realloc_array(fl->sp, nc, sizeof *ns);
       if (!ns) return t->failed = 2, REC_BAD;
       fl->sp = ns;
       fl->cap = nc;
     }
-    fl->sp[fl->n++] = sp;
+    if (fl->n < keep) fl->sp[fl->stored++] = sp;
+    fl->n++;
     if (p >= e) { /* the end of the file without a line end */
       if (t->header_done) {
         t->res->cut_line = line;
         t->res->cut_fields = fl->n;
-        t->res->header_fields = t->nh;
         if (fl->n < t->nh) { /* a row cut short: its last value may be cut too, so it is not used */
           *out = p;
           return REC_OK;
@@ -472,7 +495,11 @@ static int record(typed *t, fields_t *fl, const char *p, const char *e, int eof,
     nl++;
     break;
   }
-  for (size_t f = 0; f < fl->n && !t->failed; f++) {
+  int ragged = t->header_done && fl->n != t->nh;
+  if (ragged && t->res->ragged_rows++ == 0)
+    asc_fail(&t->res->first_ragged, t->path, -1, line, 0, "%zu fields where the header has %zu", fl->n,
+             t->nh);
+  for (size_t f = 0; f < fl->stored && !t->failed; f++) {
     span_t *sp = &fl->sp[f];
     const char *v = sp->v;
     size_t n = sp->n;
@@ -493,7 +520,7 @@ static int record(typed *t, fields_t *fl, const char *p, const char *e, int eof,
       v = fl->scratch;
       n = k;
     }
-    typed_field(t, f, v, n, line);
+    typed_field(t, f, v, n, line, ragged);
   }
   if (!t->failed) typed_row(t, line);
   t->line += nl;
@@ -521,7 +548,7 @@ int asc_csv_read(const char *path, const asc_csv_spec *spec, asc_csv_result *res
   size_t cap = 1 << 20, start = 0, end = 0;
   long long base = 0, next_report = 64LL << 20;
   char *buf = malloc(cap);
-  fields_t fl = {NULL, 0, 0, NULL, 0};
+  fields_t fl = {0};
   int eof = 0, first = 1;
   res->cols = calloc(nc + 1, sizeof *res->cols);
   res->present = calloc(nc + 1, sizeof *res->present);

@@ -154,6 +154,13 @@ static int l_read(lua_State *L) {
     lua_pushboolean(L, res.cut_fields < res.header_fields); /* the file was surely cut */
     lua_setfield(L, -2, "cut_dropped");
   }
+  /* rows of another width are read (missing cells empty, extra ones left out), never in silence */
+  lua_pushinteger(L, res.ragged_rows);
+  lua_setfield(L, -2, "ragged_rows");
+  if (res.ragged_rows) {
+    lasc_pusherrortext(L, &res.first_ragged);
+    lua_setfield(L, -2, "first_ragged");
+  }
   if (res.bad_cells) {
     lasc_pusherrortext(L, &res.first_bad);
     lua_setfield(L, -2, "first_bad");

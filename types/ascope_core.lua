@@ -119,6 +119,8 @@ function json.encode(value, opts) end
 ---@field present table<string, boolean> optional columns found
 ---@field bad_cells? integer
 ---@field first_bad? string
+---@field ragged_rows integer rows with another number of fields than the header (read: missing cells nil)
+---@field first_ragged? string where the first of them is
 
 ---@class ascope.CsvRecords
 local CsvRecords = {}

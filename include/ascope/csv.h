@@ -26,6 +26,10 @@ long long asc_csv_bytes_read(const asc_csv_reader *r);
 long long asc_csv_size(const asc_csv_reader *r);
 void asc_csv_close(asc_csv_reader *r);
 
+/* The most fields a header may have (tables read here have tens): each costs a copy and a
+ * pointer, so a line of commas would otherwise take tens of bytes of memory per byte of file. */
+#define ASC_CSV_MAX_FIELDS 65536
+
 typedef enum { ASC_CT_STRING, ASC_CT_INTEGER, ASC_CT_NUMBER, ASC_CT_US } asc_ctype;
 
 typedef struct asc_csv_colspec {
@@ -54,6 +58,11 @@ typedef struct asc_csv_result {
    * fields it had (fewer than the header's: the row was dropped, its values may be cut). */
   long cut_line;
   size_t cut_fields, header_fields;
+  /* Rows with another number of fields than the header (read with their numbers null: which
+   * column a value belongs to cannot be told; extra fields are not read): how many, and where
+   * the first one is. */
+  long long ragged_rows;
+  asc_error first_ragged;
 } asc_csv_result;
 
 int asc_csv_read(const char *path, const asc_csv_spec *spec, asc_csv_result *res, asc_error *err);

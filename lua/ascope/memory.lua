@@ -14,6 +14,7 @@ local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local memory_csv = require "ascope.ascend.memory_csv"
 local memory_record = require "ascope.ascend.memory_record"
+local csv_notes = require "ascope.ascend.csv_notes"
 local trace = require "ascope.ascend.trace"
 local analysis = require "ascope.analysis.memory"
 local checks = require "ascope.checks"
@@ -142,16 +143,12 @@ local function read_folder(d, listing, opts, classify, rules, warnings, problems
   local inputs, err = read_inputs(d, listing, split, memory_csv.required(rules))
   if not inputs then return nil, err end
   local mem, tr = inputs.mem, inputs.trace
-  if mem.bad_cells > 0 then
-    warnings[#warnings + 1] = t("input.bad_cells", inputs.mem_path, mem.bad_cells, mem.first_bad)
-  end
+  csv_notes(inputs.mem_path, mem, warnings)
   if tr and tr.warning then warnings[#warnings + 1] = t("memory.trace_warning", inputs.trace_path, tr.warning) end
   if tr and tr.cut then problems[#problems + 1] = t("memory.trace_cut", tr.cut, tr.n) end
   if inputs.record_error then problems[#problems + 1] = t("memory.record_unreadable", inputs.record_error) end
   local rec = inputs.record
-  if rec and rec.bad_cells > 0 then
-    warnings[#warnings + 1] = t("input.bad_cells", inputs.record_path, rec.bad_cells, rec.first_bad)
-  end
+  if rec then csv_notes(inputs.record_path, rec, warnings) end
   -- a last line without its line end: a row with fewer fields than the header was surely cut
   -- (the rank was read in part); a whole one may be a writer's missing last line end
   for _, f in ipairs({ mem, rec or {} }) do

@@ -12,6 +12,7 @@
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local kernel_csv = require "ascope.ascend.kernel_csv"
+local csv_notes = require "ascope.ascend.csv_notes"
 local analysis = require "ascope.analysis.opjitter"
 local rules_mod = require "ascope.rules"
 local shard = require "ascope.shard"
@@ -128,9 +129,7 @@ function M.assemble(context, outcomes, rules)
     local o = outcomes[i]
     local got = o.ok or {}
     local data, card = got.data, got.card
-    if data and data.bad_cells > 0 then
-      warnings[#warnings + 1] = t("input.bad_cells", p, data.bad_cells, data.first_bad)
-    end
+    if data then csv_notes(p, data, warnings) end
     if data and data.cut then warnings[#warnings + 1] = data.cut end
     if not data then
       failed[#failed + 1] = { path = p, reason = tostring(got.error or o.error), card = card }

@@ -12,6 +12,7 @@ local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local reader = require "ascope.ascend.timeline"
 local step_trace = require "ascope.ascend.step_trace"
+local csv_notes = require "ascope.ascend.csv_notes"
 local analysis = require "ascope.analysis.timeline"
 local findings = require "ascope.analysis.timeline.findings"
 local patterns = require "ascope.analysis.timeline.patterns"
@@ -154,9 +155,7 @@ function M.analyse(entry, rules, re, opts)
   r.split_unread = split_err
   r.warning = tl and tl.warning -- a value the reader could not convert (it became empty)
   if steps and steps.cut then r.warnings[#r.warnings + 1] = steps.cut end
-  if steps and steps.bad_cells and steps.bad_cells > 0 then
-    r.warnings[#r.warnings + 1] = t("input.bad_cells", steps.source, steps.bad_cells, steps.first_bad)
-  end
+  if steps then csv_notes(steps.source, steps, r.warnings) end
   r.events = tl and tl.n or 0
   r.findings = findings.evaluate(rules.rules, r)
   return r

@@ -43,6 +43,50 @@ describe("csv.read on a real kernel_details.csv", function()
     h.cleanup(dir)
   end)
 
+  it("reads rows of another width than the header without their numbers, counting them and naming the first", function()
+    local dir = h.tmpdir()
+    local p = dir .. "/ragged.csv"
+    -- line 3 one field short, line 5 one too many, a quoted newline on line 3 keeps the count right
+    h.write(p, 'Name,Size(KB),Note\na,1,x\n"b\nc",2\nd,3,y\ne,4,z,extra\n')
+    local r = assert(csv.read(p, { columns = { ["Name"] = "string", ["Size(KB)"] = "number", ["Note"] = "string" } }))
+    assert.equal(4, r.n)
+    assert.equal(2, r.ragged_rows)
+    assert.equal(p .. ":3: 2 fields where the header has 3", r.first_ragged)
+    assert.same({ "a", "b\nc", "d", "e" }, r.columns["Name"]:totable())
+    -- which column a ragged row's value belongs to cannot be told: its numbers are missing
+    local size = r.columns["Size(KB)"]
+    assert.same({ 1, nil, 3, nil }, { size[1], size[2], size[3], size[4] })
+    assert.is_nil(r.columns["Note"][2])
+    assert.equal("z", r.columns["Note"][4])
+    -- rows of the header's width: none counted, nothing named
+    h.write(p, "Name,Size(KB)\na,1\n\nb,2\n")
+    r = assert(csv.read(p, { columns = { ["Name"] = "string" } }))
+    assert.equal(0, r.ragged_rows)
+    assert.is_nil(r.first_ragged)
+    h.cleanup(dir)
+  end)
+
+  it("refuses a header of more than 65536 fields, and keeps no span for a row's fields past the header's", function()
+    local dir = h.tmpdir()
+    local p = dir .. "/wide.csv"
+    h.write(p, "Name,Size(KB)" .. (","):rep(65535) .. "\na,1\n")
+    local r, err = csv.read(p, { columns = { ["Name"] = "string" } })
+    assert.is_nil(r)
+    assert.equal(p .. ":1: the header has more than 65536 fields: not a table this reads", err)
+    local rec = assert(csv.open(p))
+    local _, _, rerr = rec:next()
+    rec:close()
+    assert.equal(p .. ":1: a record has more than 65536 fields: not a table this reads", rerr)
+    -- one field less is a header; a row of two million fields is read as a ragged row
+    h.write(p, "Name,Size(KB)" .. (","):rep(65534) .. "\na,1" .. (","):rep(2000000) .. "\nb,2\n")
+    r = assert(csv.read(p, { columns = { ["Name"] = "string", ["Size(KB)"] = "number" } }))
+    assert.equal(2, r.n)
+    assert.equal(2, r.ragged_rows) -- neither row has the header's 65536 fields
+    assert.equal(p .. ":2: 2000002 fields where the header has 65536", r.first_ragged)
+    assert.same({ "a", "b" }, r.columns["Name"]:totable())
+    h.cleanup(dir)
+  end)
+
   it("gives an all-empty column for a missing optional one", function()
     local r = assert(csv.read(KERNELS, { columns = { ["Name"] = "string", ["aiv_vec_time(us)"] = "?number" } }))
     assert.is_false(r.present["aiv_vec_time(us)"])

@@ -69,7 +69,8 @@ function M.read(path, aiv_columns)
   end
   return { n = r.n, name = r.columns[v.name], type = key, duration = r.columns[v.duration],
            device = r.columns["Device_id"], aiv = aiv, aiv_present = present, bad_cells = r.bad_cells,
-           first_bad = r.first_bad, cut = r.cut, path = path }
+           first_bad = r.first_bad, ragged_rows = r.ragged_rows, first_ragged = r.first_ragged, cut = r.cut,
+           path = path }
 end
 
 return M

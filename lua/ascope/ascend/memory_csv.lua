@@ -7,7 +7,7 @@ local M = {}
 
 --- Read a CSV file into named columns. fields: {{header, key, type}, ...} (types as csv.read
 -- takes them; "?type" for a column a header may lack). Returns {n, <key> = column, ...,
--- present = {header -> bool}, bad_cells, first_bad} or nil, message (file and place named).
+-- present = {header -> bool}, bad_cells, first_bad, ragged_rows, first_ragged} or nil, message (file and place named).
 -- Cells that are not numbers are left empty and counted. beside: a function run while the file
 -- is read on a thread of its own (csv.read's; no progress then).
 function M.read_fields(path, fields, progress, beside)
@@ -16,6 +16,7 @@ function M.read_fields(path, fields, progress, beside)
   local r, err = csv.read(path, { columns = columns, bad = "null", progress = progress, beside = beside })
   if not r then return nil, err end
   local out = { n = r.n, present = r.present, bad_cells = r.bad_cells, first_bad = r.first_bad,
+                ragged_rows = r.ragged_rows, first_ragged = r.first_ragged,
                 cut = r.cut, cut_dropped = r.cut_dropped } -- cut: the last line had no line end
   for _, f in ipairs(fields) do out[f[2]] = r.columns[f[1]] end
   return out

@@ -58,7 +58,7 @@ local function one_row_a_step(rows)
   return steps
 end
 
--- extra: what the CSV reader says of the file (cut, bad_cells, first_bad)
+-- extra: what the CSV reader says of the file (cut, bad_cells, first_bad, ragged_rows, first_ragged)
 local function finish(rows, has, source, extra)
   for _, s in ipairs(rows) do s.time_us = step_time(s) end
   local out = { steps = one_row_a_step(rows), has = has, source = source, bad_cells = 0 }
@@ -83,7 +83,8 @@ local function read_csv(path)
     for _, f in ipairs(FIELDS) do s[f[3]] = c[f[1]][i] end
     steps[#steps + 1] = s
   end
-  return finish(steps, has, path, { cut = r.cut, bad_cells = r.bad_cells, first_bad = r.first_bad })
+  return finish(steps, has, path, { cut = r.cut, bad_cells = r.bad_cells, first_bad = r.first_bad,
+                                    ragged_rows = r.ragged_rows, first_ragged = r.first_ragged })
 end
 
 local function read_db(path)
