@@ -209,7 +209,6 @@ static int zrecv(int sock, zmsg *m, int fds[2], int dontwait) {
 static void zygote_main(int sock, pid_t caller, asc_par_work work, void *ud) {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != caller) _exit(1);
-  signal(SIGCHLD, SIG_DFL); /* the caller may ignore it; this process must reap */
   sigset_t chld, old;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
@@ -439,8 +438,8 @@ int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, a
   return asc_par_run_zygote(nitems, jobs, ASC_PAR_ZYGOTE_AFTER_KB, work, done, self, ud);
 }
 
-int asc_par_run_zygote(size_t nitems, int jobs, long zygote_after_kb, asc_par_work work, asc_par_done done,
-                       asc_par_self self, void *ud) {
+static int run(size_t nitems, int jobs, long zygote_after_kb, asc_par_work work, asc_par_done done,
+               asc_par_self self, void *ud) {
   int fit = asc_par_max_jobs();
   if (jobs > fit) jobs = fit;
   if ((size_t)jobs > nitems) jobs = nitems ? (int)nitems : 1;
@@ -533,5 +532,22 @@ int asc_par_run_zygote(size_t nitems, int jobs, long zygote_after_kb, asc_par_wo
   free(gone);
   free(ws);
   free(pf);
+  return rc;
+}
+
+int asc_par_run_zygote(size_t nitems, int jobs, long zygote_after_kb, asc_par_work work, asc_par_done done,
+                       asc_par_self self, void *ud) {
+  /* A caller that ignores SIGCHLD (or sets SA_NOCLDWAIT) has its children reaped by the
+   * kernel: waitpid would find no worker to tell how it ended. For the run, its workers are
+   * reaped here; the caller's choice is restored after. */
+  struct sigaction old, dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  int reset =
+      sigaction(SIGCHLD, NULL, &old) == 0 && (old.sa_handler == SIG_IGN || (old.sa_flags & SA_NOCLDWAIT));
+  if (reset) sigaction(SIGCHLD, &dfl, NULL);
+  int rc = run(nitems, jobs, zygote_after_kb, work, done, self, ud);
+  if (reset) sigaction(SIGCHLD, &old, NULL);
   return rc;
 }

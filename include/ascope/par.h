@@ -29,7 +29,9 @@ typedef void (*asc_par_self)(void *ud, size_t i);
 /* 0 when every worker could be started; -1 if fork/pipe failed (the items not started are
  * reported through done with status -1). With self, and when every item can have a worker of
  * its own (nitems <= jobs), the parent does item 0 itself once the workers for the others are
- * running, rather than wait idle beside them; its result then needs no sending. */
+ * running, rather than wait idle beside them; its result then needs no sending. A caller that
+ * ignores SIGCHLD has it at SIG_DFL for the run (so how each worker ended can be told), then
+ * ignored again; a child of its own that ends meanwhile stays a zombie until it is waited for. */
 int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, asc_par_self self, void *ud);
 
 /* Forking from the caller costs in proportion to its size; asking the zygote costs a round trip

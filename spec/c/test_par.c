@@ -134,9 +134,13 @@ int main(void) {
   /* the zygote killed by an item: the items its workers held may fail, every item is reported
    * once, and the rest run in workers the caller forks */
   CHECK(check_run(kill_zygote, 12, 60, 3, 0, 1));
-  /* the caller ignores SIGCHLD: the zygote still reaps and names how its workers ended */
+  /* the caller ignores SIGCHLD: its workers and the zygote's are still reaped and named by how
+   * they ended, and the caller ignores it again after the run */
   signal(SIGCHLD, SIG_IGN);
+  CHECK(check_run(mixed, 7, 70, 3, SIZE_MAX, 0));
   CHECK(check_run(mixed, 7, 70, 3, 0, 1));
+  struct sigaction now;
+  CHECK(sigaction(SIGCHLD, NULL, &now) == 0 && now.sa_handler == SIG_IGN);
   signal(SIGCHLD, SIG_DFL);
   /* a signal every 200 us without SA_RESTART: the caller's calls are interrupted throughout */
   struct sigaction sa;
