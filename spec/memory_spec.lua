@@ -217,6 +217,57 @@ describe("memory on real samples", function()
     assert.equal(1736405443871259720, first.start_ns)
   end)
 
+  it("a rank exported as a database only: the figures of the text export of the same model", function()
+    -- db_level2 is another run of the level0 model, exported as ascend_pytorch_profiler_0.db:
+    -- every figure the text export gives above comes out the same (sqlite3 on the file agrees on
+    -- the peak, 1187.9814453125 MB at ...689196090 ns, and on the stack of the first row)
+    local r = assert(memory.parse(h.real .. "/msinsight_pytorch_db_level2", {}))
+    assert.equal(1, #r.ranks)
+    assert.same({}, r.failed)
+    local s = r.ranks[1].summary
+    assert.same({ 184, 76 }, { s.events, s.matched })
+    local pta, ge = s.components[1], s.components[2]
+    assert.same({ "PTA", "GE" }, { pta.component, ge.component }) -- the rows without a stream pointer
+    assert.same({ 127, 57 }, { pta.events, ge.events })
+    assert.same({ 1187.9814453125, 1452.0, 73.0625, 74.75 },
+      { pta.peak.allocated_mb, pta.peak_reserved.reserved_mb, ge.peak.allocated_mb, ge.peak_reserved.reserved_mb })
+    assert.equal(1736414119689196090, pta.peak.time_ns)
+    assert.same({ 498238.5, 41, 74752.0, 3 },
+      { pta.live_at_peak.size_kb, pta.live_at_peak.count, ge.live_at_peak.size_kb, ge.live_at_peak.count })
+    assert.equal(258711.0, s.leak_suspects.size_kb)
+    assert.equal(1460243.5, s.top_call_sites.size_kb)
+    local first = r:rows()()
+    assert.same({ "aten::empty_strided", 18816.5, 1736414119641485690 }, { first.name, first.size_kb, first.start_ns })
+    assert.equal("/home/z30057886/imagenet_script/main.py(350): train", first.call_stack_top)
+    -- its memory_record: MEMORY_RECORD's rows by component (sqlite3's GROUP BY), no APP (the
+    -- text file's 13 APP rows have no counterpart in the database)
+    local rec, count = r.ranks[1].record, {}
+    for i = 1, rec.n do count[rec.component[i]] = (count[rec.component[i]] or 0) + 1 end
+    assert.same({ GE = 114, PTA = 381, ["PTA+GE"] = 495 }, count)
+    assert.equal(981462016 / 1048576, rec.allocated_mb[1])
+    assert.equal("NPU:0", rec.device[1])
+  end)
+
+  it("a database without OP_MEMORY is a failed rank naming the file and the table; no call chains, no stacks", function()
+    local dir = h.tmpdir()
+    local db = h.real .. "/msinsight_pytorch_db_level2/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/analysis.db"
+    local rank = dir .. "/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"
+    local f = assert(io.open(db, "rb"))
+    h.write(rank .. "/ascend_pytorch_profiler_0.db", f:read("a"))
+    f:close()
+    h.write(dir .. "/rank0_ascend_pt/profiler_info_0.json", '{"rank_id": 0}')
+    local r = assert(memory.parse(dir, {}))
+    assert.equal(1, #r.failed)
+    assert.equal(rank .. "/ascend_pytorch_profiler_0.db: no OP_MEMORY table (is this an ascend_pytorch_profiler .db?)",
+      r.failed[1].reason)
+    -- a database without call chains gives no operator, and says why
+    local cs = assert(require("ascope.ascend.memory_db").call_stacks(db))
+    assert.equal(0, cs.n)
+    assert.equal("no PYTORCH_API and PYTORCH_CALLCHAINS tables (the profiler ran without with_stack): call stacks",
+      cs.warning)
+    h.cleanup(dir)
+  end)
+
   it("rl-insight memory_data: quoted times with tabs, rank_id as a string, role from the folder", function()
     local r = assert(memory.parse(h.real .. "/rl-insight/memory_data", { jobs = 1 }))
     assert.equal(1, #r.ranks)

@@ -26,15 +26,41 @@ static int over_budget(void *ud) {
   return ++db->used > db->budget;
 }
 
+static unsigned long be(const unsigned char *p, int n) {
+  unsigned long v = 0;
+  for (int i = 0; i < n; i++) v = v << 8 | p[i];
+  return v;
+}
+
+/* The size the 100-byte header gives the file (page size x page count), or 0 where it gives
+ * none: the count is trusted only when its "valid for" counter is the change counter, as
+ * SQLite itself does (files written before 3.7.0 leave it stale). */
+static long long header_bytes(const unsigned char *h, size_t got) {
+  if (got < 100) return 0;
+  unsigned long page = be(h + 16, 2), pages = be(h + 28, 4);
+  if (page == 1) page = 65536;
+  if (page < 512 || (page & (page - 1)) != 0) return 0;
+  if (pages == 0 || be(h + 24, 4) != be(h + 92, 4)) return 0;
+  return (long long)page * (long long)pages;
+}
+
 int asc_db_open(const char *path, asc_db **out, asc_error *err) {
   *out = NULL;
   FILE *probe = asc_open_input(path, err);
   if (!probe) return -1;
-  char magic[16] = {0};
-  size_t got = fread(magic, 1, 16, probe);
+  unsigned char head[100] = {0};
+  size_t got = fread(head, 1, sizeof head, probe);
   fclose(probe);
-  if (got < 16 || memcmp(magic, "SQLite format 3", 16) != 0)
+  if (got < 16 || memcmp(head, "SQLite format 3", 16) != 0)
     return asc_fail(err, path, 0, 0, 0, "not an SQLite database");
+  struct stat st;
+  long long size = stat(path, &st) == 0 ? (long long)st.st_size : 0;
+  long long want = header_bytes(head, got);
+  /* a copy cut short (a full disk, an interrupted transfer) otherwise reads as a database
+   * without the tables that were in its lost pages, or as "malformed" at some later query */
+  if (want > size)
+    return asc_fail(err, path, size, 0, 0, "the file is cut short: %lld bytes of the %lld its header gives",
+                    size, want);
   asc_db *db = calloc(1, sizeof *db);
   if (!db) return asc_fail(err, path, -1, 0, 0, "out of memory");
   snprintf(db->path, sizeof db->path, "%s", path);
@@ -51,8 +77,6 @@ int asc_db_open(const char *path, asc_db **out, asc_error *err) {
   }
   /* 10^8 steps plus 1000 per byte of the file: a full scan of every table fits many times
    * over, a recursive view or a runaway join does not */
-  struct stat st;
-  long long size = stat(path, &st) == 0 ? (long long)st.st_size : 0;
   asc_db_set_budget(db, 100000000LL + size * 1000);
   sqlite3_progress_handler(db->h, PROGRESS_STEPS, over_budget, db);
   *out = db;
@@ -169,13 +193,16 @@ done:
   return rc;
 }
 
-int asc_db_has_table(asc_db *db, const char *name) {
+int asc_db_has_table(asc_db *db, const char *name, asc_error *err) {
   sqlite3_stmt *st;
+  /* a schema that cannot be read is an error of its own, not a table missing */
   if (sqlite3_prepare_v2(db->h, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &st,
                          NULL) != SQLITE_OK)
-    return 0;
+    return asc_fail(err, db->path, -1, 0, 0, "cannot read the schema: %s", sqlite3_errmsg(db->h));
   sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-  int has = sqlite3_step(st) == SQLITE_ROW;
+  int rc = sqlite3_step(st);
   sqlite3_finalize(st);
-  return has;
+  if (rc == SQLITE_ROW) return 1;
+  if (rc == SQLITE_DONE) return 0;
+  return asc_fail(err, db->path, -1, 0, 0, "cannot read the schema: %s", sqlite3_errstr(rc));
 }

@@ -62,7 +62,10 @@ static int m_query(lua_State *L) {
 }
 
 static int m_has_table(lua_State *L) {
-  lua_pushboolean(L, asc_db_has_table(check_db(L), luaL_checkstring(L, 2)));
+  asc_error err;
+  int has = asc_db_has_table(check_db(L), luaL_checkstring(L, 2), &err);
+  if (has < 0) return lasc_pusherror(L, &err);
+  lua_pushboolean(L, has);
   return 1;
 }
 

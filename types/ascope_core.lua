@@ -334,6 +334,12 @@ local Database = {}
 ---@param ... any parameters
 ---@return ascope.QueryResult|nil result, string? message
 function Database:query(sql, ...) end
+---Is name a real table (views do not count)? nil and a message when the schema cannot be read.
+---@param name string
+---@return boolean|nil has, string? message
+function Database:has_table(name) end
+---@return nil
+function Database:close() end
 
 ---@class ascope.Db
 local db = {}

@@ -8,6 +8,7 @@
 
 typedef struct asc_db asc_db;
 
+/* Fails on a file that is not SQLite or is shorter than its header gives (a copy cut short). */
 int asc_db_open(const char *path, asc_db **out, asc_error *err);
 void asc_db_close(asc_db *db);
 
@@ -24,9 +25,9 @@ typedef struct asc_db_result {
 int asc_db_query(asc_db *db, const char *sql, const char *const *params, size_t nparams, asc_strtab *strings,
                  asc_db_result *res, asc_error *err);
 void asc_db_result_free(asc_db_result *res);
-/* Does a table exist? */
-/* 1 when name is a real table (a view does not count: its query could be anything). */
-int asc_db_has_table(asc_db *db, const char *name);
+/* 1 when name is a real table (a view does not count: its query could be anything), 0 when
+ * not, -1 with err when the schema cannot be read (a damaged file). */
+int asc_db_has_table(asc_db *db, const char *name, asc_error *err);
 /* Each query stops after about steps virtual-machine steps (the default grows with the file:
  * 10^8 plus 1000 per byte). */
 void asc_db_set_budget(asc_db *db, long long steps);

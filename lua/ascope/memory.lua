@@ -14,6 +14,7 @@ local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local memory_csv = require "ascope.ascend.memory_csv"
 local memory_record = require "ascope.ascend.memory_record"
+local memory_db = require "ascope.ascend.memory_db"
 local csv_notes = require "ascope.ascend.csv_notes"
 local trace = require "ascope.ascend.trace"
 local analysis = require "ascope.analysis.memory"
@@ -101,6 +102,13 @@ local function read_inputs(d, listing, split, required)
   local threads = split and (workers.scan_threads or core.fs.workers()) or nil
   local function read(what, beside)
     log.stage("%s", t("memory.reading", tostring(d.rank), d.role, paths[what]))
+    if memory_db.is_db(paths[what]) then
+      local v, err = (what == "csv" and memory_db.mem or what == "trace" and memory_db.call_stacks
+                      or memory_db.record)(paths[what])
+      if beside then beside() end
+      if not v and what ~= "record" then error(err, 0) end
+      return v or { error = err }
+    end
     if what == "csv" then
       local v, err = memory_csv.read(paths.csv, not beside and log.progress(memory_csv.FILE) or nil, required,
         beside)

@@ -216,6 +216,41 @@ describe("hostile SQLite files", function()
     db:close()
   end)
 
+  it("names a copy cut short as such, not as a database without its tables", function()
+    local dir = h.tmpdir()
+    local whole = h.read(DB)
+    assert.equal(679936, #whole) -- 166 pages of 4096 bytes, as its header gives
+    h.write(dir .. "/cut.db", whole:sub(1, 200000))
+    local db, err = core.db.open(dir .. "/cut.db")
+    assert.is_nil(db)
+    assert.equal(dir .. "/cut.db (byte 200000): the file is cut short: 200000 bytes of the 679936 its header gives", err)
+    -- and a memory run names it for that rank
+    local rank = dir .. "/run/r0_ascend_pt/ASCEND_PROFILER_OUTPUT"
+    h.write(rank .. "/ascend_pytorch_profiler_0.db", whole:sub(1, 200000))
+    h.write(dir .. "/run/r0_ascend_pt/profiler_info_0.json", '{"rank_id": 0}')
+    local r = assert(require("ascope.memory").parse(dir .. "/run", {}))
+    assert.equal(1, #r.failed)
+    assert.equal(rank .. "/ascend_pytorch_profiler_0.db (byte 200000): the file is cut short: 200000 bytes of the "
+      .. "679936 its header gives", r.failed[1].reason)
+    h.cleanup(dir)
+  end)
+
+  it("names a schema it cannot read, not a table missing", function()
+    local dir = h.tmpdir()
+    local whole = h.read(DB)
+    -- the first page past its 100-byte header holds the schema
+    h.write(dir .. "/bad.db", whole:sub(1, 100) .. string.rep("\255", 3996) .. whole:sub(4097))
+    local db = assert(core.db.open(dir .. "/bad.db"))
+    local has, err = db:has_table("TASK")
+    assert.is_nil(has)
+    assert.equal(dir .. "/bad.db: cannot read the schema: database disk image is malformed", err)
+    db:close()
+    local tl, terr = require("ascope.ascend.timeline").read(dir .. "/bad.db")
+    assert.is_nil(tl)
+    assert.equal(err, terr)
+    h.cleanup(dir)
+  end)
+
   it("opens the path as a file name, never as a URI", function()
     local dir = h.tmpdir()
     h.copy(DB, dir .. "/d%41/p.db") -- as a URI, d%41 would mean dA

@@ -158,9 +158,14 @@ end
 --   as_is   with walk: a path that is a file is taken whatever its name
 --   reader  the function that reads the file, as "module.function"
 M.inputs = {
-  operator_memory = { names = { "operator_memory%.csv" }, reader = "ascope.ascend.memory_csv.read" },
-  memory_record = { names = { "memory_record%.csv" }, reader = "ascope.ascend.memory_record.read" },
-  call_stacks = { names = { "trace_view%.json" }, reader = "ascope.ascend.trace.call_stacks" },
+  -- a rank exported as a database only has its memory there (ascope.ascend.memory_db); the text
+  -- files come first where both are
+  operator_memory = { names = { "operator_memory%.csv", "ascend_pytorch_profiler.*%.db" },
+                      reader = "ascope.ascend.memory_csv.read" },
+  memory_record = { names = { "memory_record%.csv", "ascend_pytorch_profiler.*%.db" },
+                    reader = "ascope.ascend.memory_record.read" },
+  call_stacks = { names = { "trace_view%.json", "ascend_pytorch_profiler.*%.db" },
+                  reader = "ascope.ascend.trace.call_stacks" },
   -- a JSON trace first: it carries the Overlap Analysis lanes the .db lacks
   timeline = { names = { "trace_view%.json", "ascend_pytorch_profiler.*%.db" }, deep = "msprof_.*%.json",
                reader = "ascope.ascend.timeline.read" },

@@ -11,6 +11,7 @@
 local core = require "ascope_core"
 local csv, db = core.csv, core.db
 local i18n = require "ascope.i18n"
+local profdb = require "ascope.ascend.profdb"
 
 local M = {}
 
@@ -88,12 +89,8 @@ local function read_csv(path)
 end
 
 local function read_db(path)
-  local h, err = db.open(path)
+  local h, err = profdb.open(path, { "StepTraceTime" }, function(p) return i18n.t("step_trace.no_table", p) end)
   if not h then return nil, err end
-  if not h:has_table("StepTraceTime") then
-    h:close()
-    return nil, i18n.t("step_trace.no_table", path)
-  end
   local r, qerr = h:query("SELECT * FROM StepTraceTime")
   h:close()
   if not r then return nil, qerr end
@@ -130,9 +127,9 @@ function M.holds_split(path)
   if not h or not is_sqlite(h) then return h ~= "" end
   local d = db.open(path)
   if not d then return true end
-  local yes = d:has_table("StepTraceTime")
+  local yes = d:has_table("StepTraceTime") -- nil: a schema it cannot read, for read() to report
   d:close()
-  return yes
+  return yes ~= false
 end
 
 --- Returns {steps = {{step, time_us, computing_us, comm_us, comm_not_overlapped_us, overlapped_us,

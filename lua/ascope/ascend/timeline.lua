@@ -4,8 +4,9 @@
 --    (ns), task_type, ph ("X" slice, "s"/"f" flow start/finish), flow (flow id), source,
 --    comm_lanes = {lane name, ...} (the streams the file itself says carry communication)}
 local core = require "ascope_core"
-local json, column, db = core.json, core.column, core.db
+local json, column = core.json, core.column
 local i18n = require "ascope.i18n"
+local profdb = require "ascope.ascend.profdb"
 local heap = require "ascope.heap"
 
 local M = {}
@@ -82,14 +83,8 @@ SELECT DISTINCT 'Ascend Hardware/Stream ' || t.streamId AS lane
 
 --- Read an ascend_pytorch_profiler_*.db (times already integer ns; names through STRING_IDS).
 function M.read_db(path)
-  local h, err = db.open(path)
+  local h, err = profdb.open(path, { "TASK", "STRING_IDS" })
   if not h then return nil, err end
-  for _, t in ipairs({ "TASK", "STRING_IDS" }) do
-    if not h:has_table(t) then
-      h:close()
-      return nil, i18n.t("timeline.db_no_table", path, t)
-    end
-  end
   local sql = { DB_SQL }
   for _, t in ipairs({ "COMMUNICATION_OP", "PYTORCH_API", "CANN_API", "STEP_TIME" }) do
     if h:has_table(t) then sql[#sql + 1] = "UNION ALL\n" .. DB_OPTIONAL[t] end
