@@ -236,4 +236,24 @@ describe("one command-line style", function()
     assert.truthy(out:find("[ERROR] card 0 vs card 1", 1, true))
     assert.falsy((out .. err):find("\27", 1, true), "no escape codes into a pipe or file")
   end)
+
+  it("writes out the control characters of names from the data, so they cannot act on the terminal", function()
+    -- a role (profiler_metadata.json) with an escape sequence and a carriage return in it, and a
+    -- missing trace, so that the role is on stdout and in a warning on stderr
+    local rank = dir .. "/run/r/rank0_ascend_pt"
+    local src = h.real .. "/msinsight_pytorch_text_level0/rank0_ascend_pt"
+    h.copy(src .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv", rank .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv")
+    h.copy(src .. "/profiler_info_0.json", rank .. "/profiler_info_0.json")
+    h.write(rank .. "/profiler_metadata.json", '{"role": "actor\\u001b[2J\\rfake\\tx"}')
+    local code, out, err = h.run("memory", dir .. "/run", "-o", dir .. "/m")
+    assert.equal(0, code, err)
+    assert.falsy((out .. err):find("[\27\r]"), out .. err)
+    assert.truthy(out:find("rank 0 (actor\\x1b[2J\\x0dfake\tx)", 1, true), out)
+    assert.truthy(err:find("(actor\\x1b[2J\\x0dfake\tx)", 1, true), err)
+    -- the files keep the role as it is
+    assert.truthy(h.read(dir .. "/m/memory_events.csv"):find("actor\27[2J\rfake\tx", 1, true))
+    -- and line ends stay line ends
+    local log = require "ascope.log"
+    assert.equal("a\nb\tc\nd\\x0d\\x00", log.visible("a\r\nb\tc\nd\r\0"))
+  end)
 end)

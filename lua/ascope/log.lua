@@ -66,11 +66,19 @@ function M.paint(line, fd)
   end, 1))
 end
 
+--- text with the control characters a terminal would act on written out ("\x1b"): a role, a
+-- file or operator name comes from the data, and an escape sequence or a lone carriage return
+-- in one must not recolour, move or overwrite what the user reads. Line ends and tabs stay.
+function M.visible(text)
+  return (text:gsub("\r\n", "\n"):gsub("[%z\1-\8\11-\31\127]",
+    function(c) return ("\\x%02x"):format(c:byte()) end))
+end
+
 --- print() with severity tags painted (the commands' print while they run on a terminal).
 function M.print(...)
   local parts = table.pack(...)
   for i = 1, parts.n do parts[i] = tostring(parts[i]) end
-  io.stdout:write(M.paint(table.concat(parts, "\t", 1, parts.n), 1), "\n")
+  io.stdout:write(M.paint(M.visible(table.concat(parts, "\t", 1, parts.n)), 1), "\n")
 end
 
 --- A line of an analysis' running account (moe's per-card steps), for the sink with its level
@@ -107,7 +115,7 @@ M.stderr = {
     clear_bar()
     local tag = level == "stage" and "[ascope] " or M.paint("[" .. level:upper() .. "] ", 2)
     -- one write per line: parallel workers share stderr
-    io.stderr:write(tag .. text .. "\n")
+    io.stderr:write(tag .. M.visible(text) .. "\n")
   end,
   on_progress = function(label, done, total, seconds)
     if M.quiet or not tty then return end

@@ -81,8 +81,9 @@ local function apply(ctx)
   if ctx.rules_dir then require("ascope.rules").set_dir(ctx.rules_dir) end
 end
 
--- The commands print their summary and findings with print(); on a terminal, print paints the
--- severity tags while a command runs (M.main puts the plain one back). With --json the text is
+-- The commands print their summary and findings with print(); while a command runs (M.main puts
+-- the plain one back), print paints the severity tags on a terminal and writes out the control
+-- characters of names from the data (log.visible). With --json the text is
 -- left out and the command's summary data and findings are printed as one JSON document.
 -- Scripts keep the plain print, and help stays text. A command returns code, findings, result,
 -- summary data.
@@ -91,8 +92,8 @@ local function call(command, opts, words, ctx)
   local script = command.spec.script or command.spec.text
   if ctx.json and not script then
     rawset(_G, "print", function() end)
-  elseif not script and log.colour(1) then
-    rawset(_G, "print", log.print)
+  elseif not script then
+    rawset(_G, "print", log.print) -- tags painted on a terminal; the data's control characters written out
   end
   local code, found, _, summary = command.main(opts, words, ctx)
   if ctx.json and not script then
@@ -160,7 +161,7 @@ function M.main(argv)
   -- --json: a script reading stdout gets a document whatever happened
   if ctx.json then io.write(require("ascope.report.stdout_json").encode_error(ctx.command, code, msg), "\n") end
   io.stdout:flush()
-  io.stderr:write("ascope: ", msg, "\n")
+  io.stderr:write("ascope: ", log.visible(msg), "\n")
   if code == 1 and not ctx.debug then io.stderr:write(i18n.t("main.debug_hint"), "\n") end
   return code
 end
