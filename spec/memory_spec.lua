@@ -248,6 +248,21 @@ describe("memory on real samples", function()
     assert.equal("NPU:0", rec.device[1])
   end)
 
+  it("a rank hidden by a profiler_info file it cannot read is failed with that file's error", function()
+    local dir = h.tmpdir()
+    local rank = dir .. "/role/x_ascend_pt"
+    h.copy(h.real .. "/msinsight_pytorch_text_level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_memory.csv",
+      rank .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv")
+    h.write(rank .. "/profiler_info.json", '{"rank_id": 0, "trunc')
+    local r = assert(memory.parse(dir, {}))
+    assert.equal(0, #r.ranks)
+    assert.equal(1, #r.failed)
+    assert.equal(rank .. ": cannot tell the rank (no profiler_info_<N>.json, no rank_id, no rank number in the folder "
+      .. "name); " .. rank .. "/profiler_info.json:1:22 (byte 21): invalid JSON: parse error: premature EOF",
+      r.failed[1].reason)
+    h.cleanup(dir)
+  end)
+
   it("a database without OP_MEMORY is a failed rank naming the file and the table; no call chains, no stacks", function()
     local dir = h.tmpdir()
     local db = h.real .. "/msinsight_pytorch_db_level2/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/analysis.db"

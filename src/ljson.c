@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yajl/yajl_parse.h>
 
 #include "ascope/decimal.h"
@@ -215,6 +216,8 @@ static int l_scan(lua_State *L) {
 /* ---------- decode ---------- */
 
 #define NULL_KEY "ascope.json.null"
+/* the largest file json.load reads */
+#define ASC_JSON_LOAD_MAX (256 << 20)
 
 typedef struct {
   lua_State *L;
@@ -309,9 +312,13 @@ static int decode_text(lua_State *L, const char *s, size_t n, const char *name) 
   u->h = yajl_alloc(&dec_callbacks, NULL, d);
   if (!u->h) return lasc_oom(L);
   yajl_status st = yajl_parse(u->h, (const unsigned char *)s, n);
-  if (st == yajl_status_ok) st = yajl_complete_parse(u->h);
+  int at_end = 0; /* the text ended inside the document: its end is the place to name */
+  if (st == yajl_status_ok) {
+    st = yajl_complete_parse(u->h);
+    at_end = 1;
+  }
   if (st != yajl_status_ok) {
-    size_t at = st == yajl_status_error ? yajl_get_bytes_consumed(u->h) : n;
+    size_t at = st == yajl_status_error && !at_end ? yajl_get_bytes_consumed(u->h) : n;
     if (at > n) at = n;
     long line = 1, col = 1;
     for (size_t i = 0; i < at; i++) {
@@ -323,6 +330,7 @@ static int decode_text(lua_State *L, const char *s, size_t n, const char *name) 
     unsigned char *m = d->too_deep ? NULL : yajl_get_error(u->h, 0, (const unsigned char *)s, n);
     for (unsigned char *q = m; q && *q; q++) /* yajl's message runs over lines: keep it on one */
       if (*q == '\n') *q = ' ';
+    for (size_t k = m ? strlen((char *)m) : 0; k > 0 && m[k - 1] == ' '; k--) m[k - 1] = '\0';
     asc_error err;
     if (d->too_deep)
       asc_fail(&err, name, (long long)at, line, col, "nesting deeper than 255 levels is not supported");
@@ -353,9 +361,22 @@ static int l_load(lua_State *L) {
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   char tmp[65536];
-  size_t n;
-  while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) luaL_addlstring(&b, tmp, n);
+  size_t n, total = 0;
+  /* a document is decoded whole into a Lua table, several times its size: metadata and
+   * summaries are KB to MB, and a bigger file handed here (a trace) is refused, not loaded */
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && st.st_size > ASC_JSON_LOAD_MAX) total = (size_t)st.st_size;
+  while (total <= ASC_JSON_LOAD_MAX && (n = fread(tmp, 1, sizeof tmp, f)) > 0) {
+    total += n;
+    if (total <= ASC_JSON_LOAD_MAX) luaL_addlstring(&b, tmp, n);
+  }
   fclose(f);
+  if (total > ASC_JSON_LOAD_MAX) {
+    asc_fail(&err, path, (long long)ASC_JSON_LOAD_MAX, 0, 0,
+             "larger than %d MiB: not a document this reads whole (a trace is scanned, not loaded)",
+             ASC_JSON_LOAD_MAX >> 20);
+    return lasc_pusherror(L, &err);
+  }
   luaL_pushresult(&b);
   size_t len;
   const char *s = lua_tolstring(L, -1, &len);

@@ -357,7 +357,7 @@ function M.plan(a, b)
     end
     units[i] = { key = g.role .. "/" .. tostring(g.rank), files = files }
   end
-  for i, d in ipairs(unknown) do unknown_dirs[i] = { role = d.role, dir = d.dir } end
+  for i, d in ipairs(unknown) do unknown_dirs[i] = { role = d.role, dir = d.dir, rank_unread = d.rank_unread } end
   return {
     units = units, rules = rules, opts = opts, listings = listings,
     context = { input = input, match = opts.match, groups = groups, unknown = unknown_dirs, duplicates = duplicates,
@@ -381,7 +381,7 @@ function M.assemble(context, outcomes, rules)
   for _, d in ipairs(context.unknown) do
     result.failed[#result.failed + 1] = {
       role = d.role, rank = nil, dirs = { d.dir },
-      reason = t("memory.unknown_rank", d.dir),
+      reason = t("memory.unknown_rank", d.dir) .. (d.rank_unread and "; " .. d.rank_unread or ""),
     }
   end
   for i, g in ipairs(context.groups) do

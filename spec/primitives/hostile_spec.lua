@@ -148,6 +148,23 @@ describe("hostile JSON", function()
     r = assert(scan('[{"name":"x","a":' .. ("["):rep(250) .. ("]"):rep(250) .. "}]"))
     assert.equal(1, r.n)
   end)
+
+  it("loads a document whole only up to 256 MiB, and names the end of one cut short", function()
+    local p = dir .. "/big.json"
+    local f = assert(io.open(p, "wb"))
+    assert(f:seek("set", 256 * 1048576)) -- sparse: a byte past 256 MiB, nothing read to refuse it
+    f:write("]")
+    f:close()
+    local v, err = json.load(p)
+    assert.is_nil(v)
+    assert.equal(p .. " (byte 268435456): larger than 256 MiB: not a document this reads whole (a trace is "
+      .. "scanned, not loaded)", err)
+    -- a document that ends inside itself is named at its end, where the parse stopped
+    h.write(dir .. "/cut.json", '{"rank_id": 0, "trunc')
+    v, err = json.load(dir .. "/cut.json")
+    assert.is_nil(v)
+    assert.truthy(err:find(dir .. "/cut.json:1:22 (byte 21): invalid JSON", 1, true), err)
+  end)
 end)
 
 describe("hostile numbers", function()

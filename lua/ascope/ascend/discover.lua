@@ -72,9 +72,11 @@ local function rank_of(dir, listing)
     local r = n:match("^profiler_info_(%d+)%.json$")
     if r then return math.tointeger(tonumber(r)), "profiler_info" end
   end
+  local unread -- a profiler_info file that could not be read: why, should nothing else tell
   for _, n in ipairs(names) do
     if n:match("^profiler_info.*%.json$") then
-      local doc = json.load(dir .. "/" .. n)
+      local doc, err = json.load(dir .. "/" .. n)
+      unread = unread or (doc == nil and err or nil)
       local r = type(doc) == "table" and doc.rank_id
       r = math.tointeger(tonumber(r))
       if r then return r, "rank_id" end
@@ -82,7 +84,7 @@ local function rank_of(dir, listing)
   end
   local r = basename(dir):match("[Rr]ank_?(%d+)")
   if r then return math.tointeger(tonumber(r)), "folder name" end
-  return nil
+  return nil, nil, unread
 end
 
 local function role_of(dir)
@@ -97,7 +99,7 @@ end
 local function describe(dir, listing)
   local out = dir .. "/ASCEND_PROFILER_OUTPUT"
   listing = listing or {}
-  local rank, how = rank_of(dir, listing)
+  local rank, how, unread = rank_of(dir, listing)
   return {
     dir = dir,
     listing = listing,
@@ -105,6 +107,7 @@ local function describe(dir, listing)
     name = basename(dir),
     rank = rank,
     rank_source = how,
+    rank_unread = unread, -- with rank nil: the profiler_info file's error, which hid the rank
     role = role_of(dir),
     time_key = M.time_key(basename(dir)),
   }

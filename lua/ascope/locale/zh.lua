@@ -783,6 +783,7 @@ ascend_pytorch_profiler_*.db 或 profiling 目录树（所有 rank）。
   ["c:not a spool"] = "不是暂存文件",
   ["c:the file is cut short: %lld bytes of the %lld its header gives"] = "文件不完整：只有 %s 字节，文件头给出的大小是 %s 字节",
   ["c:cannot read the schema: %s"] = "无法读取数据库结构：%s",
+  ["c:larger than %d MiB: not a document this reads whole (a trace is scanned, not loaded)"] = "大于 %s MiB：不是可整体读入的文档（trace 应流式扫描，而不是整体读入）",
   ["c:not an SQLite database"] = "不是 SQLite 数据库",
   ["c:not open"] = "未打开",
   ["c:out of memory"] = "内存不足",
