@@ -307,6 +307,10 @@ describe("memory on real samples", function()
     assert.equal(1695115378723902500, r.ranks[1].start_ns[1])
     assert.truthy(r.ranks[1].warnings[1]:find("trace_view.json is missing", 1, true))
     assert.equal(0, r.ranks[1].summary.matched)
+    -- rank 1's PTA peak is a release's total, 3469.5556640625 MB at 1706704429253692.904 us,
+    -- above every Allocation Total Allocated(MB) (3273.61962890625 at its largest)
+    local peak = r.ranks[2].summary.components[1].peak
+    assert.same({ 3469.5556640625, 1706704429253692904, "release" }, { peak.allocated_mb, peak.time_ns, peak.at })
   end)
 end)
 
@@ -453,7 +457,15 @@ describe("ascope memory command line", function()
     local frame = t.stackFrames[begins[1].sf]
     assert.truthy(frame.name:find("%.py%(%d+%)"))
     local md = h.read(dir .. "/memory_report.md")
-    assert.truthy(md:find("### PTA\n\nPeak 19207.61279296875 MB allocated at 1779785515672.33245 ms", 1, true), md)
+    -- the peak is a release's total: 20138.58544921875 MB in Release Total Allocated(MB) at
+    -- 1779785665728627.91 us, above every allocation's (19207.61279296875 MB at its largest);
+    -- reserved likewise, 27928.0 against 21216.0 (python's csv module on the file)
+    assert.truthy(md:find("### PTA\n\nPeak 20138.58544921875 MB allocated at 1779785665728.62791 ms (reserved peaks "
+      .. "at 27928.0 MB)", 1, true), md)
+    assert.truthy(md:find("The peak is a release's total", 1, true))
+    local pta = core.json.load(dir .. "/memory_summary.json").ranks[1].components[1]
+    assert.same({ 20138.58544921875, "release" }, { pta.peak.allocated_mb, pta.peak.seen_at })
+    assert.same({ 27928.0, "1779785667087.97173" }, { pta.peak_reserved.reserved_mb, pta.peak_reserved.time_ms })
     -- values keep the digits of the input: 19071.60547 is not printed as 19071.605470
     local rows = h.csv_rows(dir .. "/memory_events.csv")
     assert.equal("19071.60547", rows[5].total_allocated_mb)

@@ -174,7 +174,8 @@ local function read_folder(d, listing, opts, classify, rules, warnings, problems
   return {
     name = mem.name, size_kb = mem.size_kb, start_ns = mem.alloc_ns, dur_ns = mem.dur_ns,
     release_ns = mem.release_ns, allocated_mb = mem.allocated_mb, reserved_mb = mem.reserved_mb,
-    active_mb = mem.active_mb, device = mem.device, call_stack = att.call_stack, top = att.top,
+    active_mb = mem.active_mb, rel_allocated_mb = mem.rel_allocated_mb, rel_reserved_mb = mem.rel_reserved_mb,
+    device = mem.device, call_stack = att.call_stack, top = att.top,
     component = mem.name:map(classify),
     matched = att.matched, suspects = att.suspects, latest_matched = att.latest_matched,
     changed_by_fallback = att.changed_by_fallback,
@@ -183,7 +184,7 @@ local function read_folder(d, listing, opts, classify, rules, warnings, problems
 end
 
 local ROW_COLUMNS = { "name", "size_kb", "start_ns", "dur_ns", "release_ns", "allocated_mb", "reserved_mb",
-                      "active_mb", "device", "call_stack", "top", "component" }
+                      "active_mb", "rel_allocated_mb", "rel_reserved_mb", "device", "call_stack", "top", "component" }
 local RECORD_COLUMNS = { "component", "ts_ns", "allocated_mb", "reserved_mb", "active_mb", "device" }
 
 --- Read, attribute and summarise one (role, rank): a group of rank folders in collection order.

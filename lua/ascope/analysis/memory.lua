@@ -95,11 +95,26 @@ local function top_groups(keys, size, opts, whole_kb, top_n, label)
   return out, total_kb, count, ngroups, keyless_kb
 end
 
+-- The largest of a total over the rows, at the instant it was seen: at an allocation (at,
+-- start_ns) or, where the release's total (rel) is larger still, at that release (release_ns).
+-- Returns row, value, time_ns, "allocation"|"release"; nil when no row has the total.
+local function largest(at, rel, start_ns, release_ns, rows)
+  local row, v = at:argmax(rows)
+  local rrow, rv = nil, nil
+  if rel then rrow, rv = rel:argmax(rows) end
+  if rrow and release_ns[rrow] and (not row or rv > v) then return rrow, rv, release_ns[rrow], "release" end
+  if row then return row, v, start_ns[row], "allocation" end
+  return nil
+end
+
 --- Summary of one component's rows.
--- ev: the rank's columns {name, size_kb, start_ns, dur_ns, allocated_mb, reserved_mb, call_stack,
--- top}; rows: the component's rows (integer column). peak: the largest Allocation Total
--- Allocated(MB) of the component and the allocation time of its row (the first such row). Live
--- at the peak: the allocations (size > 0) alive at that instant t (start <= t < start +
+-- ev: the rank's columns {name, size_kb, start_ns, dur_ns, release_ns, allocated_mb, reserved_mb,
+-- rel_allocated_mb, rel_reserved_mb, call_stack, top}; rows: the component's rows (integer
+-- column). peak: the largest total allocated the file shows for the component, at the instant
+-- it shows it: an allocation's Allocation Total Allocated(MB) at its allocation time, or a
+-- release's Release Total Allocated(MB) at its release time where that is larger (rows the
+-- file does not list were allocated between; the first such row; peak.at says which). The
+-- reserved peak likewise. Live at the peak: the allocations (size > 0) alive at that instant t (start <= t < start +
 -- duration, or never released), by call_stack_top; the rest of the peak (peak minus live) was
 -- allocated before the first row of the file or is not listed. no_stack: the share of allocated
 -- KB whose row has no call stack, and the operators behind it.
@@ -108,9 +123,10 @@ function M.summarize_component(ev, rows, top_n)
   local site_list, allocated_kb, allocations, nsites = top_groups(top, size, { positive = size, rows = rows }, nil, top_n)
   local leak_list, leaked_kb, _, nleaks = top_groups(top, size, { positive = size, missing = ev.dur_ns, rows = rows },
     nil, top_n)
-  local peak_row, peak_mb = ev.allocated_mb:argmax(rows)
-  local peak_ns = peak_row and ev.start_ns[peak_row]
-  local reserved_row, reserved_mb = ev.reserved_mb:argmax(rows)
+  local peak_row, peak_mb, peak_ns, peak_at = largest(ev.allocated_mb, ev.rel_allocated_mb, ev.start_ns,
+    ev.release_ns, rows)
+  local reserved_row, reserved_mb, reserved_ns = largest(ev.reserved_mb, ev.rel_reserved_mb, ev.start_ns,
+    ev.release_ns, rows)
   local live_list, live_kb, live_count, live_sites, live_no_stack_kb = {}, 0, 0, 0, 0
   if peak_ns then
     live_list, live_kb, live_count, live_sites, live_no_stack_kb = top_groups(top, size,
@@ -122,8 +138,8 @@ function M.summarize_component(ev, rows, top_n)
     events = #rows,
     rows = rows,
     allocations = allocations,
-    peak = peak_row and peak_ns and { allocated_mb = peak_mb, time_ns = peak_ns, row = peak_row } or nil,
-    peak_reserved = reserved_row and { reserved_mb = reserved_mb, time_ns = ev.start_ns[reserved_row] } or nil,
+    peak = peak_row and peak_ns and { allocated_mb = peak_mb, time_ns = peak_ns, row = peak_row, at = peak_at } or nil,
+    peak_reserved = reserved_row and { reserved_mb = reserved_mb, time_ns = reserved_ns } or nil,
     live_at_peak = {
       sites = live_list, site_count = live_sites, size_kb = live_kb, count = live_count,
       no_stack_kb = live_no_stack_kb,

@@ -33,6 +33,10 @@ M.FIELDS = {
   { "Allocation Total Allocated(MB)", "allocated_mb", "number" },
   { "Allocation Total Reserved(MB)", "reserved_mb", "number" },
   { "Allocation Total Active(MB)", "active_mb", "number" },
+  -- the totals the allocator gave at the release: between two listed allocations the process
+  -- may have allocated more than either saw (rows not listed), and a release shows it
+  { "Release Total Allocated(MB)", "rel_allocated_mb", "number" },
+  { "Release Total Reserved(MB)", "rel_reserved_mb", "number" },
   { "Device Type", "device", "string" },
 }
 
@@ -54,7 +58,7 @@ end
 
 --- Read one file. Returns a table of columns
 --   {n, name, size_kb, alloc_ns, release_ns, dur_ns, allocated_mb, reserved_mb, active_mb,
---    device, present = {header -> bool}, bad_cells, first_bad}
+--    rel_allocated_mb, rel_reserved_mb, device, present = {header -> bool}, bad_cells, first_bad}
 -- or nil, message (file and place named). required: the headers it must have (M.required()).
 -- beside: as read_fields'.
 function M.read(path, progress, required, beside)

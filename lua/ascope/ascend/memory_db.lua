@@ -35,20 +35,21 @@ SELECT CASE WHEN o.streamPtr IS NULL THEN 'cann::' ELSE '' END || COALESCE(n.val
        o.size / 1024.0 AS size_kb, o.allocationTime AS alloc_ns,
        o.releaseTime AS release_ns, o.duration AS dur_ns,
        o.allocationTotalAllocated / 1048576.0 AS allocated_mb, o.allocationTotalReserved / 1048576.0 AS reserved_mb,
-       o.allocationTotalActive / 1048576.0 AS active_mb, 'NPU:' || o.deviceId AS device
+       o.allocationTotalActive / 1048576.0 AS active_mb, o.releaseTotalAllocated / 1048576.0 AS rel_allocated_mb,
+       o.releaseTotalReserved / 1048576.0 AS rel_reserved_mb, 'NPU:' || o.deviceId AS device
   FROM OP_MEMORY o LEFT JOIN STRING_IDS n ON n.id = o.name ORDER BY o.rowid]]
 
 --- OP_MEMORY as memory_csv.read's columns: {n, name, size_kb, alloc_ns, release_ns, dur_ns,
--- allocated_mb, reserved_mb, active_mb, device, bad_cells = 0} or nil, message.
+-- allocated_mb, reserved_mb, active_mb, rel_allocated_mb, rel_reserved_mb, device, bad_cells = 0} or nil, message.
 function M.mem(path)
   local r, err = profdb.query(path, { "OP_MEMORY", "STRING_IDS" }, MEM_SQL)
   if not r then return nil, err end
   local c = kinds(r, { name = "string", size_kb = "number", alloc_ns = "integer", release_ns = "integer",
                        dur_ns = "integer", allocated_mb = "number", reserved_mb = "number", active_mb = "number",
-                       device = "string" })
+                       rel_allocated_mb = "number", rel_reserved_mb = "number", device = "string" })
   return { n = r.n, name = c.name, size_kb = c.size_kb, alloc_ns = c.alloc_ns, release_ns = c.release_ns,
            dur_ns = c.dur_ns, allocated_mb = c.allocated_mb, reserved_mb = c.reserved_mb, active_mb = c.active_mb,
-           device = c.device, bad_cells = 0, ragged_rows = 0 }
+           rel_allocated_mb = c.rel_allocated_mb, rel_reserved_mb = c.rel_reserved_mb, device = c.device, bad_cells = 0, ragged_rows = 0 }
 end
 
 -- the operators with a call stack, each with the rank k of its chain among the chains (by id);

@@ -677,6 +677,7 @@ usage error (an invalid regular expression included).]],
   ["env.NO_COLOR"] = "set and not empty: no colour on a terminal",
   -- the HTML reports: notes and section titles
   ["report.memory.time_zero"] = "Time 0 is the rank's first event, %s ms (profiler clock).",
+  ["report.memory.peak_at_release"] = "The peak is a release's total (Release Total Allocated(MB)): between the allocations the file lists, the process allocated more than any of them saw.",
   ["report.memory.peak_note"] = "Peak %.1f MB at %s ms. Alive then: %d allocation(s) listed in operator_memory.csv, %.1f MB (%.1f MB of them without a call stack); the other %.1f MB of the peak were allocated before the first row of the file or are not listed.",
   ["report.field.jitter"] = "Jitter by operator and call",
   ["report.field.durations"] = "Durations per card: ",

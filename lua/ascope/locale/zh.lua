@@ -640,6 +640,7 @@ ascend_pytorch_profiler_*.db 或 profiling 目录树（所有 rank）。
   ["env.NO_COLOR"] = "设置且非空时，终端上不使用颜色",
   -- the HTML reports: notes and section titles
   ["report.memory.time_zero"] = "时间 0 为该 rank 的第一个事件：%s ms（profiler 时钟）。",
+  ["report.memory.peak_at_release"] = "该峰值取自一次释放时的总量（Release Total Allocated(MB)）：在文件列出的各次申请之间，进程申请的内存超过了其中任何一次申请时看到的总量。",
   ["report.memory.peak_note"] = "峰值 %.1f MB，时刻 %s ms。此时存活：operator_memory.csv 中的 %d 次申请，共 %.1f MB（其中 %.1f MB 无调用栈）；峰值中其余 %.1f MB 在文件第一行之前申请或未列出。",
   ["report.field.jitter"] = "各算子各次调用的抖动",
   ["report.field.durations"] = "各卡耗时：",

@@ -72,7 +72,7 @@ local function component_out(c)
   for i, o in ipairs(c.no_stack.operators) do ops[i] = { name = o.name, size_kb = o.size_kb, count = o.count, share = o.share } end
   return {
     component = c.component, events = c.events, allocations = c.allocations,
-    peak = c.peak and { allocated_mb = c.peak.allocated_mb, time_ms = fmt.ms(c.peak.time_ns) } or nil,
+    peak = c.peak and { allocated_mb = c.peak.allocated_mb, time_ms = fmt.ms(c.peak.time_ns), seen_at = c.peak.at } or nil,
     peak_reserved = c.peak_reserved and { reserved_mb = c.peak_reserved.reserved_mb,
                                           time_ms = c.peak_reserved.time_ns and fmt.ms(c.peak_reserved.time_ns) } or nil,
     live_at_peak = c.peak and { size_kb = l.size_kb, count = l.count, call_sites = l.site_count,
@@ -158,7 +158,8 @@ local function component_md(w, c)
   if c.peak then
     w:write(t("report.memory.md.peak", fmt.num(c.peak.allocated_mb), c.peak.time_ms,
       c.peak_reserved and fmt.num(c.peak_reserved.reserved_mb) or "n/a", l.count, mb(l.size_kb), mb(l.without_stack_kb),
-      mb(l.earlier_or_unlisted_kb)), "\n\n")
+      mb(l.earlier_or_unlisted_kb)), c.peak.seen_at == "release" and " " .. t("report.memory.peak_at_release") or "",
+      "\n\n")
     w:write(sites_table(l.top, true), "\n")
   end
   local ws = c.without_stack

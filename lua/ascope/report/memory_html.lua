@@ -166,7 +166,8 @@ function KINDS.live_at_peak(_, sec, r)
     local l = c.live_at_peak
     if c.peak then
       out[#out + 1] = ("<h4>%s</h4><p>%s</p>"):format(esc(c.component), esc(t("report.memory.peak_note", c.peak.allocated_mb,
-        fmt.ms(c.peak.time_ns), l.count, l.size_kb / 1024, l.no_stack_kb / 1024, l.earlier_kb / 1024)))
+        fmt.ms(c.peak.time_ns), l.count, l.size_kb / 1024, l.no_stack_kb / 1024, l.earlier_kb / 1024)
+        .. (c.peak.at == "release" and " " .. t("report.memory.peak_at_release") or "")))
         .. sites_chart(i18n.t(sec.title) .. " - " .. c.component, top(l.sites, sec.top), t("report.memory.alive_at_peak"))
     end
   end
