@@ -625,6 +625,38 @@ describe("timeline raw top operator off the critical path", function()
     assert.equal("Notify Wait", db.raw_top)
     assert.is_false(db.raw_top_off_path)
   end)
+
+  it("names a .db's HCCL operator task by its operator, and HCCL's own tasks by their type", function()
+    -- msprof writes each allreduce once more as a task of type AI_CORE on stream 4, without
+    -- COMPUTE_ or COMMUNICATION_TASK_INFO, its connectionId a COMMUNICATION_OP's (sqlite3:
+    -- tasks 124, 365, 452, 539; connections 502, 528, 559, 927; hcom_allReduce__576_0_1 .. _3_1)
+    local tl = assert(require("ascope.ascend.timeline").read_db(h.real
+      .. "/msinsight_pytorch_db_level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"))
+    local ops, by_name = {}, {}
+    for i = 1, tl.n do
+      local name = tl.name[i]
+      if tl.ph[i] == "X" and tl.lanes[tl.lane[i]] == "Ascend Hardware/Stream 4" and name then
+        by_name[name] = (by_name[name] or 0) + 1
+        if tl.task_type[i] == "AI_CORE" then ops[#ops + 1] = { name, tl.dur[i] } end
+      end
+    end
+    assert.same({ { "hcom_allReduce__576_0_1", 75076921 }, { "hcom_allReduce__576_1_1", 2245104 },
+                  { "hcom_allReduce__576_2_1", 2364868 }, { "hcom_allReduce__576_3_1", 10207364 } }, ops)
+    -- COMMUNICATION_TASK_INFO's 296 tasks keep their task types, as the trace names them, and
+    -- the stream's events theirs
+    assert.same({ ["Notify Wait"] = 112, ["Write Value"] = 112, SDMA = 72, EVENT_RECORD = 8, EVENT_WAIT = 4,
+                  hcom_allReduce__576_0_1 = 1, hcom_allReduce__576_1_1 = 1, hcom_allReduce__576_2_1 = 1,
+                  hcom_allReduce__576_3_1 = 1 }, by_name)
+    -- without COMPUTE_TASK_INFO (and the other optional tables) the tasks are read all the same
+    local bare = assert(require("ascope.ascend.timeline").read_db(h.fixtures .. "/hostile/no_compute_info.db"))
+    local kinds = {}
+    for i = 1, bare.n do
+      if bare.ph[i] == "X" then kinds[bare.name[i]] = (kinds[bare.name[i]] or 0) + 1 end
+    end
+    -- 550 tasks and their 550 flow ends, the 4 operators on the HCCL lane; kernels by task type
+    -- (KERNEL_AIVEC 149 of them), each operator twice (its task, its COMMUNICATION_OP row)
+    assert.same({ 1104, 149, 2, 112 }, { bare.n, kinds.KERNEL_AIVEC, kinds.hcom_allReduce__576_0_1, kinds["Notify Wait"] })
+  end)
 end)
 
 describe("timeline long-tail bounds", function()

@@ -42,17 +42,41 @@ function M.read_json(path, progress)
            lane_keys = keys, meta = r.meta }
 end
 
-local DB_SQL = [[
-SELECT 'Ascend Hardware/Stream ' || t.streamId AS lane, COALESCE(sn.value, tt.value) AS name,
+-- The tasks of TASK, each named by what the database knows of it: a kernel by its
+-- COMPUTE_TASK_INFO name; a task of neither COMPUTE_ nor COMMUNICATION_TASK_INFO whose connection
+-- is a COMMUNICATION_OP's by that operator (msprof writes an HCCL operator as one such task, of
+-- type AI_CORE, on the communication stream: as the trace, the report names the operator); any
+-- other by its task type (HCCL's own tasks: Notify_Wait, SDMA, ...). has: the optional tables
+-- present. A table is joined through one row a key, so no task is counted twice.
+local function db_tasks_sql(has)
+  local joins, comm = {}, "NULL"
+  if has.COMPUTE_TASK_INFO then
+    joins[#joins + 1] = [[
+  LEFT JOIN (SELECT globalTaskId, MIN(name) AS name FROM COMPUTE_TASK_INFO GROUP BY globalTaskId) c
+    ON c.globalTaskId = t.globalTaskId
+  LEFT JOIN STRING_IDS sn ON sn.id = c.name]]
+  end
+  if has.COMMUNICATION_OP then
+    local task_info = has.COMMUNICATION_TASK_INFO
+      and " AND t.globalTaskId NOT IN (SELECT globalTaskId FROM COMMUNICATION_TASK_INFO)" or ""
+    joins[#joins + 1] = ([[
+  LEFT JOIN (SELECT connectionId, MIN(opName) AS opName FROM COMMUNICATION_OP GROUP BY connectionId) co
+    ON co.connectionId = t.connectionId%s%s
+  LEFT JOIN STRING_IDS cn ON cn.id = co.opName]]):format(has.COMPUTE_TASK_INFO and " AND c.globalTaskId IS NULL" or "",
+      task_info)
+    comm = "cn.value"
+  end
+  return ([[
+SELECT 'Ascend Hardware/Stream ' || t.streamId AS lane, COALESCE(%s, %s, tt.value) AS name,
        t.startNs AS ts, t.endNs - t.startNs AS dur, tt.value AS task_type, 'X' AS ph, NULL AS flow
   FROM TASK t
   LEFT JOIN STRING_IDS tt ON tt.id = t.taskType
-  LEFT JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId
-  LEFT JOIN STRING_IDS sn ON sn.id = c.name
+%s
 UNION ALL
 SELECT 'Ascend Hardware/Stream ' || t.streamId, NULL, t.startNs, NULL, NULL, 'f', CAST(t.connectionId AS TEXT)
-  FROM TASK t WHERE t.connectionId IS NOT NULL
-]]
+  FROM TASK t WHERE t.connectionId IS NOT NULL]]):format(has.COMPUTE_TASK_INFO and "sn.value" or "NULL", comm,
+    table.concat(joins, "\n"))
+end
 
 local DB_OPTIONAL = {
   COMMUNICATION_OP = [[
@@ -85,13 +109,18 @@ SELECT DISTINCT 'Ascend Hardware/Stream ' || t.streamId AS lane
 function M.read_db(path)
   local h, err = profdb.open(path, { "TASK", "STRING_IDS" })
   if not h then return nil, err end
-  local sql = { DB_SQL }
+  local has = {}
+  for _, t in ipairs({ "COMPUTE_TASK_INFO", "COMMUNICATION_TASK_INFO", "COMMUNICATION_OP", "PYTORCH_API", "CANN_API",
+                       "STEP_TIME" }) do
+    has[t] = h:has_table(t)
+  end
+  local sql = { db_tasks_sql(has) }
   for _, t in ipairs({ "COMMUNICATION_OP", "PYTORCH_API", "CANN_API", "STEP_TIME" }) do
-    if h:has_table(t) then sql[#sql + 1] = "UNION ALL\n" .. DB_OPTIONAL[t] end
+    if has[t] then sql[#sql + 1] = "UNION ALL\n" .. DB_OPTIONAL[t] end
   end
   local r, qerr = h:query(table.concat(sql, "\n"))
   local comm_lanes = {}
-  if r and h:has_table("COMMUNICATION_TASK_INFO") then
+  if r and has.COMMUNICATION_TASK_INFO then
     local cs, cerr = h:query(DB_COMM_STREAMS)
     if not cs then
       h:close()
