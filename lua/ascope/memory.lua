@@ -107,6 +107,7 @@ local function read_inputs(d, listing, split, required)
                       or memory_db.record)(paths[what])
       if beside then beside() end
       if not v and what ~= "record" then error(err, 0) end
+      if v == false then return nil end -- no MEMORY_RECORD: no process memory, as without the CSV
       return v or { error = err }
     end
     if what == "csv" then
@@ -153,6 +154,7 @@ local function read_folder(d, listing, opts, classify, rules, warnings, problems
   local mem, tr = inputs.mem, inputs.trace
   csv_notes(inputs.mem_path, mem, warnings)
   if tr and tr.warning then warnings[#warnings + 1] = t("memory.trace_warning", inputs.trace_path, tr.warning) end
+  if tr and tr.note then warnings[#warnings + 1] = t("memory.trace_note", inputs.trace_path, tr.note) end
   if tr and tr.cut then problems[#problems + 1] = t("memory.trace_cut", tr.cut, tr.n) end
   if inputs.record_error then problems[#problems + 1] = t("memory.record_unreadable", inputs.record_error) end
   local rec = inputs.record

@@ -154,6 +154,7 @@ function M.analyse(entry, rules, re, opts)
   r.role, r.rank, r.trace, r.step_trace = entry.role, entry.rank, entry.trace, steps and entry.step_trace
   r.split_unread = split_err
   r.warning = tl and tl.warning -- a value the reader could not convert (it became empty)
+  for _, note in ipairs(tl and tl.notes or {}) do r.warnings[#r.warnings + 1] = note end -- a .db's rows left out
   if steps and steps.cut then r.warnings[#r.warnings + 1] = steps.cut end
   if steps then csv_notes(steps.source, steps, r.warnings) end
   r.events = tl and tl.n or 0

@@ -30,94 +30,171 @@ local function kinds(r, want)
   return c
 end
 
-local MEM_SQL = [[
+local W = profdb.whole
+
+-- OP_MEMORY's columns that hold numbers (bytes, ns)
+local MEM_NUMBERS = { "size", "allocationTime", "releaseTime", "duration", "allocationTotalAllocated",
+                      "allocationTotalReserved", "allocationTotalActive", "releaseTotalAllocated", "releaseTotalReserved" }
+
+local MEM_SQL = profdb.STRINGS .. ([[
 SELECT CASE WHEN o.streamPtr IS NULL THEN 'cann::' ELSE '' END || COALESCE(n.value, '') AS name,
-       o.size / 1024.0 AS size_kb, o.allocationTime AS alloc_ns,
-       o.releaseTime AS release_ns, o.duration AS dur_ns,
-       o.allocationTotalAllocated / 1048576.0 AS allocated_mb, o.allocationTotalReserved / 1048576.0 AS reserved_mb,
-       o.allocationTotalActive / 1048576.0 AS active_mb, o.releaseTotalAllocated / 1048576.0 AS rel_allocated_mb,
-       o.releaseTotalReserved / 1048576.0 AS rel_reserved_mb, 'NPU:' || o.deviceId AS device
-  FROM OP_MEMORY o LEFT JOIN STRING_IDS n ON n.id = o.name ORDER BY o.rowid]]
+       %s / 1024.0 AS size_kb, %s AS alloc_ns, %s AS release_ns, %s AS dur_ns,
+       %s / 1048576.0 AS allocated_mb, %s / 1048576.0 AS reserved_mb, %s / 1048576.0 AS active_mb,
+       %s / 1048576.0 AS rel_allocated_mb, %s / 1048576.0 AS rel_reserved_mb, 'NPU:' || o.deviceId AS device
+  FROM OP_MEMORY o LEFT JOIN S n ON n.id = o.name ORDER BY o.rowid]]):format(W("o.size"), W("o.allocationTime"),
+  W("o.releaseTime"), W("o.duration"), W("o.allocationTotalAllocated"), W("o.allocationTotalReserved"),
+  W("o.allocationTotalActive"), W("o.releaseTotalAllocated"), W("o.releaseTotalReserved"))
+
+-- query sql on the open database h, and count the cells of tbl's numbers that are none (left
+-- empty, as the CSV reader leaves them); closes h. Returns the result with bad_cells and
+-- first_bad set, or nil, message.
+local function read_table(h, sql, tbl, numbers)
+  local r, err = h:query(sql)
+  local bad, first
+  if r then bad, first = profdb.not_whole(h, tbl, numbers) end
+  h:close()
+  if not r then return nil, err end
+  if not bad then return nil, first end
+  r.bad_cells, r.first_bad = bad, first
+  return r
+end
 
 --- OP_MEMORY as memory_csv.read's columns: {n, name, size_kb, alloc_ns, release_ns, dur_ns,
--- allocated_mb, reserved_mb, active_mb, rel_allocated_mb, rel_reserved_mb, device, bad_cells = 0} or nil, message.
+-- allocated_mb, reserved_mb, active_mb, rel_allocated_mb, rel_reserved_mb, device, bad_cells,
+-- first_bad} or nil, message.
 function M.mem(path)
-  local r, err = profdb.query(path, { "OP_MEMORY", "STRING_IDS" }, MEM_SQL)
-  if not r then return nil, err end
+  local h, err = profdb.open(path, { "OP_MEMORY", "STRING_IDS" })
+  if not h then return nil, err end
+  local r, qerr = read_table(h, MEM_SQL, "OP_MEMORY", MEM_NUMBERS)
+  if not r then return nil, qerr end
   local c = kinds(r, { name = "string", size_kb = "number", alloc_ns = "integer", release_ns = "integer",
                        dur_ns = "integer", allocated_mb = "number", reserved_mb = "number", active_mb = "number",
                        rel_allocated_mb = "number", rel_reserved_mb = "number", device = "string" })
   return { n = r.n, name = c.name, size_kb = c.size_kb, alloc_ns = c.alloc_ns, release_ns = c.release_ns,
            dur_ns = c.dur_ns, allocated_mb = c.allocated_mb, reserved_mb = c.reserved_mb, active_mb = c.active_mb,
-           rel_allocated_mb = c.rel_allocated_mb, rel_reserved_mb = c.rel_reserved_mb, device = c.device, bad_cells = 0, ragged_rows = 0 }
+           rel_allocated_mb = c.rel_allocated_mb, rel_reserved_mb = c.rel_reserved_mb, device = c.device,
+           bad_cells = r.bad_cells, first_bad = r.first_bad, ragged_rows = 0 }
 end
 
--- the operators with a call stack, each with the rank k of its chain among the chains (by id);
--- startNs and endNs are TEXT in the database
-local API_SQL = [[
-SELECT COALESCE(n.value, '') AS name, CAST(p.startNs AS INTEGER) AS ts,
-       CAST(p.endNs AS INTEGER) - CAST(p.startNs AS INTEGER) AS dur, ch.k AS chain
-  FROM PYTORCH_API p
-  JOIN (SELECT id, DENSE_RANK() OVER (ORDER BY id) AS k FROM (SELECT DISTINCT id FROM PYTORCH_CALLCHAINS)) ch
-    ON ch.id = p.callchainId
-  LEFT JOIN STRING_IDS n ON n.id = p.name
- ORDER BY CAST(p.startNs AS INTEGER), p.rowid]]
+-- A chain is the frames of one whole-number PYTORCH_CALLCHAINS id; k numbers the chains in id
+-- order, the same in both queries (an id of another kind, NULL or 2.5, is no chain of either)
+local CHAINS = "SELECT DISTINCT id FROM PYTORCH_CALLCHAINS WHERE typeof(id) = 'integer'"
 
--- every chain's frames, innermost (stackDepth 0) first, chains by id
+-- the operators with a call stack, each with the number k of its chain
+local API_SQL = profdb.STRINGS .. ([[
+SELECT COALESCE(n.value, '') AS name, %s AS ts, %s - %s AS dur, ch.k AS chain
+  FROM PYTORCH_API p
+  JOIN (SELECT id, DENSE_RANK() OVER (ORDER BY id) AS k FROM (%s)) ch ON ch.id = %s
+  LEFT JOIN S n ON n.id = p.name
+ WHERE %s IS NOT NULL
+ ORDER BY 2, p.rowid]]):format(W("p.startNs"), W("p.endNs"), W("p.startNs"), CHAINS, W("p.callchainId"),
+  W("p.startNs"))
+
+-- every chain's frames as string ids, innermost (stackDepth 0) first, chains in id order; the
+-- texts come once each (FRAME_TEXTS_SQL): a long frame in many chains is not sorted and copied
+-- with every row
 local FRAMES_SQL = [[
-SELECT c.id AS id, COALESCE(s.value, '') AS frame
-  FROM PYTORCH_CALLCHAINS c LEFT JOIN STRING_IDS s ON s.id = c.stack ORDER BY c.id, c.stackDepth]]
+SELECT c.id AS id, c.stack AS frame
+  FROM PYTORCH_CALLCHAINS c
+ WHERE typeof(c.id) = 'integer'
+ ORDER BY c.id, c.stackDepth]]
+local FRAME_TEXTS_SQL = profdb.STRINGS .. [[
+SELECT id, value FROM S WHERE id IN (SELECT stack FROM PYTORCH_CALLCHAINS WHERE typeof(id) = 'integer')]]
+
+--- How many bytes of call stacks a database of size bytes may expand to: its chains share
+-- frames (STRING_IDS holds each once), and each chain is written out whole. 200k operators
+-- with 20-frame stacks of the real sample's frames (a 90 MB file) take about 4 times the file;
+-- one long frame in every chain would take the frame's length times the chains.
+function M.stack_budget(size) return 256 * 1048576 + 8 * size end
 
 --- The operators that carry a Python call stack, as trace.call_stacks's columns: {n, name, ts,
 -- dur (ns), stack} (frames joined by ";\r\n", innermost first, as trace_view.json writes them),
--- or nil, message. A database without PYTORCH_CALLCHAINS (the profiler ran without
--- with_stack) gives no operators, and says so in warning.
+-- or nil, message. A database without PYTORCH_API or PYTORCH_CALLCHAINS (the profiler ran
+-- without with_stack), or whose stacks would take more than stack_budget, gives no operators,
+-- and says why in warning; operators whose times are no numbers are left out, and note says
+-- how many.
 function M.call_stacks(path)
+  local none = column.fill("integer", nil, 0)
+  local function without(warning)
+    return { n = 0, name = column.fill("string", nil, 0), ts = none, dur = none, stack = column.fill("string", nil, 0),
+             warning = warning }
+  end
   local h, err = profdb.open(path, {})
   if not h then return nil, err end
   local lacks, serr = profdb.first_missing(h, { "PYTORCH_API", "PYTORCH_CALLCHAINS", "STRING_IDS" })
-  h:close()
-  if lacks == false then return nil, serr end
-  if lacks then
-    local none = column.fill("integer", nil, 0)
-    return { n = 0, name = column.fill("string", nil, 0), ts = none, dur = none, stack = column.fill("string", nil, 0),
-             warning = i18n.t("memory.db_no_stacks") }
+  if lacks ~= nil then
+    h:close()
+    if lacks == false then return nil, serr end
+    return without(i18n.t("memory.db_no_stacks", lacks))
   end
-  local frames, ferr = profdb.query(path, {}, FRAMES_SQL)
-  if not frames then return nil, ferr end
-  local stacks, parts, last = {}, {}, nil
-  local ids, texts = frames.columns.id, frames.columns.frame
+  local frames, ferr = h:query(FRAMES_SQL)
+  local named, nerr
+  if frames then named, nerr = h:query(FRAME_TEXTS_SQL) end
+  if not named then
+    h:close()
+    return nil, ferr or nerr
+  end
+  local text = {}
+  for i = 1, named.n do text[named.columns.id[i]] = named.columns.value[i] end
+  named = nil -- luacheck: ignore 311 (garbage once the texts are in the table)
+  local st = core.fs.stat(path)
+  local budget = M.stack_budget(st and st.size or 0)
+  -- the chains in id order, the k-th numbered k as API_SQL's DENSE_RANK numbers them
+  local stacks, parts, last, bytes = {}, {}, nil, 0
+  local chain_ids, ids = frames.columns.id, frames.columns.frame
   for i = 1, frames.n do
-    local id = ids[i]
+    local id = chain_ids[i]
     if id ~= last and last ~= nil then
       stacks[#stacks + 1] = table.concat(parts, ";\r\n")
       parts = {}
     end
     last = id
-    parts[#parts + 1] = texts[i]
+    local frame = text[ids[i]] or "" -- a frame STRING_IDS does not name is empty, as before
+    parts[#parts + 1] = frame
+    bytes = bytes + #frame + 3
+    if bytes > budget then
+      h:close()
+      return without(i18n.t("memory.db_stacks_too_big", budget / 1048576))
+    end
   end
   if last ~= nil then stacks[#stacks + 1] = table.concat(parts, ";\r\n") end
-  local r, qerr = profdb.query(path, {}, API_SQL)
+  frames = nil -- luacheck: ignore 311 (the frames' column is garbage once the stacks are built)
+  local r, qerr = read_table(h, API_SQL, "PYTORCH_API", { "startNs", "endNs" })
   if not r then return nil, qerr end
   local c = kinds(r, { name = "string", ts = "integer", dur = "integer", chain = "integer" })
-  return { n = r.n, name = c.name, ts = c.ts, dur = c.dur, stack = c.chain:lookup(stacks) }
+  local out = { n = r.n, name = c.name, ts = c.ts, dur = c.dur, stack = c.chain:lookup(stacks) }
+  if r.bad_cells > 0 then out.note = i18n.t("memory.db_bad_times", r.bad_cells, r.first_bad) end
+  return out
 end
 
-local RECORD_SQL = [[
-SELECT COALESCE(n.value, '') AS component, m.timestamp AS ts_ns, m.totalAllocated / 1048576.0 AS allocated_mb,
-       m.totalReserved / 1048576.0 AS reserved_mb, m.totalActive / 1048576.0 AS active_mb,
-       'NPU:' || m.deviceId AS device
-  FROM MEMORY_RECORD m LEFT JOIN STRING_IDS n ON n.id = m.component ORDER BY m.rowid]]
+local RECORD_NUMBERS = { "timestamp", "totalAllocated", "totalReserved", "totalActive" }
+
+local RECORD_SQL = profdb.STRINGS .. ([[
+SELECT COALESCE(n.value, '') AS component, %s AS ts_ns, %s / 1048576.0 AS allocated_mb,
+       %s / 1048576.0 AS reserved_mb, %s / 1048576.0 AS active_mb, 'NPU:' || m.deviceId AS device
+  FROM MEMORY_RECORD m LEFT JOIN S n ON n.id = m.component ORDER BY m.rowid]]):format(W("m.timestamp"),
+  W("m.totalAllocated"), W("m.totalReserved"), W("m.totalActive"))
 
 --- MEMORY_RECORD as memory_record.read's columns: {n, component, ts_ns, allocated_mb,
--- reserved_mb, active_mb, device, bad_cells = 0} or nil, message.
+-- reserved_mb, active_mb, device, bad_cells, first_bad}; false when the database has no
+-- MEMORY_RECORD (no process memory was recorded: as a rank without memory_record.csv); or nil,
+-- message.
 function M.record(path)
-  local r, err = profdb.query(path, { "MEMORY_RECORD", "STRING_IDS" }, RECORD_SQL)
-  if not r then return nil, err end
+  local h, err = profdb.open(path, { "STRING_IDS" })
+  if not h then return nil, err end
+  local lacks, serr = profdb.first_missing(h, { "MEMORY_RECORD" })
+  if lacks ~= nil then
+    h:close()
+    if lacks == false then return nil, serr end
+    return false
+  end
+  local r, qerr = read_table(h, RECORD_SQL, "MEMORY_RECORD", RECORD_NUMBERS)
+  if not r then return nil, qerr end
   local c = kinds(r, { component = "string", ts_ns = "integer", allocated_mb = "number", reserved_mb = "number",
                        active_mb = "number", device = "string" })
   return { n = r.n, component = c.component, ts_ns = c.ts_ns, allocated_mb = c.allocated_mb,
-           reserved_mb = c.reserved_mb, active_mb = c.active_mb, device = c.device, bad_cells = 0, ragged_rows = 0 }
+           reserved_mb = c.reserved_mb, active_mb = c.active_mb, device = c.device, bad_cells = r.bad_cells,
+           first_bad = r.first_bad, ragged_rows = 0 }
 end
 
 return M

@@ -2,7 +2,8 @@
 -- ascend_pytorch_profiler_*.db give the analyses the same columns, whatever the format:
 --   {n, lane (integer column, index into lanes), lanes = {"process/thread", ...}, name, ts, dur
 --    (ns), task_type, ph ("X" slice, "s"/"f" flow start/finish), flow (flow id), source,
---    comm_lanes = {lane name, ...} (the streams the file itself says carry communication)}
+--    comm_lanes = {lane name, ...} (the streams the file itself says carry communication),
+--    notes = {text, ...} (a .db's rows left out, its unnamed task types)}
 local core = require "ascope_core"
 local json, column = core.json, core.column
 local i18n = require "ascope.i18n"
@@ -42,19 +43,29 @@ function M.read_json(path, progress)
            lane_keys = keys, meta = r.meta }
 end
 
+local W = profdb.whole
+
+-- start and duration of table alias a's row, from its startNs and endNs as whole numbers
+local function span(a)
+  return ("%s, %s - %s"):format(W(a .. ".startNs"), W(a .. ".endNs"), W(a .. ".startNs"))
+end
+-- rows whose start and end are whole numbers (the others are counted, see read_db)
+local function timed(a) return ("%s IS NOT NULL AND %s IS NOT NULL"):format(W(a .. ".startNs"), W(a .. ".endNs")) end
+
 -- The tasks of TASK, each named by what the database knows of it: a kernel by its
 -- COMPUTE_TASK_INFO name; a task of neither COMPUTE_ nor COMMUNICATION_TASK_INFO whose connection
 -- is a COMMUNICATION_OP's by that operator (msprof writes an HCCL operator as one such task, of
 -- type AI_CORE, on the communication stream: as the trace, the report names the operator); any
 -- other by its task type (HCCL's own tasks: Notify_Wait, SDMA, ...). has: the optional tables
--- present. A table is joined through one row a key, so no task is counted twice.
+-- present. A table is joined through one row a key, so no task is counted twice; names go
+-- through S (profdb.STRINGS), and an id S does not name is shown as the number.
 local function db_tasks_sql(has)
   local joins, comm = {}, "NULL"
   if has.COMPUTE_TASK_INFO then
     joins[#joins + 1] = [[
   LEFT JOIN (SELECT globalTaskId, MIN(name) AS name FROM COMPUTE_TASK_INFO GROUP BY globalTaskId) c
     ON c.globalTaskId = t.globalTaskId
-  LEFT JOIN STRING_IDS sn ON sn.id = c.name]]
+  LEFT JOIN S sn ON sn.id = c.name]]
   end
   if has.COMMUNICATION_OP then
     local task_info = has.COMMUNICATION_TASK_INFO
@@ -62,48 +73,63 @@ local function db_tasks_sql(has)
     joins[#joins + 1] = ([[
   LEFT JOIN (SELECT connectionId, MIN(opName) AS opName FROM COMMUNICATION_OP GROUP BY connectionId) co
     ON co.connectionId = t.connectionId%s%s
-  LEFT JOIN STRING_IDS cn ON cn.id = co.opName]]):format(has.COMPUTE_TASK_INFO and " AND c.globalTaskId IS NULL" or "",
+  LEFT JOIN S cn ON cn.id = co.opName]]):format(has.COMPUTE_TASK_INFO and " AND c.globalTaskId IS NULL" or "",
       task_info)
     comm = "cn.value"
   end
   return ([[
-SELECT 'Ascend Hardware/Stream ' || t.streamId AS lane, COALESCE(%s, %s, tt.value) AS name,
-       t.startNs AS ts, t.endNs - t.startNs AS dur, tt.value AS task_type, 'X' AS ph, NULL AS flow
+SELECT 'Ascend Hardware/Stream ' || t.streamId AS lane,
+       COALESCE(%s, %s, tt.value, CAST(t.taskType AS TEXT)) AS name, %s,
+       COALESCE(tt.value, CAST(t.taskType AS TEXT)) AS task_type, 'X' AS ph, NULL AS flow
   FROM TASK t
-  LEFT JOIN STRING_IDS tt ON tt.id = t.taskType
+  LEFT JOIN S tt ON tt.id = t.taskType
 %s
+ WHERE %s
 UNION ALL
-SELECT 'Ascend Hardware/Stream ' || t.streamId, NULL, t.startNs, NULL, NULL, 'f', CAST(t.connectionId AS TEXT)
-  FROM TASK t WHERE t.connectionId IS NOT NULL]]):format(has.COMPUTE_TASK_INFO and "sn.value" or "NULL", comm,
-    table.concat(joins, "\n"))
+SELECT 'Ascend Hardware/Stream ' || t.streamId, NULL, %s, NULL, NULL, 'f', CAST(t.connectionId AS TEXT)
+  FROM TASK t WHERE t.connectionId IS NOT NULL AND %s]]):format(has.COMPUTE_TASK_INFO and "sn.value" or "NULL", comm,
+    ("%s AS ts, %s - %s AS dur"):format(W("t.startNs"), W("t.endNs"), W("t.startNs")), table.concat(joins, "\n"),
+    timed("t"), W("t.startNs"),
+    W("t.startNs") .. " IS NOT NULL")
 end
 
 local DB_OPTIONAL = {
-  COMMUNICATION_OP = [[
-SELECT 'HCCL/Group ' || COALESCE(g.value, o.groupName), COALESCE(n.value, o.opName), o.startNs,
-       o.endNs - o.startNs, 'COMMUNICATION', 'X', NULL
+  COMMUNICATION_OP = ([[
+SELECT 'HCCL/Group ' || COALESCE(g.value, CAST(o.groupName AS TEXT)), COALESCE(n.value, CAST(o.opName AS TEXT)), %s,
+       'COMMUNICATION', 'X', NULL
   FROM COMMUNICATION_OP o
-  LEFT JOIN STRING_IDS n ON n.id = o.opName
-  LEFT JOIN STRING_IDS g ON g.id = o.groupName]],
-  PYTORCH_API = [[
-SELECT 'Python/Thread ' || (p.globalTid % 4294967296), COALESCE(n.value, p.name), p.startNs, p.endNs - p.startNs,
-       NULL, 'X', NULL
-  FROM PYTORCH_API p LEFT JOIN STRING_IDS n ON n.id = p.name]],
-  CANN_API = [[
-SELECT 'CANN/Thread ' || (a.globalTid % 4294967296), COALESCE(n.value, a.name), a.startNs, a.endNs - a.startNs,
-       NULL, 'X', NULL
-  FROM CANN_API a LEFT JOIN STRING_IDS n ON n.id = a.name
+  LEFT JOIN S n ON n.id = o.opName
+  LEFT JOIN S g ON g.id = o.groupName
+ WHERE %s]]):format(span("o"), timed("o")),
+  PYTORCH_API = ([[
+SELECT 'Python/Thread ' || (p.globalTid %% 4294967296), COALESCE(n.value, CAST(p.name AS TEXT)), %s, NULL, 'X', NULL
+  FROM PYTORCH_API p LEFT JOIN S n ON n.id = p.name
+ WHERE %s]]):format(span("p"), timed("p")),
+  CANN_API = ([[
+SELECT 'CANN/Thread ' || (a.globalTid %% 4294967296), COALESCE(n.value, CAST(a.name AS TEXT)), %s, NULL, 'X', NULL
+  FROM CANN_API a LEFT JOIN S n ON n.id = a.name
+ WHERE %s
 UNION ALL
-SELECT 'CANN/Thread ' || (a.globalTid % 4294967296), NULL, a.startNs, NULL, NULL, 's', CAST(a.connectionId AS TEXT)
-  FROM CANN_API a WHERE a.connectionId IS NOT NULL]],
-  STEP_TIME = [[
-SELECT 'Python/Steps', 'ProfilerStep#' || s.id, s.startNs, s.endNs - s.startNs, NULL, 'X', NULL FROM STEP_TIME s]],
+SELECT 'CANN/Thread ' || (a.globalTid %% 4294967296), NULL, %s, NULL, NULL, 's', CAST(a.connectionId AS TEXT)
+  FROM CANN_API a WHERE a.connectionId IS NOT NULL AND %s IS NOT NULL]]):format(span("a"), timed("a"),
+    W("a.startNs"), W("a.startNs")),
+  STEP_TIME = ([[
+SELECT 'Python/Steps', 'ProfilerStep#' || s.id, %s, NULL, 'X', NULL FROM STEP_TIME s WHERE %s]]):format(span("s"),
+    timed("s")),
 }
 
 -- the streams of HCCL's tasks: everything on them is communication, whatever its task type
 local DB_COMM_STREAMS = [[
 SELECT DISTINCT 'Ascend Hardware/Stream ' || t.streamId AS lane
   FROM TASK t JOIN COMMUNICATION_TASK_INFO c ON c.globalTaskId = t.globalTaskId ORDER BY 1]]
+
+-- what read_db could not take as it was: rows left out for their times, task types unnamed
+local function notes(bad, first, unnamed)
+  local out = {}
+  if bad > 0 then out[#out + 1] = i18n.t("timeline.db_bad_times", bad, first) end
+  if unnamed > 0 then out[#out + 1] = i18n.t("timeline.db_unnamed_types", unnamed) end
+  return out
+end
 
 --- Read an ascend_pytorch_profiler_*.db (times already integer ns; names through STRING_IDS).
 function M.read_db(path)
@@ -114,11 +140,26 @@ function M.read_db(path)
                        "STEP_TIME" }) do
     has[t] = h:has_table(t)
   end
-  local sql = { db_tasks_sql(has) }
+  local sql = { profdb.STRINGS .. db_tasks_sql(has) }
   for _, t in ipairs({ "COMMUNICATION_OP", "PYTORCH_API", "CANN_API", "STEP_TIME" }) do
     if has[t] then sql[#sql + 1] = "UNION ALL\n" .. DB_OPTIONAL[t] end
   end
   local r, qerr = h:query(table.concat(sql, "\n"))
+  -- the rows left out for a start or end that is no whole number, and the first of them
+  local bad, first = 0, nil
+  for _, t in ipairs({ "TASK", "COMMUNICATION_OP", "PYTORCH_API", "CANN_API", "STEP_TIME" }) do
+    if r and (t == "TASK" or has[t]) then
+      local n, f = profdb.not_whole(h, t, { "startNs", "endNs" }, true)
+      if not n then
+        h:close()
+        return nil, f
+      end
+      bad, first = bad + n, first or f
+    end
+  end
+  -- task types STRING_IDS does not name: shown as their ids, and no rule knows them
+  local unnamed = r and h:query("SELECT COUNT(*) AS n FROM TASK WHERE taskType NOT IN (SELECT id FROM STRING_IDS)")
+  unnamed = unnamed and unnamed.columns.n[1] or 0
   local comm_lanes = {}
   if r and has.COMMUNICATION_TASK_INFO then
     local cs, cerr = h:query(DB_COMM_STREAMS)
@@ -130,12 +171,18 @@ function M.read_db(path)
   end
   h:close()
   if not r then return nil, qerr end
+  -- a column all null (no names, no flows) has no kind of its own in SQLite: give it its kind
   local c = r.columns
+  for name, kind in pairs({ lane = "string", name = "string", ts = "integer", dur = "integer", task_type = "string",
+                            ph = "string", flow = "string" }) do
+    if c[name]:kind() ~= kind then c[name] = column.fill(kind, nil, r.n) end
+  end
   local lane_ids, names = column.group(c.lane, nil, { rows = false })
   local lanes = {}
-  for i, p in ipairs(names) do lanes[i] = p[1] end
+  for i, p in ipairs(names) do lanes[i] = p[1] or "?" end
   return { n = r.n, lane = lane_ids, lanes = lanes, name = c.name, ts = c.ts, dur = c.dur,
-           task_type = c.task_type, ph = c.ph, flow = c.flow, source = path, comm_lanes = comm_lanes }
+           task_type = c.task_type, ph = c.ph, flow = c.flow, source = path, comm_lanes = comm_lanes,
+           notes = notes(bad, first, unnamed) }
 end
 
 -- msprof cuts a big timeline into slices, msprof_slice_<n>_<timestamp>.json (older versions

@@ -184,9 +184,12 @@ function M.text(res)
       if d[k] ~= nil then parts[#parts + 1] = ("%s %s"):format(k, pct(d[k])) end
     end
     local role = r.role ~= "" and (" (" .. r.role .. ")") or ""
-    lines[#lines + 1] = ("rank %s%s: %s"):format(r.rank, role, table.concat(parts, ", "))
+    lines[#lines + 1] = ("rank %s%s: %s"):format(r.rank, role,
+      #parts > 0 and table.concat(parts, ", ") or i18n.t("timeline.no_metrics"))
+    -- a warning or error is marked as the seed's scripts mark a line crossed; a note (info) is not
     for _, f in ipairs(r.findings) do
-      lines[#lines + 1] = ("  ⚠ %s: %s [%s]"):format(f.id, f.finding, M.evidence_text(f.evidence))
+      lines[#lines + 1] = ("  %s %s: %s [%s]"):format(f.severity == "info" and "ℹ" or "⚠", f.id, f.finding,
+        M.evidence_text(f.evidence))
     end
   end
   return table.concat(lines, "\n")
