@@ -456,6 +456,21 @@ describe("timeline on real samples agrees with the profiler's own step split", f
     h.cleanup(dir)
   end)
 
+  it("a trace given on its own in a rank folder is that rank's, as the folder is", function()
+    local dir = h.tmpdir()
+    local _, file_out = h.run("timeline", L0 .. "/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json", "-o",
+      dir .. "/f", "-q")
+    local _, folder_out = h.run("timeline", L0 .. "/rank1_ascend_pt", "-o", dir .. "/d", "-q")
+    -- profiler_info_1.json: rank 1; the role is the folder above it, as for the folder
+    assert.truthy(file_out:find("^rank 1 %(msinsight_pytorch_text_level0%): critical_path_ratio 73.2%%"), file_out)
+    assert.equal(folder_out:match("^[^\n]*"), file_out:match("^[^\n]*"))
+    -- a trace in no rank folder is rank 0
+    h.copy(L0 .. "/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json", dir .. "/loose/trace_view.json")
+    local _, loose = h.run("timeline", dir .. "/loose/trace_view.json", "-o", dir .. "/l", "-q")
+    assert.truthy(loose:find("^rank 0: critical_path_ratio 73.2%%"), loose)
+    h.cleanup(dir)
+  end)
+
   it("writes timeline_metrics.json with the documented keys and a report with the dashboard", function()
     local dir = h.tmpdir()
     local code, out = h.run("timeline", L0 .. "/rank0_ascend_pt", "-o", dir)

@@ -94,10 +94,13 @@ function M.inputs(input, opts)
   local st = fs.stat(input)
   if not st then return nil, t("input.no_such", input) end
   if st.type == "file" then
+    -- a file in a rank folder is that rank's, as the folder would be; else it is rank 0
+    local home = discover.rank_of_file(input)
+    local role, rank = home and home.role or "", home and home.rank or 0
     if input:match("%.csv$") or discover.basename(input) == "analysis.db" then
-      return { { role = "", rank = 0, dir = discover.dirname(input), step_trace = input } }, {}
+      return { { role = role, rank = rank, dir = discover.dirname(input), step_trace = input } }, {}
     end
-    return { { role = "", rank = 0, trace = input, dir = discover.dirname(input),
+    return { { role = role, rank = rank, trace = input, dir = discover.dirname(input),
                step_trace = opts.step_trace or split_beside(input) } }, {}
   end
   local dirs, err = discover.rank_dirs(input)

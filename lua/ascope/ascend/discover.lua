@@ -288,6 +288,15 @@ function M.looked_for(kind, dir)
   return table.concat(tried, i18n.t("input.or"))
 end
 
+--- The rank folder a file given on its own sits in (ASCEND_PROFILER_OUTPUT/<file> or
+-- <x>_ascend_pt/<file>), described as rank_dirs describes one, or nil when it sits in none.
+function M.rank_of_file(path)
+  local dir = dirname(path)
+  if basename(dir) == "ASCEND_PROFILER_OUTPUT" then return describe(dirname(dir)) end
+  if basename(dir):match("_ascend_pt$") or is_dir(dir .. "/ASCEND_PROFILER_OUTPUT") then return describe(dir) end
+  return nil
+end
+
 --- Rank folders under input (a tree, one *_ascend_pt folder, or an ASCEND_PROFILER_OUTPUT
 -- folder), ordered by role, rank, then collection time. Returns the list or nil, message; the
 -- list's field unreadable names the folders that could not be read (the caller reports them).
