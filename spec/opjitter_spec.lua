@@ -75,6 +75,19 @@ describe("opjitter", function()
     assert.equal(9, s.top_jitter[1].jitter) -- dispatch call 2: 20 - 11
   end)
 
+  it("one rank's folder alone is that card: no card below it is missing, and it says there is no jitter", function()
+    local rank1 = h.real .. "/msinsight_pytorch_text_level0/rank1_ascend_pt"
+    local code, out = h.run("opjitter", rank1, "-o", dir .. "/one")
+    assert.equal(0, code)
+    assert.falsy(out:find("[ERROR]", 1, true), out)
+    assert.truthy(out:find("[INFO] 82 operator type(s) read; no call has values on two cards, so no jitter", 1, true), out)
+    local s = core.json.load(dir .. "/one/opjitter_summary.json")
+    assert.same({}, s.missing_cards)
+    -- --cards says the job's size: then card 0 is missing
+    local _, out2 = h.run("opjitter", rank1, "-o", dir .. "/two", "--cards", "2")
+    assert.truthy(out2:find("[ERROR] card 0: no profiling data; its values are NA", 1, true), out2)
+  end)
+
   it("reports an unreadable card file by name, keeps the other cards, and exits 1", function()
     local D = "MoeDistributeDispatchV2"
     card(dir, 0, { { D, "10" }, { D, "12" } })

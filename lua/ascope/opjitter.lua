@@ -158,8 +158,11 @@ function M.assemble(context, outcomes, rules)
   for c in pairs(by_card) do see(c) end
   for _, f in ipairs(failed) do see(f.card) end
   for c = 0, (context.cards or 0) - 1 do see(c) end
+  -- one card alone (a rank's folder given on its own) is that card: nothing says the job had
+  -- the cards below it, and with two or more (or --cards) the gaps are cards missing
   local gaps = max_card + 1 - #numbers
-  if gaps <= #numbers + MIN_CARD_GAPS then
+  if #numbers == 1 and not context.cards then -- luacheck: ignore 542 (one card: no gaps)
+  elseif gaps <= #numbers + MIN_CARD_GAPS then
     for c = 0, max_card do see(c) end
   else
     warnings[#warnings + 1] = t("opjitter.sparse_cards", max_card, #numbers, gaps)

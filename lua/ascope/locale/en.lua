@@ -238,6 +238,7 @@ return {
   ["cli.default"] = " (default: %s)",
   ["opjitter.cards_found"] = "%d card(s) with profiling data under %s",
   ["opjitter.card_missing"] = "card %d: no profiling data; its values are NA",
+  ["opjitter.compared_none"] = "%d operator type(s) read; no call has values on two cards, so no jitter",
   ["opjitter.compared"] = "%d operator type(s) compared; the largest average jitters:",
   ["opjitter.avg_line"] = "%s: %d calls, %d valid, average jitter %.3f us",
   ["opjitter.aiv_range"] = "card %d | type %s | call %d | %s = %s %s: mean %.3f, allowed %.3f - %.3f",

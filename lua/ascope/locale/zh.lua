@@ -238,6 +238,7 @@ return {
   ["cli.default"] = "（默认：%s）",
   ["opjitter.cards_found"] = "找到 %d 张卡的 profiling 数据（%s）",
   ["opjitter.card_missing"] = "卡%d：无 profiling 数据，其值记为 NA",
+  ["opjitter.compared_none"] = "读取了 %d 个算子类型；没有任何一次调用在两张卡上都有值，因此没有抖动",
   ["opjitter.compared"] = "共对比 %d 类算子；平均抖动最大的：",
   ["opjitter.avg_line"] = "%s：调用 %d 次，有效 %d 次，平均抖动 %.3f us",
   ["opjitter.aiv_range"] = "卡%d | 类型 %s | 第%d次调用 | %s = %s %s：均值 %.3f，允许范围 %.3f - %.3f",

@@ -96,7 +96,8 @@ function M.lines(res)
     if a.avg_jitter ~= b.avg_jitter then return a.avg_jitter > b.avg_jitter end
     return a.type < b.type
   end)
-  add("INFO", "opjitter.compared", #res.avg)
+  -- a jitter needs two cards' values of a call: with none, say so rather than list nothing
+  add("INFO", #avg > 0 and "opjitter.compared" or "opjitter.compared_none", #res.avg)
   for i = 1, math.min(#avg, 10) do
     local a = avg[i]
     add("INFO", "opjitter.avg_line", a.type, a.calls, a.valid, a.avg_jitter)
