@@ -471,6 +471,24 @@ describe("timeline on real samples agrees with the profiler's own step split", f
     h.cleanup(dir)
   end)
 
+  it("finds the traces of a tree without rank folders, each folder a rank 0 named by its path", function()
+    local dir = h.tmpdir()
+    local tree = h.real .. "/mstt_msprof_analyze_tests" -- timeline_advice/trace_view.json, no *_ascend_pt
+    local code, out = h.run("timeline", tree, "-o", dir .. "/t", "-q")
+    assert.equal(0, code)
+    local _, direct = h.run("timeline", tree .. "/timeline_advice", "-o", dir .. "/d", "-q")
+    assert.truthy(out:find("^rank 0 %(timeline_advice%): critical_path_ratio 15.9%%"), out)
+    assert.equal(direct:match("^[^\n]*"), out:match("^[^\n]*"))
+    -- two such folders: two ranks 0, by their paths
+    h.copy(tree .. "/timeline_advice/trace_view.json", dir .. "/in/a/trace_view.json")
+    h.copy(tree .. "/timeline_advice/trace_view.json", dir .. "/in/b/c/trace_view.json")
+    local _, two = h.run("timeline", dir .. "/in", "-o", dir .. "/two", "-q")
+    local ranks = {}
+    for line in two:gmatch("[^\n]+") do ranks[#ranks + 1] = line:match("^rank 0 %((.-)%):") end
+    assert.same({ "a", "b/c" }, ranks)
+    h.cleanup(dir)
+  end)
+
   it("writes timeline_metrics.json with the documented keys and a report with the dashboard", function()
     local dir = h.tmpdir()
     local code, out = h.run("timeline", L0 .. "/rank0_ascend_pt", "-o", dir)

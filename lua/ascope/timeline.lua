@@ -85,6 +85,24 @@ local function split_beside(path) return split_at(discover.dirname(path)) end
 
 local function split_in(dir) return split_at(dir .. "/ASCEND_PROFILER_OUTPUT") or split_at(dir) end
 
+-- A tree without rank folders (a tool's test data, traces copied out of their runs): each
+-- folder below input that holds a trace is a rank 0 of its own, named by its path under input,
+-- its trace found as in a rank folder (slices together). The folders in path order.
+local function loose_traces(input, opts)
+  local found, out, seen = discover.files("timeline", input), {}, {}
+  for _, f in ipairs(found or {}) do
+    local dir = discover.dirname(f.path)
+    local trace = not seen[dir] and find_trace(dir)
+    seen[dir] = true
+    if trace then
+      local role = dir == input and discover.basename(input) or dir:sub(#input + 2)
+      out[#out + 1] = { role = role, rank = 0, trace = trace, dir = dir,
+                        step_trace = opts.step_trace or split_beside(trace) }
+    end
+  end
+  return out
+end
+
 --- The ranks to analyse: {role, rank, trace, step_trace, dir} each, or nil, message (and
 -- "usage" when the rank list is not one).
 function M.inputs(input, opts)
@@ -129,6 +147,8 @@ function M.inputs(input, opts)
     if trace then
       out[1] = { role = discover.basename(input), rank = 0, trace = trace, dir = input,
                  step_trace = opts.step_trace or split_beside(trace) }
+    else
+      out = loose_traces(input, opts)
     end
   end
   return out, missing
