@@ -511,6 +511,11 @@ describe("timeline on real samples agrees with the profiler's own step split", f
     assert.truthy(md:find("### Metrics dashboard", 1, true))
     assert.truthy(md:find("| overlap_ratio | 0.0468 | 4.7% ⚠ |", 1, true))
     assert.falsy(md:find("| pp_bubble_ratio", 1, true))
+    -- the 396 async_npu flows' gaps (python on the trace: the slices holding each end; 396 > 0,
+    -- the widest 78638.709 us, 2770.687 ms summed: more than the step, so not shown summed)
+    assert.truthy(md:find("along 396 flow edges: 396 device tasks start after their launch ended, the widest by "
+      .. "78.639 ms", 1, true))
+    assert.equal(2770.687088, m.alignment.total_ms)
     h.cleanup(dir)
   end)
 end)

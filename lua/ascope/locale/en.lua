@@ -398,7 +398,7 @@ return {
   ["report.timeline.md.cp_header"] = "category on the path|ms|share",
   ["report.timeline.md.ov_heading"] = "2 Compute/communication overlap",
   ["report.timeline.md.ov_line"] = "From %s: communication %.3f ms, not overlapped %.3f ms: overlap_ratio %s (exposed %s).",
-  ["report.timeline.md.al_line"] = "Cross-lane alignment gaps along %d flow edges: %d waits, %.3f ms in all.",
+  ["report.timeline.md.al_line"] = "Cross-lane alignment gaps along %d flow edges: %d device tasks start after their launch ended, the widest by %.3f ms (the gaps overlap while the host runs ahead: they are not added up).",
   ["report.timeline.md.al_header"] = "gap ms|producer|consumer|consumer lane",
   ["report.timeline.md.util_heading"] = "3 Op utilisation and lane idleness",
   ["report.timeline.md.util_line"] = "Compute busy %.3f ms of a %.3f ms stage (from %s): op_utilization %s.",

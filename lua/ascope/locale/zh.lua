@@ -398,7 +398,7 @@ return {
   ["report.timeline.md.cp_header"] = "路径上的类别|ms|占比",
   ["report.timeline.md.ov_heading"] = "2 计算与通信重叠",
   ["report.timeline.md.ov_line"] = "来源 %s：通信 %.3f ms，未被掩盖 %.3f ms：overlap_ratio %s（暴露 %s）。",
-  ["report.timeline.md.al_line"] = "沿 %d 条 flow 边的跨泳道对齐等待：%d 次，共 %.3f ms。",
+  ["report.timeline.md.al_line"] = "沿 %d 条 flow 边的跨泳道对齐间隙：%d 个 device 任务在下发结束后才开始，最大 %.3f ms（host 提前下发时这些间隙相互重叠，不做累加）。",
   ["report.timeline.md.al_header"] = "等待 ms|生产者|消费者|消费者泳道",
   ["report.timeline.md.util_heading"] = "3 算子利用率与泳道空挡",
   ["report.timeline.md.util_line"] = "计算忙碌 %.3f ms（阶段共 %.3f ms，来源 %s）：op_utilization %s。",

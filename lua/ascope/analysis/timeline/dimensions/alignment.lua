@@ -14,7 +14,9 @@ function M.md(r, kit)
   if not al or al.count == 0 then return nil end
   local rows = {}
   for i, g in ipairs(al.top) do rows[i] = { kit.num(g.gap_ms), g.producer, g.consumer, g.consumer_lane } end
-  return kit.T("al_line", al.edges, al.count, al.total_ms) .. "\n\n"
+  -- the gaps overlap (a host that runs ahead has many launches waiting at once): their sum
+  -- can be many steps long, so the line gives the count and the widest, not the sum
+  return kit.T("al_line", al.edges, al.count, al.top[1] and al.top[1].gap_ms or 0) .. "\n\n"
     .. kit.md_table(kit.header("report.timeline.md.al_header"), rows) .. "\n"
 end
 
