@@ -67,14 +67,4 @@ function M.open(path, tables, missing)
   return nil, missing and missing(path, t) or i18n.t("input.db_no_table", path, t)
 end
 
---- Run sql on path's database once it holds tables (M.open): the result, or nil and a message.
-function M.query(path, tables, sql)
-  local h, err = M.open(path, tables)
-  if not h then return nil, err end
-  local r, qerr = h:query(sql)
-  h:close()
-  if not r then return nil, qerr end
-  return r
-end
-
 return M
