@@ -265,7 +265,7 @@ describe("memory on real samples", function()
 
   it("a database of odd kinds reads as the plain one: text digits, no-number cells, odd chain ids, twice-named ids", function()
     -- hostile/memory_odd.db is db_level0's memory tables with OP_MEMORY.allocationTime declared
-    -- TEXT (digits), row 5's size 'abc', three PYTORCH_CALLCHAINS rows whose ids are NULL, 0.5
+    -- TEXT (digits), row 5's size 'abc' and name an id STRING_IDS lacks, three PYTORCH_CALLCHAINS rows whose ids are NULL, 0.5
     -- and 'x', STRING_IDS without a key naming the first row's name id twice, no MEMORY_RECORD
     local function run(db)
       local dir = h.tmpdir()
@@ -281,9 +281,12 @@ describe("memory on real samples", function()
     assert.same({}, odd.failed)
     assert.same({}, odd.ranks[1].problems)
     assert.is_nil(odd.ranks[1].record) -- no MEMORY_RECORD: no process memory, not a failure
+    local warned = {}
+    for k, w in ipairs(odd.ranks[1].warnings) do warned[k] = w:gsub("^.*/r/", "") end
     assert.same({ "x_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db: 1 value(s) are not numbers and "
-      .. "were left empty; first: table OP_MEMORY, row 5, column size: 'abc'" },
-      { (odd.ranks[1].warnings[1]:gsub("^.*/r/", "")) })
+      .. "were left empty; first: table OP_MEMORY, row 5, column size: 'abc'",
+      "x_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db: 1 row(s) of OP_MEMORY hold in column name a "
+      .. "string id STRING_IDS does not name: those names are empty" }, warned)
     local a, b = {}, {}
     for row in plain:rows() do a[#a + 1] = row end
     for row in odd:rows() do b[#b + 1] = row end
@@ -294,10 +297,11 @@ describe("memory on real samples", function()
         if a[k][f] ~= b[k][f] then differ[#differ + 1] = k .. " " .. f end
       end
     end
-    -- the 'abc' row only: its size is left empty (row 5 of the table is the 7th in time)
-    assert.same({ "7 size_kb" }, differ)
-    assert.is_nil(b[7].size_kb)
-    assert.equal(plain.ranks[1].summary.matched, odd.ranks[1].summary.matched)
+    -- the 'abc' row only: its size is left empty, its name too, and without a name no
+    -- operator's stack is matched to it (row 5 of the table is the 7th in time)
+    assert.same({ "7 name", "7 call_stack", "7 size_kb" }, differ)
+    assert.same({ "", nil }, { b[7].name, b[7].size_kb })
+    assert.equal(plain.ranks[1].summary.matched - 1, odd.ranks[1].summary.matched) -- that row
   end)
 
   it("a database whose shared frames would expand past the budget leaves the stacks out, and says so", function()

@@ -153,8 +153,9 @@ local function read_folder(d, listing, opts, classify, rules, warnings, problems
   if not inputs then return nil, err end
   local mem, tr = inputs.mem, inputs.trace
   csv_notes(inputs.mem_path, mem, warnings)
+  if mem.note then warnings[#warnings + 1] = t("input.note", inputs.mem_path, mem.note) end
   if tr and tr.warning then warnings[#warnings + 1] = t("memory.trace_warning", inputs.trace_path, tr.warning) end
-  if tr and tr.note then warnings[#warnings + 1] = t("memory.trace_note", inputs.trace_path, tr.note) end
+  if tr and tr.note then warnings[#warnings + 1] = t("input.note", inputs.trace_path, tr.note) end
   if tr and tr.cut then problems[#problems + 1] = t("memory.trace_cut", tr.cut, tr.n) end
   if inputs.record_error then problems[#problems + 1] = t("memory.record_unreadable", inputs.record_error) end
   local rec = inputs.record

@@ -48,14 +48,17 @@ SELECT CASE WHEN o.streamPtr IS NULL THEN 'cann::' ELSE '' END || COALESCE(n.val
 -- query sql on the open database h, and count the cells of tbl's numbers that are none (left
 -- empty, as the CSV reader leaves them); closes h. Returns the result with bad_cells and
 -- first_bad set, or nil, message.
-local function read_table(h, sql, tbl, numbers)
+local function read_table(h, sql, tbl, numbers, named)
   local r, err = h:query(sql)
-  local bad, first
+  local bad, first, unnamed, uerr
   if r then bad, first = profdb.not_whole(h, tbl, numbers) end
+  if bad and named then unnamed, uerr = profdb.unnamed(h, tbl, named) end
   h:close()
   if not r then return nil, err end
   if not bad then return nil, first end
+  if named and not unnamed then return nil, uerr end
   r.bad_cells, r.first_bad = bad, first
+  if (unnamed or 0) > 0 then r.note = i18n.t("input.db_unnamed", unnamed, tbl, named) end
   return r
 end
 
@@ -65,7 +68,7 @@ end
 function M.mem(path)
   local h, err = profdb.open(path, { "OP_MEMORY", "STRING_IDS" })
   if not h then return nil, err end
-  local r, qerr = read_table(h, MEM_SQL, "OP_MEMORY", MEM_NUMBERS)
+  local r, qerr = read_table(h, MEM_SQL, "OP_MEMORY", MEM_NUMBERS, "name")
   if not r then return nil, qerr end
   local c = kinds(r, { name = "string", size_kb = "number", alloc_ns = "integer", release_ns = "integer",
                        dur_ns = "integer", allocated_mb = "number", reserved_mb = "number", active_mb = "number",
@@ -73,7 +76,7 @@ function M.mem(path)
   return { n = r.n, name = c.name, size_kb = c.size_kb, alloc_ns = c.alloc_ns, release_ns = c.release_ns,
            dur_ns = c.dur_ns, allocated_mb = c.allocated_mb, reserved_mb = c.reserved_mb, active_mb = c.active_mb,
            rel_allocated_mb = c.rel_allocated_mb, rel_reserved_mb = c.rel_reserved_mb, device = c.device,
-           bad_cells = r.bad_cells, first_bad = r.first_bad, ragged_rows = 0 }
+           bad_cells = r.bad_cells, first_bad = r.first_bad, ragged_rows = 0, note = r.note }
 end
 
 -- A chain is the frames of one whole-number PYTORCH_CALLCHAINS id; k numbers the chains in id
@@ -140,7 +143,7 @@ function M.call_stacks(path)
   local st = core.fs.stat(path)
   local budget = M.stack_budget(st and st.size or 0)
   -- the chains in id order, the k-th numbered k as API_SQL's DENSE_RANK numbers them
-  local stacks, parts, last, bytes = {}, {}, nil, 0
+  local stacks, parts, last, bytes, unnamed = {}, {}, nil, 0, 0
   local chain_ids, ids = frames.columns.id, frames.columns.frame
   for i = 1, frames.n do
     local id = chain_ids[i]
@@ -149,7 +152,10 @@ function M.call_stacks(path)
       parts = {}
     end
     last = id
-    local frame = text[ids[i]] or "" -- a frame STRING_IDS does not name is empty, as before
+    local frame = text[ids[i]]
+    if not frame then -- a frame STRING_IDS does not name: empty, and counted
+      frame, unnamed = "", unnamed + 1
+    end
     parts[#parts + 1] = frame
     bytes = bytes + #frame + 3
     if bytes > budget then
@@ -163,7 +169,10 @@ function M.call_stacks(path)
   if not r then return nil, qerr end
   local c = kinds(r, { name = "string", ts = "integer", dur = "integer", chain = "integer" })
   local out = { n = r.n, name = c.name, ts = c.ts, dur = c.dur, stack = c.chain:lookup(stacks) }
-  if r.bad_cells > 0 then out.note = i18n.t("memory.db_bad_times", r.bad_cells, r.first_bad) end
+  local notes = {}
+  if r.bad_cells > 0 then notes[#notes + 1] = i18n.t("memory.db_bad_times", r.bad_cells, r.first_bad) end
+  if unnamed > 0 then notes[#notes + 1] = i18n.t("input.db_unnamed", unnamed, "PYTORCH_CALLCHAINS", "stack") end
+  out.note = #notes > 0 and table.concat(notes, "; ") or nil
   return out
 end
 

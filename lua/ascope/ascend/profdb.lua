@@ -43,6 +43,15 @@ function M.not_whole(h, tbl, columns, nulls)
   return n, ("table %s, row %d, column %s: %s"):format(tbl, f.columns.r[1], f.columns.c[1], f.columns.v[1])
 end
 
+--- How many rows of tbl name, in column, a string id STRING_IDS does not hold (their names
+-- come out empty or as the number); nil, message when the query fails.
+function M.unnamed(h, tbl, column)
+  local r, err = h:query(('SELECT COUNT(*) AS n FROM "%s" WHERE "%s" IS NOT NULL AND "%s" NOT IN (SELECT id FROM STRING_IDS)')
+    :format(tbl, column, column))
+  if not r then return nil, err end
+  return r.columns.n[1] or 0
+end
+
 --- The first of tables the open database h lacks (nil when it has them all), or false and a
 -- message when its schema cannot be read.
 function M.first_missing(h, tables)

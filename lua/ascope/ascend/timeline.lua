@@ -158,8 +158,7 @@ function M.read_db(path)
     end
   end
   -- task types STRING_IDS does not name: shown as their ids, and no rule knows them
-  local unnamed = r and h:query("SELECT COUNT(*) AS n FROM TASK WHERE taskType NOT IN (SELECT id FROM STRING_IDS)")
-  unnamed = unnamed and unnamed.columns.n[1] or 0
+  local unnamed = r and profdb.unnamed(h, "TASK", "taskType") or 0
   local comm_lanes = {}
   if r and has.COMMUNICATION_TASK_INFO then
     local cs, cerr = h:query(DB_COMM_STREAMS)
