@@ -341,6 +341,30 @@ describe("memory on real samples", function()
     h.cleanup(dir)
   end)
 
+  it("a role profiled without memory is left out with a warning; a rank of a memory role without it fails", function()
+    -- rl-insight: memory_data has operator_memory.csv; the four mstx roles' folders have none
+    local r = assert(memory.parse(h.real .. "/rl-insight", {}))
+    assert.same({ 1, 0 }, { #r.ranks, #r.failed })
+    assert.equal("memory_data", r.ranks[1].role)
+    assert.same({ "role actor_compute_log_prob: none of its 1 rank(s) has operator_memory.csv (profiled without "
+      .. "memory?): left out, the other roles are read" }, { r.unprofiled[1] })
+    assert.equal(4, #r.unprofiled)
+    local dir = h.tmpdir()
+    local code, _, err = h.run("memory", h.real .. "/rl-insight", "-o", dir .. "/o", "-q")
+    assert.equal(0, code, err)
+    assert.truthy(err:find("[WARNING] role actor_update: none of its 1 rank(s)", 1, true), err)
+    -- a role whose other rank has the file: the rank without it is a failed rank, as ever
+    local src = h.real .. "/msinsight_pytorch_text_level0"
+    h.copy(src .. "/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_memory.csv",
+      dir .. "/job/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_memory.csv")
+    h.copy(src .. "/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/step_trace_time.csv",
+      dir .. "/job/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/step_trace_time.csv")
+    local r2 = assert(memory.parse(dir, {}))
+    assert.same({ 1, 1, 0 }, { #r2.ranks, #r2.failed, #r2.unprofiled })
+    assert.truthy(r2.failed[1].reason:find("operator_memory.csv is missing", 1, true), r2.failed[1].reason)
+    h.cleanup(dir)
+  end)
+
   it("rl-insight memory_data: quoted times with tabs, rank_id as a string, role from the folder", function()
     local r = assert(memory.parse(h.real .. "/rl-insight/memory_data", { jobs = 1 }))
     assert.equal(1, #r.ranks)

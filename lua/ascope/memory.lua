@@ -277,6 +277,35 @@ function M.groups(input, opts)
   return groups, unknown, duplicates, dirs.unreadable
 end
 
+-- A role none of whose ranks has operator_memory.csv (or a database for it) was profiled
+-- without memory (rl-insight's mstx-only roles beside its memory role): when another role has
+-- it, that role's ranks are left out with a warning, not failed one by one. A rank without the
+-- file in a role whose other ranks have it stays a failure: its data is lost. No role with it:
+-- every rank fails, as ever. Returns the groups kept and the warnings.
+function M.unprofiled_roles(groups)
+  local has, order, count, any = {}, {}, {}, false
+  for _, g in ipairs(groups) do
+    if has[g.role] == nil then
+      has[g.role] = false
+      order[#order + 1] = g.role
+    end
+    count[g.role] = (count[g.role] or 0) + 1
+    for _, d in ipairs(g.dirs) do
+      if discover.find("operator_memory", d.dir, d.listing) then
+        has[g.role], any = true, true
+        break
+      end
+    end
+  end
+  if not any then return groups, {} end
+  local kept, skipped = {}, {}
+  for _, g in ipairs(groups) do if has[g.role] then kept[#kept + 1] = g end end
+  for _, role in ipairs(order) do
+    if not has[role] then skipped[#skipped + 1] = t("memory.role_unprofiled", role, count[role]) end
+  end
+  return kept, skipped
+end
+
 local Result = {}
 Result.__index = Result
 
@@ -351,6 +380,8 @@ function M.plan(a, b)
   local groups, unknown, duplicates, unreadable = M.groups(input, opts)
   if not groups then return nil, unknown, duplicates end
   if #groups == 0 and #unknown == 0 and #(unreadable or {}) == 0 then return nil, t("memory.no_ranks", input) end
+  local unprofiled
+  groups, unprofiled = M.unprofiled_roles(groups)
   -- what discovery listed in each rank folder stays with the plan, out of its context (plain
   -- data that a shard saves): the checks and the reads of the units find files through it
   local units, unknown_dirs, listings = {}, {}, {}
@@ -368,7 +399,7 @@ function M.plan(a, b)
   return {
     units = units, rules = rules, opts = opts, listings = listings,
     context = { input = input, match = opts.match, groups = groups, unknown = unknown_dirs, duplicates = duplicates,
-                unreadable = unreadable or {} },
+                unreadable = unreadable or {}, unprofiled = unprofiled },
   }
 end
 
@@ -381,7 +412,8 @@ end
 -- message}, by unit) -> the result parse returns.
 function M.assemble(context, outcomes, rules)
   local result = setmetatable({ ranks = {}, failed = {}, input = context.input, match = context.match,
-                                duplicates = context.duplicates, rules = rules }, Result)
+                                duplicates = context.duplicates, unprofiled = context.unprofiled or {},
+                                rules = rules }, Result)
   for _, why in ipairs(context.unreadable) do -- ranks may hide there: the run fails, the others are kept
     result.failed[#result.failed + 1] = { role = "?", rank = nil, dirs = {}, reason = why }
   end

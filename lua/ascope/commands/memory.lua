@@ -33,6 +33,7 @@ end
 --- Write the outputs of a result and print its summary; returns the exit code.
 function M.finish(result, opts)
   for _, d in ipairs(result.duplicates) do log.warn("%s", d) end
+  for _, u in ipairs(result.unprofiled) do log.warn("%s", u) end
   for _, r in ipairs(result.ranks) do
     for _, w in ipairs(r.warnings) do log.warn("%s", w) end
     local s = r.summary

@@ -4,6 +4,7 @@ return {
   ["memory.no_ranks"] = "no profiling data found under %s (looked for *_ascend_pt folders with ASCEND_PROFILER_OUTPUT/operator_memory.csv or ascend_pytorch_profiler_*.db)",
   ["memory.reading"] = "rank %s (%s): reading %s",
   ["memory.trace_warning"] = "%s: %s (left empty)",
+  ["memory.role_unprofiled"] = "role %s: none of its %d rank(s) has operator_memory.csv (profiled without memory?): left out, the other roles are read",
   ["memory.db_stacks_too_big"] = "the call stacks would take more than %.1f MiB (chains that share long frames, each written out whole): call stacks",
   ["memory.db_bad_times"] = "%d time(s) of PYTORCH_API are no whole numbers, those operators are left out; first: %s",
   ["memory.db_no_stacks"] = "no %s table (the profiler ran without with_stack): call stacks",

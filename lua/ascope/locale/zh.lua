@@ -4,6 +4,7 @@ return {
   ["memory.no_ranks"] = "在 %s 下未找到 profiling 数据（需要含 ASCEND_PROFILER_OUTPUT/operator_memory.csv 或 ascend_pytorch_profiler_*.db 的 *_ascend_pt 目录）",
   ["memory.reading"] = "rank %s（%s）：读取 %s",
   ["memory.trace_warning"] = "%s：%s（已置空）",
+  ["memory.role_unprofiled"] = "角色 %s：其 %d 个 rank 都没有 operator_memory.csv（采集时未开启内存采集？）：已略过，其他角色照常读取",
   ["memory.db_stacks_too_big"] = "调用栈将超过 %.1f MiB（多条调用链共享很长的帧，每条都要完整写出）：调用栈",
   ["memory.db_bad_times"] = "PYTORCH_API 中有 %d 个时间不是整数，这些算子已略去；第一个：%s",
   ["memory.db_no_stacks"] = "没有 %s 表（采集时未开启 with_stack）：调用栈",

@@ -130,7 +130,8 @@ function M.summary_data(result)
     failed[#failed + 1] = { role = f.role, rank = f.rank, folders = f.dirs, reason = f.reason }
   end
   return { input = result.input, match_mode = result.match, ranks = ranks, failed = failed,
-           duplicates = array(result.duplicates), problems = array(result.problems) }
+           duplicates = array(result.duplicates), unprofiled_roles = array(result.unprofiled),
+           problems = array(result.problems) }
 end
 
 function M.summary_json(result, path)
@@ -191,6 +192,7 @@ function M.report_md(result, path)
     w:write("- ", t("report.memory.md.failed", tostring(f.rank), f.role, f.reason), "\n")
   end
   for _, d in ipairs(data.duplicates) do w:write("- ", t("report.memory.md.warning", d), "\n") end
+  for _, u in ipairs(data.unprofiled_roles or {}) do w:write("- ", t("report.memory.md.warning", u), "\n") end
   for _, p in ipairs(data.problems) do
     w:write(("- **%s** %s\n"):format(p.severity, p.message))
   end
