@@ -193,16 +193,26 @@ done:
   return rc;
 }
 
+/* Why the schema could not be read. A hot journal beside the file (a writer stopped mid-way)
+ * must be rolled back before any read, which a read-only open cannot do. */
+static int schema_fail(asc_db *db, const char *why, asc_error *err) {
+  if (sqlite3_extended_errcode(db->h) == SQLITE_READONLY_ROLLBACK)
+    return asc_fail(err, db->path, -1, 0, 0,
+                    "a write to it was cut off: the -journal beside it must be rolled back before it can be "
+                    "read, and it is opened read-only (open a copy of its folder)");
+  return asc_fail(err, db->path, -1, 0, 0, "cannot read the schema: %s", why);
+}
+
 int asc_db_has_table(asc_db *db, const char *name, asc_error *err) {
   sqlite3_stmt *st;
   /* a schema that cannot be read is an error of its own, not a table missing */
   if (sqlite3_prepare_v2(db->h, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &st,
                          NULL) != SQLITE_OK)
-    return asc_fail(err, db->path, -1, 0, 0, "cannot read the schema: %s", sqlite3_errmsg(db->h));
+    return schema_fail(db, sqlite3_errmsg(db->h), err);
   sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
   int rc = sqlite3_step(st);
   sqlite3_finalize(st);
   if (rc == SQLITE_ROW) return 1;
   if (rc == SQLITE_DONE) return 0;
-  return asc_fail(err, db->path, -1, 0, 0, "cannot read the schema: %s", sqlite3_errstr(rc));
+  return schema_fail(db, sqlite3_errstr(rc), err);
 }

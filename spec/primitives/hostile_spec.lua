@@ -268,6 +268,16 @@ describe("hostile SQLite files", function()
     h.cleanup(dir)
   end)
 
+  it("names a write cut off (a hot -journal beside the file), which a read-only open cannot roll back", function()
+    local db = h.fixtures .. "/hostile/hot.db"
+    local before = h.read(db .. "-journal")
+    local tl, err = require("ascope.ascend.timeline").read_db(db)
+    assert.is_nil(tl)
+    assert.equal(db .. ": a write to it was cut off: the -journal beside it must be rolled back before it can be read, "
+      .. "and it is opened read-only (open a copy of its folder)", err)
+    assert.equal(before, h.read(db .. "-journal")) -- and nothing beside it was touched
+  end)
+
   it("opens the path as a file name, never as a URI", function()
     local dir = h.tmpdir()
     h.copy(DB, dir .. "/d%41/p.db") -- as a URI, d%41 would mean dA
