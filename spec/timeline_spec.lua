@@ -699,8 +699,8 @@ describe("timeline raw top operator off the critical path", function()
 
   it("reads a .db of odd kinds: text times, no-number and missing times named, keyless tables counted once", function()
     -- hostile/timeline_odd.db: db_level0's task tables with TASK.startNs declared TEXT (digits),
-    -- 'abc' in rows 10-14 and no endNs in rows 20-22, COMPUTE_TASK_INFO with each row twice and
-    -- STRING_IDS without a key naming the task type AI_CORE twice
+    -- 'abc' in rows 10-14, no endNs in rows 20-22, no streamId in rows 30-31, COMPUTE_TASK_INFO
+    -- with each row twice and STRING_IDS without a key naming the task type AI_CORE twice
     local tl = assert(require("ascope.ascend.timeline").read_db(h.fixtures .. "/hostile/timeline_odd.db"))
     local slices, flows, ai_core = 0, 0, 0
     for i = 1, tl.n do
@@ -715,7 +715,8 @@ describe("timeline raw top operator off the critical path", function()
     -- every task with a start (545); as many AI_CORE tasks as in the plain file (9)
     assert.same({ 546, 545, 9 }, { slices, flows, ai_core })
     assert.same({ "8 start or end time(s) are no whole numbers or none, their rows are left out; first: table TASK, "
-      .. "row 10, column startNs: 'abc'" }, tl.notes)
+      .. "row 10, column startNs: 'abc'",
+      "2 task(s) have no streamId: they share one lane, Ascend Hardware/Stream ?, as if one stream" }, tl.notes)
     -- and the command says so for the rank, with the file
     local _, _, err = h.run("timeline", h.fixtures .. "/hostile/timeline_odd.db", "-o", dir, "-q")
     assert.truthy(err:find("timeline_odd.db: 8 start or end time(s)", 1, true), err)

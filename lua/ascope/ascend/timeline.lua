@@ -3,7 +3,7 @@
 --   {n, lane (integer column, index into lanes), lanes = {"process/thread", ...}, name, ts, dur
 --    (ns), task_type, ph ("X" slice, "s"/"f" flow start/finish), flow (flow id), source,
 --    comm_lanes = {lane name, ...} (the streams the file itself says carry communication),
---    notes = {text, ...} (a .db's rows left out, its unnamed task types)}
+--    notes = {text, ...} (a .db's rows left out, its unnamed task types, tasks of no stream)}
 local core = require "ascope_core"
 local json, column = core.json, core.column
 local i18n = require "ascope.i18n"
@@ -78,7 +78,7 @@ local function db_tasks_sql(has)
     comm = "cn.value"
   end
   return ([[
-SELECT 'Ascend Hardware/Stream ' || t.streamId AS lane,
+SELECT 'Ascend Hardware/Stream ' || COALESCE(t.streamId, '?') AS lane,
        COALESCE(%s, %s, tt.value, CAST(t.taskType AS TEXT)) AS name, %s,
        COALESCE(tt.value, CAST(t.taskType AS TEXT)) AS task_type, 'X' AS ph, NULL AS flow
   FROM TASK t
@@ -86,7 +86,7 @@ SELECT 'Ascend Hardware/Stream ' || t.streamId AS lane,
 %s
  WHERE %s
 UNION ALL
-SELECT 'Ascend Hardware/Stream ' || t.streamId, NULL, %s, NULL, NULL, 'f', CAST(t.connectionId AS TEXT)
+SELECT 'Ascend Hardware/Stream ' || COALESCE(t.streamId, '?'), NULL, %s, NULL, NULL, 'f', CAST(t.connectionId AS TEXT)
   FROM TASK t WHERE t.connectionId IS NOT NULL AND %s]]):format(has.COMPUTE_TASK_INFO and "sn.value" or "NULL", comm,
     ("%s AS ts, %s - %s AS dur"):format(W("t.startNs"), W("t.endNs"), W("t.startNs")), table.concat(joins, "\n"),
     timed("t"), W("t.startNs"),
@@ -120,14 +120,16 @@ SELECT 'Python/Steps', 'ProfilerStep#' || s.id, %s, NULL, 'X', NULL FROM STEP_TI
 
 -- the streams of HCCL's tasks: everything on them is communication, whatever its task type
 local DB_COMM_STREAMS = [[
-SELECT DISTINCT 'Ascend Hardware/Stream ' || t.streamId AS lane
+SELECT DISTINCT 'Ascend Hardware/Stream ' || COALESCE(t.streamId, '?') AS lane
   FROM TASK t JOIN COMMUNICATION_TASK_INFO c ON c.globalTaskId = t.globalTaskId ORDER BY 1]]
 
--- what read_db could not take as it was: rows left out for their times, task types unnamed
-local function notes(bad, first, unnamed)
+-- what read_db could not take as it was: rows left out for their times, task types unnamed,
+-- tasks of no stream
+local function notes(bad, first, unnamed, streamless)
   local out = {}
   if bad > 0 then out[#out + 1] = i18n.t("timeline.db_bad_times", bad, first) end
   if unnamed > 0 then out[#out + 1] = i18n.t("timeline.db_unnamed_types", unnamed) end
+  if streamless > 0 then out[#out + 1] = i18n.t("timeline.db_no_stream", streamless) end
   return out
 end
 
@@ -159,6 +161,8 @@ function M.read_db(path)
   end
   -- task types STRING_IDS does not name: shown as their ids, and no rule knows them
   local unnamed = r and profdb.unnamed(h, "TASK", "taskType") or 0
+  local streamless = r and h:query("SELECT COUNT(*) AS n FROM TASK WHERE streamId IS NULL")
+  streamless = streamless and streamless.columns.n[1] or 0
   local comm_lanes = {}
   if r and has.COMMUNICATION_TASK_INFO then
     local cs, cerr = h:query(DB_COMM_STREAMS)
@@ -181,7 +185,7 @@ function M.read_db(path)
   for i, p in ipairs(names) do lanes[i] = p[1] or "?" end
   return { n = r.n, lane = lane_ids, lanes = lanes, name = c.name, ts = c.ts, dur = c.dur,
            task_type = c.task_type, ph = c.ph, flow = c.flow, source = path, comm_lanes = comm_lanes,
-           notes = notes(bad, first, unnamed) }
+           notes = notes(bad, first, unnamed, streamless) }
 end
 
 -- msprof cuts a big timeline into slices, msprof_slice_<n>_<timestamp>.json (older versions
