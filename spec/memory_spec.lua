@@ -304,6 +304,24 @@ describe("memory on real samples", function()
     assert.equal(plain.ranks[1].summary.matched - 1, odd.ranks[1].summary.matched) -- that row
   end)
 
+  it("a database whose call chains are stored out of order gives the stacks of the ordered one", function()
+    -- hostile/chains_shuffled.db is db_level0's memory tables with PYTORCH_CALLCHAINS written
+    -- deepest frame first, chains backwards: the rows must be sorted before they are joined
+    local memory_db = require "ascope.ascend.memory_db"
+    local plain = assert(memory_db.call_stacks(h.real .. "/msinsight_pytorch_db_level0/rank0_ascend_pt/"
+      .. "ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"))
+    local shuffled = assert(memory_db.call_stacks(h.fixtures .. "/hostile/chains_shuffled.db"))
+    assert.equal(316, shuffled.n)
+    assert.is_nil(shuffled.note)
+    for _, f in ipairs({ "name", "ts", "dur", "stack" }) do assert.same(plain[f]:totable(), shuffled[f]:totable(), f) end
+    -- the first operator's stack, innermost frame first: chain 0's 12 frames (sqlite3 on the
+    -- file, ORDER BY stackDepth)
+    local frames = require("ascope.ascend.trace").frames(shuffled.stack[1])
+    assert.equal(12, #frames)
+    assert.equal("/home/z30057886/.local/lib/python3.9/site-packages/torch/_ops.py(692): __call__", frames[1])
+    assert.equal("<string>(1): <module>", frames[12])
+  end)
+
   it("a database whose shared frames would expand past the budget leaves the stacks out, and says so", function()
     local memory_db = require "ascope.ascend.memory_db"
     local db = h.real .. "/msinsight_pytorch_db_level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"

@@ -4,6 +4,7 @@
  * "stackFrames" members as one string (a json writer writes them without it: w:frames(tree)).
  * It keeps the cost of memory_trace.json's stackFrames per distinct frame, not per row. */
 #include "ascope/checked.h"
+#include "ascope/stackjoin.h"
 #include "ascope/stacktop.h"
 #include "ascope/idmap.h"
 #include "ascope/stacktree.h"
@@ -158,6 +159,47 @@ static int stack_top(lua_State *L) {
   return 1;
 }
 
+/* stacktree.join(chains, frames [, max_bytes [, depths]]) -> stacks, keys, missing: a call stack
+ * per run of equal chain keys (integer column) from the frames of its rows (string column,
+ * innermost first), joined with ";\r\n" in C (see ascope/stackjoin.h); keys: each stack's chain
+ * key; missing counts the frames without a value. nil, "too big", bytes when the stacks would
+ * take more than max_bytes (no bound by default); with depths (integer column), nil, "order"
+ * when the rows are not in (chain, depth) order. */
+static int stack_join(lua_State *L) {
+  asc_col *chains = lasc_checkcolumn(L, 1), *frames = lasc_checkcolumn(L, 2), *depths = NULL;
+  luaL_argcheck(L, asc_kind_integer(chains->kind), 1, "an integer column expected");
+  luaL_argcheck(L, frames->kind == ASC_STR && frames->n == chains->n, 2,
+                "a string column as long as chains expected");
+  lua_Integer max = lua_isnoneornil(L, 3) ? LUA_MAXINTEGER : luaL_checkinteger(L, 3);
+  luaL_argcheck(L, max >= 0, 3, "not negative");
+  if (!lua_isnoneornil(L, 4)) {
+    depths = lasc_checkcolumn(L, 4);
+    luaL_argcheck(L, asc_kind_integer(depths->kind) && depths->n == chains->n, 4,
+                  "an integer column as long as chains expected");
+  }
+  lua_settop(L, 4);
+  lua_getiuservalue(L, 2, 1); /* 5: the frames' string table */
+  asc_strtab *from = lasc_checkstrings(L, 5);
+  asc_col out, keys;
+  asc_col_init(&out, ASC_STR);
+  asc_col_init(&keys, ASC_I64);
+  asc_col *o = lasc_pushcolumn(L, &out, 0);  /* 6: in the shared string table */
+  asc_col *k = lasc_pushcolumn(L, &keys, 0); /* 7 */
+  asc_strtab *to = lasc_column_strings(L, 6);
+  asc_stackjoin_info info;
+  int rc = asc_stack_join(chains, depths, frames, from, to, (uint64_t)max > SIZE_MAX ? SIZE_MAX : (size_t)max,
+                          o, k, &info);
+  if (rc < 0) return luaL_error(L, "stacktree.join: out of memory");
+  if (rc > 0) {
+    lua_pushnil(L);
+    lua_pushstring(L, rc == 1 ? "too big" : "order");
+    lua_pushinteger(L, (lua_Integer)info.bytes);
+    return 3;
+  }
+  lua_pushinteger(L, (lua_Integer)info.missing);
+  return 3;
+}
+
 static int tree_gc(lua_State *L) {
   tree_ud *u = luaL_checkudata(L, 1, STACKTREE_MT);
   asc_stacktree_free(u->t);
@@ -183,7 +225,7 @@ int lasc_open_stacktree(lua_State *L) {
     lua_setfield(L, -2, "__index");
   }
   lua_pop(L, 1);
-  static const luaL_Reg fns[] = {{"new", tree_new}, {"top", stack_top}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"new", tree_new}, {"top", stack_top}, {"join", stack_join}, {NULL, NULL}};
   luaL_newlib(L, fns);
   return 1;
 }

@@ -427,6 +427,20 @@ function stacktree.new() end
 ---@param stacks ascope.Column
 ---@return ascope.Column
 function stacktree.top(stacks) end
+---Call stacks from their frames' rows, as a profiler database holds them: one stack per run of
+---equal chain keys (rows whose key is missing belong to none), its frames joined with ";\r\n"
+---in row order, straight into the string table. Returns the stacks, each one's key and the count
+---of frames without a value (joined as ""); or nil, "too big", bytes when the stacks would take
+---more than `max_bytes` (a frame and its separator counted); or, given `depths`, nil, "order" when
+---the rows are not grouped by chain in key order with rising depths.
+---@param chains ascope.Column integer column
+---@param frames ascope.Column string column, as many rows
+---@param max_bytes? integer
+---@param depths? ascope.Column integer column, as many rows
+---@return ascope.Column|nil stacks
+---@return ascope.Column|string keys_or_why
+---@return integer missing_or_bytes
+function stacktree.join(chains, frames, max_bytes, depths) end
 
 ---@class ascope_core
 ---@field stacktree ascope.StackTreeModule

@@ -137,6 +137,88 @@ describe("stacktree", function()
     assert.has_error(function() core.stacktree.top(core.column.new("integer", { 1 })) end)
   end)
 
+  describe("join", function()
+    local col = core.column
+    -- the plain-Lua join: one stack per run of equal non-null keys, frames in row order
+    local function joined(keys, frames)
+      local out, out_keys, missing, last = {}, {}, 0, nil
+      for i = 1, #keys do
+        local k = keys[i]
+        if k ~= nil then
+          local f = frames[i]
+          if f == nil then missing = missing + 1 end
+          if k == last then
+            out[#out] = out[#out] .. ";\r\n" .. (f or "")
+          else
+            out[#out + 1], out_keys[#out_keys + 1] = f or "", k
+          end
+          last = k
+        end
+      end
+      return out, out_keys, missing
+    end
+
+    it("joins each run of a chain's frames with ;\\r\\n, innermost first, as the plain-Lua join", function()
+      local keys = { 3, 3, 3, 7, nil, 7, 9, 12, 12 }
+      local frames = { "a.py(1): f", "b.py(2): g", "main", "x", "skipped", nil, "", "中文(1): 函数", "根" }
+      local k = col.new("integer", { 3, 3, 3, 7 })
+      k = col.concat({ k, col.fill("integer", nil, 1), col.new("integer", { 7, 9, 12, 12 }) })
+      local f = col.concat({ col.new("string", { "a.py(1): f", "b.py(2): g", "main", "x", "skipped" }),
+                             col.fill("string", nil, 1), col.new("string", { "", "中文(1): 函数", "根" }) })
+      local stacks, ids, missing = core.stacktree.join(k, f)
+      local want, want_keys, want_missing = joined(keys, frames)
+      assert.same({ "a.py(1): f;\r\nb.py(2): g;\r\nmain", "x;\r\n", "", "中文(1): 函数;\r\n根" }, want)
+      assert.same(want, stacks:totable())
+      assert.same(want_keys, ids:totable())
+      assert.equal(want_missing, missing)
+      assert.equal(1, missing) -- the null frame of chain 7; the null key's row is in no stack
+      -- the stacks are in the shared table: a stack met in a column elsewhere has the same id
+      assert.equal(col.new("string", { "a.py(1): f;\r\nb.py(2): g;\r\nmain" }):id(1), stacks:id(1))
+    end)
+
+    it("matches the plain-Lua join on many generated chains", function()
+      local keys, frames = {}, {}
+      for c = 1, 500 do
+        for d = 1, c % 23 + 1 do
+          keys[#keys + 1] = c * 3
+          frames[#frames + 1] = ("m%d.py(%d): fn_%d"):format(c % 41, d, (c * d) % 97)
+        end
+      end
+      local want, want_keys = joined(keys, frames)
+      local stacks, ids, missing = core.stacktree.join(col.new("integer", keys), col.new("string", frames))
+      assert.same(want, stacks:totable())
+      assert.same(want_keys, ids:totable())
+      assert.equal(0, missing)
+    end)
+
+    it("stops at a byte budget (each frame and its separator counted), and at rows out of order", function()
+      local k = col.new("integer", { 1, 1, 2 })
+      local f = col.new("string", { "abcd", "ef", "ghi" })
+      -- (4 + 3) + (2 + 3) + (3 + 3) = 18 bytes
+      assert.equal("a;\r\nb", core.stacktree.join(col.new("integer", { 1, 1 }), col.new("string", { "a", "b" }), 8)[1])
+      assert.equal(2, #core.stacktree.join(k, f, 18))
+      assert.same({ nil, "too big", 12 }, { core.stacktree.join(k, f, 17) })
+      local function order(keys, depths)
+        local n = #keys
+        local r = { core.stacktree.join(col.new("integer", keys), col.fill("string", "x", n), nil,
+          col.new("integer", depths)) }
+        return r[1] and "ok" or r[2]
+      end
+      assert.equal("ok", order({ 1, 1, 1, 4, 4 }, { 0, 1, 2, 0, 5 }))
+      assert.equal("order", order({ 1, 1, 4, 1 }, { 0, 1, 0, 2 })) -- chain 1's rows apart
+      assert.equal("order", order({ 4, 1 }, { 0, 0 }))             -- chains not in key order
+      assert.equal("order", order({ 1, 1 }, { 1, 0 }))             -- depths falling
+      assert.equal("order", order({ 1, 1 }, { 0, 0 }))             -- a depth twice
+      local d = col.concat({ col.new("integer", { 0 }), col.fill("integer", nil, 1) })
+      local none, why = core.stacktree.join(col.new("integer", { 1, 1 }), col.fill("string", "x", 2), nil, d)
+      assert.same({ nil, "order" }, { none, why }) -- a depth missing: where a sort would put it is not known here
+      assert.has_error(function() core.stacktree.join(col.new("string", { "a" }), col.new("string", { "a" })) end)
+      assert.has_error(function() core.stacktree.join(col.new("integer", { 1 }), col.new("string", { "a", "b" })) end)
+      assert.has_error(function() core.stacktree.join(k, f, -1) end)
+      assert.has_error(function() core.stacktree.join(k, f, nil, col.new("integer", { 0 })) end)
+    end)
+  end)
+
   it("refuses a value that is not a string", function()
     assert.has_error(function() core.stacktree.new():add({}) end)
   end)

@@ -93,16 +93,22 @@ SELECT COALESCE(n.value, '') AS name, %s AS ts, %s - %s AS dur, ch.k AS chain
  ORDER BY 2, p.rowid]]):format(W("p.startNs"), W("p.endNs"), W("p.startNs"), CHAINS, W("p.callchainId"),
   W("p.startNs"))
 
--- every chain's frames as string ids, innermost (stackDepth 0) first, chains in id order; the
--- texts come once each (FRAME_TEXTS_SQL): a long frame in many chains is not sorted and copied
--- with every row
-local FRAMES_SQL = [[
-SELECT c.id AS id, c.stack AS frame
+-- every chain's frames as string ids with their depth, in the table's order: a profiler writes
+-- each chain's rows together, innermost (stackDepth 0) first, chains in id order, and a sort of
+-- millions of rows would cost more than the rest of the read. When the rows are in another
+-- order, ORDERED_FRAMES_SQL gives them sorted.
+local FRAMES_SQL = ([[
+SELECT c.id AS id, %s AS frame, %s AS depth
+  FROM PYTORCH_CALLCHAINS c
+ WHERE typeof(c.id) = 'integer']]):format(W("c.stack"), W("c.stackDepth"))
+local ORDERED_FRAMES_SQL = ([[
+SELECT c.id AS id, %s AS frame
   FROM PYTORCH_CALLCHAINS c
  WHERE typeof(c.id) = 'integer'
- ORDER BY c.id, c.stackDepth]]
-local FRAME_TEXTS_SQL = profdb.STRINGS .. [[
-SELECT id, value FROM S WHERE id IN (SELECT stack FROM PYTORCH_CALLCHAINS WHERE typeof(id) = 'integer')]]
+ ORDER BY c.id, c.stackDepth]]):format(W("c.stack"))
+-- the texts of the frames, once each: their ids come as a JSON array (the frames' distinct ids,
+-- found in C), so the chains' rows are not searched again
+local FRAME_TEXTS_SQL = profdb.STRINGS .. "SELECT id, value FROM S WHERE id IN (SELECT value FROM json_each(?))"
 
 --- How many bytes of call stacks a database of size bytes may expand to: its chains share
 -- frames (STRING_IDS holds each once), and each chain is written out whole. 200k operators
@@ -131,44 +137,48 @@ function M.call_stacks(path)
     return without(i18n.t("memory.db_no_stacks", lacks))
   end
   local frames, ferr = h:query(FRAMES_SQL)
-  local named, nerr
-  if frames then named, nerr = h:query(FRAME_TEXTS_SQL) end
+  if not frames then
+    h:close()
+    return nil, ferr
+  end
+  local fc = kinds(frames, { id = "integer", frame = "integer", depth = "integer" })
+  local _, distinct = column.group(fc.frame, nil, { ids = false, rows = false, missing = false })
+  local list = {}
+  for _, v in ipairs(distinct) do
+    if v then list[#list + 1] = v[1] end
+  end
+  local named, nerr = h:query(FRAME_TEXTS_SQL, "[" .. table.concat(list, ",") .. "]")
   if not named then
     h:close()
-    return nil, ferr or nerr
+    return nil, nerr
   end
   local text = {}
   for i = 1, named.n do text[named.columns.id[i]] = named.columns.value[i] end
-  named = nil -- luacheck: ignore 311 (garbage once the texts are in the table)
+  named, list, distinct = nil, nil, nil -- luacheck: ignore 311 (garbage once the texts are in the table)
   local st = core.fs.stat(path)
   local budget = M.stack_budget(st and st.size or 0)
-  -- the chains in id order, the k-th numbered k as API_SQL's DENSE_RANK numbers them
-  local stacks, parts, last, bytes, unnamed = {}, {}, nil, 0, 0
-  local chain_ids, ids = frames.columns.id, frames.columns.frame
-  for i = 1, frames.n do
-    local id = chain_ids[i]
-    if id ~= last and last ~= nil then
-      stacks[#stacks + 1] = table.concat(parts, ";\r\n")
-      parts = {}
-    end
-    last = id
-    local frame = text[ids[i]]
-    if not frame then -- a frame STRING_IDS does not name: empty, and counted
-      frame, unnamed = "", unnamed + 1
-    end
-    parts[#parts + 1] = frame
-    bytes = bytes + #frame + 3
-    if bytes > budget then
+  -- the chains in id order, the k-th numbered k as API_SQL's DENSE_RANK numbers them, joined in
+  -- C straight into the string table: no Lua string is made of a stack. Without stacks, `why`
+  -- says why ("order", "too big"); with them it is their keys.
+  local stacks, why, unnamed = core.stacktree.join(fc.id, fc.frame:lookup(text), budget, fc.depth)
+  if not stacks and why == "order" then
+    frames, ferr = h:query(ORDERED_FRAMES_SQL)
+    if not frames then
       h:close()
-      return without(i18n.t("memory.db_stacks_too_big", budget / 1048576))
+      return nil, ferr
     end
+    fc = kinds(frames, { id = "integer", frame = "integer" })
+    stacks, _, unnamed = core.stacktree.join(fc.id, fc.frame:lookup(text), budget)
   end
-  if last ~= nil then stacks[#stacks + 1] = table.concat(parts, ";\r\n") end
-  frames = nil -- luacheck: ignore 311 (the frames' column is garbage once the stacks are built)
+  frames, fc = nil, nil -- luacheck: ignore 311 (the frames' columns are garbage once the stacks are built)
+  if not stacks then
+    h:close()
+    return without(i18n.t("memory.db_stacks_too_big", budget / 1048576))
+  end
   local r, qerr = read_table(h, API_SQL, "PYTORCH_API", { "startNs", "endNs" })
   if not r then return nil, qerr end
   local c = kinds(r, { name = "string", ts = "integer", dur = "integer", chain = "integer" })
-  local out = { n = r.n, name = c.name, ts = c.ts, dur = c.dur, stack = c.chain:lookup(stacks) }
+  local out = { n = r.n, name = c.name, ts = c.ts, dur = c.dur, stack = stacks:take(c.chain) }
   local notes = {}
   if r.bad_cells > 0 then notes[#notes + 1] = i18n.t("memory.db_bad_times", r.bad_cells, r.first_bad) end
   if unnamed > 0 then notes[#notes + 1] = i18n.t("input.db_unnamed", unnamed, "PYTORCH_CALLCHAINS", "stack") end
