@@ -40,6 +40,10 @@ return {
     prefill = { "prefill" },
     decode = { "decode" },
     request = { "^request" }, -- host slices that span one inference request (TTFT/TPOT by the seed's formulas)
+    -- a stream waiting for another's event, and the recording: a wait that the last record on
+    -- another stream inside its span ends is an edge of the critical path (record -> wait)
+    event_wait = { "^event_wait" },
+    event_record = { "^event_record" },
   },
   top_n = 10,
   -- a long-tail step takes more than long_tail_median x the median step, or more than the P95

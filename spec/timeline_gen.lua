@@ -116,6 +116,38 @@ function M.exposed_comm(path, steps)
   M.write(path, lanes, flows)
 end
 
+--- Compute and communication on two streams tied by stream waits only (no flow), as a profiler
+-- writes them: the compute stream records an event, the communication stream's EVENT_WAIT
+-- ends at it and its notify wait (the all-reduce, also on the HCCL operator lane) runs; its
+-- record ends the compute stream's EVENT_WAIT. 1000 us steps.
+-- exposed: MatMul 300 us, then the all-reduce 600 us with compute waiting, then the optimizer
+--   100 us. Truth: the critical path is 1000 us, 600 of it communication (0.6).
+-- otherwise the all-reduce (400 us) runs beside 900 us more of compute, which never waits.
+--   Truth: the path is the compute stream's 1000 us, no communication on it.
+function M.stream_waits(path, steps, exposed)
+  local lanes = { { "Python", "Thread 1", {} }, { "Ascend Hardware", "Stream 2", {} },
+                  { "Ascend Hardware", "Stream 4", {} }, { "HCCL", "Group 0 Communication", {} } }
+  local t = 0
+  for k = 1, steps do
+    local rec, comm = exposed and 300 or 100, exposed and 600 or 400
+    add(lanes, 1, "ProfilerStep#" .. k, t, 1000)
+    add(lanes, 2, "MatMul", t, rec, "AI_CORE")
+    add(lanes, 2, "EVENT_RECORD", t + rec, 0, "EVENT_RECORD_SQE")
+    add(lanes, 3, "EVENT_WAIT", t + 20, rec - 20, "EVENT_WAIT_SQE")
+    add(lanes, 3, "Notify Wait", t + rec, comm, "Notify Wait")
+    add(lanes, 3, "EVENT_RECORD", t + rec + comm, 0, "EVENT_RECORD_SQE")
+    add(lanes, 4, "hcom_allReduce_" .. k, t + rec, comm)
+    if exposed then
+      add(lanes, 2, "EVENT_WAIT", t + 310, 590, "EVENT_WAIT_SQE")
+      add(lanes, 2, "ApplyAdam", t + 900, 100, "AI_CORE")
+    else
+      for j = 0, 8 do add(lanes, 2, "MatMul", t + 100 + j * 100, 100, "AI_CORE") end
+    end
+    t = t + 1000
+  end
+  M.write(path, lanes)
+end
+
 --- Host-bound steps: 1000 us steps of ten 90 us kernels; in the steps listed in `gappy` each
 -- kernel waits 10 us for its launch (the host is launching meanwhile), the others run back to
 -- back. Truth: a gappy step's compute gaps under host launch are 90 us of its 990 us stage.

@@ -311,6 +311,19 @@ describe("timeline on real samples agrees with the profiler's own step split", f
     assert.equal(t.step, r.step.id)
     -- the longest path is a path through the stage: never longer than it
     assert.is_true(r.critical_path.longest_path_ms <= r.step.stage_ms)
+    -- it crosses the streams at their event waits (five in each sample: the compute stream
+    -- hands over to the communication stream once, each allreduce hands back): all the
+    -- communication the profiler counts is on it, and the compute before and after it (the
+    -- optimizer's ForeachAdd kernels wait for the last allreduce)
+    local cp = r.critical_path
+    assert.equal(5, cp.wait_edges)
+    assert.near(t.communication / 1000, cp.composition.comm, 0.1)
+    local compute = 0
+    for c, v in pairs(cp.composition) do
+      if c:match("^compute:") then compute = compute + v end
+    end
+    assert.is_true(compute > 2, compute)
+    assert.is_true(cp.comm_share < 0.96, cp.comm_share)
   end
 
   it("ascend_pytorch_profiler_0.db level0 and level2 against analysis.db StepTraceTime", function()
@@ -603,6 +616,32 @@ describe("timeline rules on generated runs with known truth", function()
     local r12 = analyse(dir .. "/pp.json", { pp = 4, microbatches = 12 })
     assert.same({ "bubble_above_theory" }, fired(r12))
     assert.near(1 / 3 - 3 / 15, r12.pp_bubble.excess, 1e-12)
+  end)
+
+  it("stream waits tie the critical path across streams: exposed communication on it, hidden not", function()
+    gen.stream_waits(dir .. "/waits.json", 5, true)
+    local r = analyse(dir .. "/waits.json")
+    -- MatMul 300 -> (record) the all-reduce's notify wait 600 -> (record) ApplyAdam 100; without the
+    -- waits the compute stream alone (990 us, its wait as sync) would be the path, with no
+    -- communication on it
+    assert.near(1.0, r.critical_path.longest_path_ms, 1e-12)
+    assert.near(0.6, r.critical_path.comm_share, 1e-12)
+    assert.equal(2, r.critical_path.wait_edges)
+    assert.equal(0, r.critical_path.flow_edges)
+    assert.near(0.4, r.critical_path.composition["compute:AI_CORE"], 1e-12)
+    assert.is_true(fired(r)[1] == "comm_on_critical_path")
+    -- the stream's notify wait is named by the operator that holds it, counted once
+    assert.same({ "hcom_allReduce_3", 0.6, 1 }, { r.hotspots[1].name, r.hotspots[1].path_ms, r.hotspots[1].path_count })
+    for _, f in ipairs(r.findings) do
+      if f.id == "comm_on_critical_path" then assert.equal("hcom_allReduce_3", f.evidence.operator) end
+    end
+    gen.stream_waits(dir .. "/hidden.json", 5, false)
+    local ok = analyse(dir .. "/hidden.json")
+    assert.near(1.0, ok.critical_path.longest_path_ms, 1e-12)
+    assert.equal(0, ok.critical_path.comm_share)
+    assert.equal(1, ok.critical_path.wait_edges) -- the compute stream never waits
+    assert.equal(1, ok.dashboard.overlap_ratio)
+    for _, id in ipairs(fired(ok)) do assert.is_true(id ~= "comm_on_critical_path" and id ~= "overlap_low", id) end
   end)
 
   it("exposed communication: overlap and the critical path say so, host-bound does not", function()

@@ -43,11 +43,11 @@ static size_t map_slot(const nodemap *m, uint64_t key) {
 }
 
 typedef struct node {
-  int64_t ts;    /* start, as read: the order of the walk */
-  int64_t s, e;  /* clipped start and end */
-  int64_t dist;  /* the longest path that ends here */
-  int64_t reach; /* the latest end along it */
-  int64_t gain;  /* what this task adds to it */
+  int64_t ts, end; /* start and end, as read: the order of the walk */
+  int64_t s, e;    /* clipped start and end */
+  int64_t dist;    /* the longest path that ends here */
+  int64_t reach;   /* the latest end along it */
+  int64_t gain;    /* what this task adds to it */
   size_t row;
   uint32_t from;  /* the node before it on that path, or NONE */
   uint32_t npred; /* flows into it; their producers are at pred[first, first + npred) */
@@ -57,14 +57,17 @@ typedef struct node {
 } node;
 
 typedef struct order_key {
-  int64_t ts;
+  int64_t ts, end;
   size_t row;
   uint32_t node;
 } order_key;
 
+/* (start, end, row): of two tasks that start together, the one over first comes first (an
+ * event record at t is a predecessor of the task that starts at t) */
 static int by_start(const void *a, const void *b) {
   const order_key *x = a, *y = b;
   if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+  if (x->end != y->end) return x->end < y->end ? -1 : 1;
   return x->row < y->row ? -1 : x->row > y->row;
 }
 
@@ -97,6 +100,7 @@ static uint32_t add_node(graph *g, const int64_t *ts, const int64_t *dur, const 
   memset(d, 0, sizeof *d);
   d->row = r;
   d->ts = ts[r];
+  d->end = asc_sat_add(ts[r], dur[r]);
   d->s = clip(ts[r], lo, hi);
   d->e = clip(asc_sat_add(ts[r], dur[r]), lo, hi);
   d->lane = asc_col_int(lane, r);
@@ -160,7 +164,7 @@ static void consider(graph *g, node *d, uint32_t p) {
   }
 }
 
-/* walk the nodes in (start, row) order: each takes the best of its lane predecessor and its
+/* walk the nodes in (start, end, row) order: each takes the best of its lane predecessor and its
  * flows; *best_node is the end of the longest path (the first met among equals) */
 static int walk(graph *g, uint32_t *best_node) {
   order_key *ord = asc_alloc_array(g->n, sizeof *ord);
@@ -172,6 +176,7 @@ static int walk(graph *g, uint32_t *best_node) {
   }
   for (size_t i = 0; i < g->n; i++) {
     ord[i].ts = g->nd[i].ts;
+    ord[i].end = g->nd[i].end;
     ord[i].row = g->nd[i].row;
     ord[i].node = (uint32_t)i;
   }

@@ -205,7 +205,8 @@ function interval.union(starts, ends, rows, lo, hi) end
 function interval.from_durations(starts, durations, rows, lo, hi) end
 ---The longest dependency path through the tasks at `rows` (lane order and the flows
 ---producers[k] -> consumers[k]), each task adding the part of its interval, clipped to
----[lo, hi], after its predecessor's reach. nil when no task is timed.
+---[lo, hi], after its predecessor's reach. A predecessor comes earlier in (start, end, row)
+---order: of two tasks that start together, the one over first. nil when no task is timed.
 ---@param starts ascope.Column|integer[]
 ---@param durations ascope.Column|integer[]
 ---@param lanes ascope.Column|integer[]

@@ -2,7 +2,9 @@
  *   nodes   the given rows, then each flow's producer whose consumer is already a node (in edge
  *           order: a producer added by one edge is a node for the edges after it)
  *   edges   lane order (the previous task by start on the same lane) and the flows, taken from
- *           a predecessor only when it comes earlier in (start, row) order
+ *           a predecessor only when it comes earlier in (start, end, row) order (of two tasks
+ *           that start together, the one over first: an event record at t precedes the task
+ *           that starts at t)
  *   length  each task adds the part of its interval, clipped to [lo, hi], after its
  *           predecessor's reach (the latest end along the path so far), so a path covers each
  *           instant of [lo, hi] at most once and is never longer than hi - lo

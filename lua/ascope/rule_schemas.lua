@@ -65,7 +65,7 @@ M.timeline = S.record({
   names = S.record({ comm = regexes(), copy = regexes(), sync = regexes(), compute = regexes() }),
   patterns = S.record({
     p2p_wait = regexes(), p2p = regexes(), host_launch = regexes(), dataloader = regexes(), step = S.pattern(),
-    prefill = regexes(), decode = regexes(), request = regexes(),
+    prefill = regexes(), decode = regexes(), request = regexes(), event_wait = regexes(), event_record = regexes(),
   }, { required = { "step" } }),
   top_n = S.integer({ min = 1 }),
   jitter = S.record({ long_tail_median = S.number() }, { required = { "long_tail_median" } }),

@@ -35,6 +35,18 @@ int main(void) {
   CHECK(asc_taskpath_longest(ts, du, &lane, 5, untimed, 1, NULL, NULL, 0, 0, 100, &p) == 0);
   CHECK(p.length == -1 && p.nodes == 0 && p.n == 0);
 
+  /* a zero-length record at 50 on lane 2 (row 6) feeds the task that starts at 50 on lane 1
+   * (row 5, an earlier row): the shorter of two tasks that start together comes first */
+  int64_t ts2[] = {0, 0, 0, 0, 0, 50, 50, 40};
+  int64_t du2[] = {0, 0, 0, 0, 0, 30, 0, 10};
+  uint32_t ln2[] = {1, 1, 1, 1, 1, 1, 2, 2};
+  asc_col lane2 = {ASC_U32, 8, 8, {.u = ln2}};
+  size_t rows2[] = {5, 6, 7};
+  size_t prod2[] = {6}, cons2[] = {5};
+  CHECK(asc_taskpath_longest(ts2, du2, &lane2, 8, rows2, 3, prod2, cons2, 1, 0, 100, &p) == 0);
+  CHECK(p.length == 40); /* 40..50 on lane 2, its record, then 50..80 on lane 1 */
+  CHECK(p.n == 3 && path[0] == 5 && path[1] == 6 && path[2] == 7 && gain[0] == 30 && gain[1] == 0);
+
   size_t bad[] = {5};
   CHECK(asc_taskpath_longest(ts, du, &lane, 5, bad, 1, NULL, NULL, 0, 0, 100, &p) == -2);
   size_t badc[] = {9};

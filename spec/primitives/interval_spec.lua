@@ -148,8 +148,9 @@ local function longest_reference(ts, dur, lane, rows, edges, lo, hi)
     end
   end
   if #nodes == 0 then return nil end
-  table.sort(nodes, function(a, b)
+  table.sort(nodes, function(a, b) -- (start, end, row): of two that start together, the one over first
     if ts[a] ~= ts[b] then return ts[a] < ts[b] end
+    if dur[a] ~= dur[b] then return dur[a] < dur[b] end
     return a < b
   end)
   local function s_of(r) return math.min(math.max(ts[r], lo), hi) end

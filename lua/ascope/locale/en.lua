@@ -396,7 +396,7 @@ return {
   ["report.timeline.md.finding_line"] = "- ⚠ **%s** (%s): %s. %s Evidence: %s.",
   ["report.timeline.md.cp_heading"] = "1 Critical path",
   ["report.timeline.md.cp_busy"] = "Compute, communication and copies busy %.3f ms of a %.3f ms stage: critical_path_ratio %s.",
-  ["report.timeline.md.cp_chain"] = "Longest dependency chain %.3f ms over %d tasks (%d nodes, %d flow edges); %.3f ms of the stage off it; communication %s of it.",
+  ["report.timeline.md.cp_chain"] = "Longest dependency chain %.3f ms over %d tasks (%d nodes, %d flow edges, %d stream waits); %.3f ms of the stage off it; communication %s of it.",
   ["report.timeline.md.cp_header"] = "category on the path|ms|share",
   ["report.timeline.md.ov_heading"] = "2 Compute/communication overlap",
   ["report.timeline.md.ov_line"] = "From %s: communication %.3f ms, not overlapped %.3f ms: overlap_ratio %s (exposed %s).",

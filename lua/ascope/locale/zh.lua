@@ -396,7 +396,7 @@ return {
   ["report.timeline.md.finding_line"] = "- ⚠ **%s**（%s）：%s。%s 证据：%s。",
   ["report.timeline.md.cp_heading"] = "1 关键路径",
   ["report.timeline.md.cp_busy"] = "计算、通信与拷贝在 %.3f ms 内忙碌（阶段共 %.3f ms）：critical_path_ratio %s。",
-  ["report.timeline.md.cp_chain"] = "最长依赖链 %.3f ms，共 %d 个任务（%d 个节点，%d 条 flow 边）；stage 中 %.3f ms 不在链上；其中通信占 %s。",
+  ["report.timeline.md.cp_chain"] = "最长依赖链 %.3f ms，共 %d 个任务（%d 个节点，%d 条 flow 边，%d 个流等待）；stage 中 %.3f ms 不在链上；其中通信占 %s。",
   ["report.timeline.md.cp_header"] = "路径上的类别|ms|占比",
   ["report.timeline.md.ov_heading"] = "2 计算与通信重叠",
   ["report.timeline.md.ov_line"] = "来源 %s：通信 %.3f ms，未被掩盖 %.3f ms：overlap_ratio %s（暴露 %s）。",

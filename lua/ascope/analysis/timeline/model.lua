@@ -71,7 +71,8 @@ function M.classify(task_type, name, types, re)
 end
 
 -- first match wins: a receive wait is also a P2P op, tagged as the narrower one
-M.TAGS = { "p2p_wait", "p2p", "host_launch", "dataloader", "prefill", "decode", "request" }
+M.TAGS = { "p2p_wait", "p2p", "host_launch", "dataloader", "prefill", "decode", "request", "event_wait",
+           "event_record" }
 
 -- what column.group should not allocate: each left-out result is four bytes a row
 local ROWS_ONLY = { ids = false }

@@ -64,6 +64,68 @@ function M.flow_edges(m, w0, w1)
   return edges, skipped
 end
 
+local DEVICE_KINDS = { device = true, comm = true }
+
+-- how far back from a wait's end the records are looked through for one on another stream
+local RECORDS_LOOKED_AT = 64
+
+-- rows in (start, row) order
+local function by_start(tl, rows)
+  local ts = tl.ts:take(rows)
+  return rows:take(ts:order())
+end
+
+--- Stream waits as edges {record row, row}: a stream's event wait (patterns.event_wait) that
+-- the last event record (patterns.event_record) of another stream inside its span ends makes
+-- that record a predecessor of the task after the wait on its stream; all of them start in
+-- [w0, w1). The trace names no event, so the record is found by time: a wait ends when its
+-- event is recorded (a compute stream waiting for the communication stream's record that ends
+-- an allreduce, and the communication stream waiting for the compute one's before it starts).
+-- The edge goes to the next task, not to the wait: the wait began before the record, and a
+-- path takes a predecessor that starts earlier only. A wait already satisfied (no record
+-- inside it) or last on its stream is no edge.
+function M.sync_edges(m, w0, w1)
+  local tl = m.tl
+  local function in_step(rows)
+    if #rows == 0 then return rows end
+    return by_start(tl, column.rows_starting(tl.ts, tl.dur, w0, w1, rows))
+  end
+  local waits = in_step(m.tagged_rows(m, "event_wait", DEVICE_KINDS))
+  local records = in_step(m.tagged_rows(m, "event_record", DEVICE_KINDS))
+  if #waits == 0 or #records == 0 then return {} end
+  local r_rows, r_ts, r_lane = records:totable(), tl.ts:take(records):totable(), tl.lane:take(records):totable()
+  local w_rows, w_ts, w_dur, w_lane = waits:totable(), tl.ts:take(waits):totable(), tl.dur:take(waits):totable(),
+    tl.lane:take(waits):totable()
+  local next_of = {} -- the wait's lane: row -> the row after it in (start, row) order
+  local function after(lane, row)
+    if not next_of[lane] then
+      local order = in_step(m.slices(m, lane)):totable()
+      local t = {}
+      for k = 1, #order - 1 do t[order[k]] = order[k + 1] end
+      next_of[lane] = t
+    end
+    return next_of[lane][row]
+  end
+  local edges = {}
+  for k, w in ipairs(w_rows) do
+    local ws, we = w_ts[k], w_ts[k] + w_dur[k]
+    local lo, hi = 1, #r_ts + 1 -- the first record after the wait's end
+    while lo < hi do
+      local mid = (lo + hi) // 2
+      if r_ts[mid] <= we then lo = mid + 1 else hi = mid end
+    end
+    for j = lo - 1, math.max(1, lo - RECORDS_LOOKED_AT), -1 do
+      if r_ts[j] < ws then break end
+      if r_lane[j] ~= w_lane[k] then
+        local succ = after(w_lane[k], w)
+        if succ then edges[#edges + 1] = { r_rows[j], succ } end
+        break
+      end
+    end
+  end
+  return edges
+end
+
 --- Alignment gaps (consumer start - producer end) along the edges: total, count and top n.
 -- Only the top n are kept while the edges are walked (largest gap first, ties to the earlier
 -- consumer row, then to the earlier producer row), so a step of a hundred thousand flows makes
@@ -109,8 +171,6 @@ function M.category(m, r)
   if cls == "compute" then return "compute:" .. (model_mod.task_type_of(m, r) or "unknown") end
   return cls
 end
-
-local DEVICE_KINDS = { device = true, comm = true }
 
 -- device and communication slices that start in [w0, w1); the longest path and the hotspots
 -- walk the same step, so its rows are found once
@@ -164,19 +224,52 @@ end
 -- same communication, and the path runs through one of them.
 M.ON_PATH_SHARE = 0.5
 
+--- The communication operators of the path's tasks on communication streams: row -> the row of
+-- the longest slice holding the task's start on a communication lane that is no stream (the
+-- HCCL operator lanes: an operator spans its notify waits, copies and reduces). The path runs
+-- through the streams' tasks, which the stream waits link to compute, but a user asks which
+-- allreduce it was. A task that no operator holds is left out (it is its own operator).
+function M.ops_of(m, path)
+  local tl = m.tl
+  local tasks = {}
+  for _, r in ipairs(path) do
+    if m.lanes[tl.lane[r]].stream then tasks[#tasks + 1] = r end
+  end
+  local out = {}
+  if #tasks == 0 then return out end
+  local times = tl.ts:take(tasks):totable()
+  for i, lane in ipairs(m.lanes) do
+    if lane.kind == "comm" and not lane.stream then
+      local lanes = {}
+      for k = 1, #tasks do lanes[k] = i end
+      local held = match.within(tl.lane, tl.ts, tl.dur, lanes, times)
+      for k, r in ipairs(tasks) do
+        local op, was = held[k], out[r]
+        if op and (not was or tl.dur[op] > tl.dur[was]) then out[r] = op end
+      end
+    end
+  end
+  return out
+end
+
 --- Hotspots: operators by time on the path x count, beside their raw-time rank in the step.
 -- Returns the list, the raw top operator and whether it is off the path: a compute operator
 -- when none of its tasks is on the path, a communication one when less than half of its time
 -- lies in the path's communication time.
 function M.hotspots(m, path, gain, comm_time, w0, w1, top_n)
   local tl = m.tl
-  local on_path, path_count = {}, {}
+  local on_path, path_count, counted = {}, {}, {}
+  local op_of = M.ops_of(m, path)
   for _, r in ipairs(path) do
     local lane = m.lanes[tl.lane[r]]
     if lane.kind == "device" or lane.kind == "comm" then
-      local n = tl.name[r] or "?"
+      local op = op_of[r] or r -- a communication stream's task counts as its operator
+      local n = tl.name[op] or "?"
       on_path[n] = (on_path[n] or 0) + gain[r]
-      path_count[n] = (path_count[n] or 0) + 1
+      if not counted[op] then
+        counted[op] = true
+        path_count[n] = (path_count[n] or 0) + 1
+      end
     end
   end
   local raw, raw_count, rows_of = {}, {}, {}

@@ -17,7 +17,8 @@ M.NARROW_CLASSES = { "comm", "copy", "sync" }
 M.GROUPS = {
   { "lanes", { "overlap", "device", "comm", "host" } },
   { "names", { "comm", "copy", "sync", "compute" } },
-  { "patterns", { "p2p", "p2p_wait", "host_launch", "dataloader", "prefill", "decode", "request" } },
+  { "patterns", { "p2p", "p2p_wait", "host_launch", "dataloader", "prefill", "decode", "request", "event_wait",
+                  "event_record" } },
 }
 
 local function list_of(v)

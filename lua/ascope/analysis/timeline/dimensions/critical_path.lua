@@ -19,10 +19,13 @@ function M.compute(ctx)
   if skipped > 0 then
     r.warnings[#r.warnings + 1] = require("ascope.i18n").t("timeline.flows_skipped", skipped)
   end
-  ctx.edges = edges
+  ctx.edges = edges -- the alignment's: flows only
+  local waits = path.sync_edges(m, w.w0, w.w1)
   r.critical_path = { critical_path_ratio = ratio(dev:total(), stage), busy_union_ms = ms(dev:total()),
-                      span_ms = ms(stage), flow_edges = #edges }
-  local len, p, nnodes, gain, comm_time = path.longest(m, w.w0, w.w1, lo, hi, edges)
+                      span_ms = ms(stage), flow_edges = #edges, wait_edges = #waits }
+  local all = { table.unpack(waits) }
+  for _, e in ipairs(edges) do all[#all + 1] = e end
+  local len, p, nnodes, gain, comm_time = path.longest(m, w.w0, w.w1, lo, hi, all)
   if len then
     local cp = r.critical_path
     cp.longest_path_ms, cp.longest_path_tasks, cp.dag_nodes = ms(len), #p, nnodes
@@ -46,7 +49,8 @@ function M.md(r, kit)
   local out = { ("### %s%s\n\n"):format(T("cp_heading"), kit.mark("critical_path_ratio", "critical_path_comm_share")),
                 T("cp_busy", cp.busy_union_ms, cp.span_ms, pct(cp.critical_path_ratio)) .. "\n" }
   if cp.longest_path_ms then
-    out[#out + 1] = T("cp_chain", cp.longest_path_ms, cp.longest_path_tasks, cp.dag_nodes, cp.flow_edges, cp.off_path_ms,
+    out[#out + 1] = T("cp_chain", cp.longest_path_ms, cp.longest_path_tasks, cp.dag_nodes, cp.flow_edges,
+      cp.wait_edges, cp.off_path_ms,
       pct(cp.comm_share)) .. "\n\n"
     local rows = {}
     for c, v in pairs(cp.composition) do rows[#rows + 1] = { c, num(v), kit.ratio_pct(v, cp.longest_path_ms), v } end
