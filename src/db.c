@@ -1,6 +1,13 @@
 /* SQLite, opened read-only so a profiling folder is never touched. The path is given to SQLite
- * as a plain file name (never as a URI: a '%41' or '?' in a folder name means nothing), only real
- * tables count, and every query runs under a step budget so a hostile schema cannot hang. */
+ * as a plain file name (or, for a WAL database, as a URI with every byte that could mean
+ * something escaped: a '%41' or '?' in a folder name means nothing), only real tables count,
+ * and every query runs under a step budget so a hostile schema cannot hang.
+ *
+ * A database in WAL mode (header bytes 18-19 = 2) is read through a -shm index SQLite creates
+ * beside it, even read-only: it left -wal and -shm files in the user's folder, and in a folder
+ * the user may only read it could not be opened at all. Without a -wal holding writes, such a
+ * file is opened immutable (no index, no lock, nothing created); with one, those writes are the
+ * latest data, so it is opened as SQLite opens it, and a failure says why. */
 #include "ascope/db.h"
 
 #include "ascope/fs.h"
@@ -15,6 +22,7 @@
 
 struct asc_db {
   sqlite3 *h;
+  int wal_pending; /* a -wal beside it holds writes not merged into the file */
   char path[1024];
   long long budget, used; /* progress-handler calls a query may take, and took */
 };
@@ -44,6 +52,42 @@ static long long header_bytes(const unsigned char *h, size_t got) {
   return (long long)page * (long long)pages;
 }
 
+static int is_wal(const unsigned char *h, size_t got) { return got >= 20 && (h[18] == 2 || h[19] == 2); }
+
+/* "file:<path>?immutable=1" with every byte but [A-Za-z0-9/._~-] percent-encoded; malloc'd */
+static char *immutable_uri(const char *path) {
+  static const char keep[] = "/._~-", hex[] = "0123456789ABCDEF";
+  size_t n = strlen(path);
+  char *u = malloc(3 * n + 32), *o = u;
+  if (!u) return NULL;
+  o += sprintf(o, "file:");
+  for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+        strchr(keep, *p)) {
+      *o++ = (char)*p;
+    } else {
+      *o++ = '%';
+      *o++ = hex[*p >> 4];
+      *o++ = hex[*p & 15];
+    }
+  }
+  strcpy(o, "?immutable=1");
+  return u;
+}
+
+/* 1 when path-wal is there and not empty */
+static int wal_has_writes(const char *path) {
+  size_t n = strlen(path);
+  char *w = malloc(n + 5);
+  if (!w) return 1; /* then SQLite decides, as for any WAL file */
+  memcpy(w, path, n);
+  memcpy(w + n, "-wal", 5);
+  struct stat st;
+  int has = stat(w, &st) == 0 && st.st_size > 0;
+  free(w);
+  return has;
+}
+
 int asc_db_open(const char *path, asc_db **out, asc_error *err) {
   *out = NULL;
   FILE *probe = asc_open_input(path, err);
@@ -64,10 +108,21 @@ int asc_db_open(const char *path, asc_db **out, asc_error *err) {
   asc_db *db = calloc(1, sizeof *db);
   if (!db) return asc_fail(err, path, -1, 0, 0, "out of memory");
   snprintf(db->path, sizeof db->path, "%s", path);
-  /* a name starting with "file:" would be read as a URI where SQLite is built to accept them */
-  char name[1100];
-  snprintf(name, sizeof name, "%s%s", strncmp(path, "file:", 5) == 0 ? "./" : "", path);
-  int rc = sqlite3_open_v2(name, &db->h, SQLITE_OPEN_READONLY, NULL);
+  int flags = SQLITE_OPEN_READONLY;
+  char *name = NULL;
+  if (is_wal(head, got) && !(db->wal_pending = wal_has_writes(path))) {
+    name = immutable_uri(path);
+    flags |= SQLITE_OPEN_URI;
+  } else if ((name = malloc(strlen(path) + 3)) != NULL) {
+    /* a name starting with "file:" would be read as a URI where SQLite is built to accept them */
+    sprintf(name, "%s%s", strncmp(path, "file:", 5) == 0 ? "./" : "", path);
+  }
+  if (!name) {
+    free(db);
+    return asc_fail(err, path, -1, 0, 0, "out of memory");
+  }
+  int rc = sqlite3_open_v2(name, &db->h, flags, NULL);
+  free(name);
   if (rc != SQLITE_OK) {
     asc_fail(err, path, -1, 0, 0, "cannot open database: %s",
              db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc));
@@ -196,6 +251,11 @@ done:
 /* Why the schema could not be read. A hot journal beside the file (a writer stopped mid-way)
  * must be rolled back before any read, which a read-only open cannot do. */
 static int schema_fail(asc_db *db, const char *why, asc_error *err) {
+  if (db->wal_pending)
+    return asc_fail(err, db->path, -1, 0, 0,
+                    "its latest writes are in the -wal beside it, which SQLite reads through a -shm index it "
+                    "could not make there: %s (open a copy of its folder)",
+                    why);
   if (sqlite3_extended_errcode(db->h) == SQLITE_READONLY_ROLLBACK)
     return asc_fail(err, db->path, -1, 0, 0,
                     "a write to it was cut off: the -journal beside it must be rolled back before it can be "

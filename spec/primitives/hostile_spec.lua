@@ -278,6 +278,35 @@ describe("hostile SQLite files", function()
     assert.equal(before, h.read(db .. "-journal")) -- and nothing beside it was touched
   end)
 
+  it("reads a WAL database without making a -wal or -shm beside it, whatever its folder's name", function()
+    local dir = h.tmpdir()
+    local whole = h.read(DB)
+    -- header bytes 18-19 = 2: the file is in WAL mode (as PRAGMA journal_mode=WAL leaves it);
+    -- SQLite would read it through a -shm index made beside it, and fail where it cannot
+    local folder = dir .. "/d%41 ?#&x" -- as a URI: dA, a query, a fragment
+    h.write(folder .. "/p.db", whole:sub(1, 18) .. "\2\2" .. whole:sub(21))
+    local db = assert(core.db.open(folder .. "/p.db"))
+    assert.is_true(db:has_table("TASK"))
+    local plain = assert(core.db.open(DB))
+    local sql = "SELECT COUNT(*) AS n, SUM(startNs % 1000) AS s FROM TASK"
+    assert.same(plain:query(sql).columns.s:totable(), db:query(sql).columns.s:totable())
+    db:close()
+    plain:close()
+    assert.same({ "p.db" }, core.fs.list(folder))
+    h.cleanup(dir)
+  end)
+
+  it("reads the writes a WAL database's -wal holds, which its file does not", function()
+    -- hostile/wal_pending.db: row 1 checkpointed into the file, row 2 committed to the -wal only
+    local dir = h.tmpdir()
+    h.copy(h.fixtures .. "/hostile/wal_pending.db", dir .. "/w.db")
+    h.copy(h.fixtures .. "/hostile/wal_pending.db-wal", dir .. "/w.db-wal")
+    local db = assert(core.db.open(dir .. "/w.db"))
+    assert.same({ "in the file", "in the wal only" }, assert(db:query("SELECT s FROM T ORDER BY x")).columns.s:totable())
+    db:close()
+    h.cleanup(dir)
+  end)
+
   it("opens the path as a file name, never as a URI", function()
     local dir = h.tmpdir()
     h.copy(DB, dir .. "/d%41/p.db") -- as a URI, d%41 would mean dA

@@ -795,6 +795,7 @@ ascend_pytorch_profiler_*.db 或 profiling 目录树（所有 rank）。
   ["c:the file is cut short: %lld bytes of the %lld its header gives"] = "文件不完整：只有 %s 字节，文件头给出的大小是 %s 字节",
   ["c:cannot read the schema: %s"] = "无法读取数据库结构：%s",
   ["c:larger than %d MiB: not a document this reads whole (a trace is scanned, not loaded)"] = "大于 %s MiB：不是可整体读入的文档（trace 应流式扫描，而不是整体读入）",
+  ["c:its latest writes are in the -wal beside it, which SQLite reads through a -shm index it could not make there: %s (open a copy of its folder)"] = "它最新的写入在旁边的 -wal 中，SQLite 需要在那里建立 -shm 索引才能读取，但无法建立：%s（请打开其目录的副本）",
   ["c:a write to it was cut off: the -journal beside it must be rolled back before it can be read, and it is opened read-only (open a copy of its folder)"] = "对它的一次写入被中断：必须先回滚旁边的 -journal 才能读取，而它以只读方式打开（请打开其目录的副本）",
   ["c:not an SQLite database"] = "不是 SQLite 数据库",
   ["c:not open"] = "未打开",
