@@ -322,6 +322,29 @@ describe("memory on real samples", function()
     assert.equal("<string>(1): <module>", frames[12])
   end)
 
+  it("a database whose chains name no frame gives empty stacks and counts the unnamed frames", function()
+    -- hostile/chains_unnamed.db: chain 0 = frames NULL (depth 0) and 99 (depth 1), chain 1 =
+    -- frame 98; STRING_IDS names none of them
+    local cs = assert(require("ascope.ascend.memory_db").call_stacks(h.fixtures .. "/hostile/chains_unnamed.db"))
+    assert.equal(2, cs.n)
+    assert.same({ 1000, 2000 }, cs.ts:totable())
+    assert.same({ ";\r\n", "" }, cs.stack:totable())
+    assert.equal("3 row(s) of PYTORCH_CALLCHAINS hold in column stack a string id STRING_IDS does not name: those "
+      .. "names are empty", cs.note)
+  end)
+
+  it("a database's chain ids and depths of odd kinds keep every operator on its own stack", function()
+    -- hostile/chains_odd_ids.db: chain 5 = (frame 3, depth 1), (frame 2, depth '0' as TEXT), in
+    -- that order; chain -2^63 = frame 5; chain 7 = frame 4. Operators at 1000, 2000, 3000 ns on
+    -- chains 5, -2^63, 7. The least integer is no chain (the join reads it as no id), so its
+    -- operator is left out, and chain 7 stays the third operator's.
+    local cs = assert(require("ascope.ascend.memory_db").call_stacks(h.fixtures .. "/hostile/chains_odd_ids.db"))
+    assert.equal(2, cs.n)
+    assert.same({ 1000, 3000 }, cs.ts:totable())
+    assert.same({ "f0.py(1): a;\r\nf1.py(2): b", "g.py(3): c" }, cs.stack:totable())
+    assert.is_nil(cs.note)
+  end)
+
   it("a database whose shared frames would expand past the budget leaves the stacks out, and says so", function()
     local memory_db = require "ascope.ascend.memory_db"
     local db = h.real .. "/msinsight_pytorch_db_level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"

@@ -80,8 +80,11 @@ function M.mem(path)
 end
 
 -- A chain is the frames of one whole-number PYTORCH_CALLCHAINS id; k numbers the chains in id
--- order, the same in both queries (an id of another kind, NULL or 2.5, is no chain of either)
-local CHAINS = "SELECT DISTINCT id FROM PYTORCH_CALLCHAINS WHERE typeof(id) = 'integer'"
+-- order, the same in every query (an id of another kind, NULL or 2.5, is no chain of any). The
+-- least 64-bit integer is left out too: the C join reads it as an absent id.
+local IS_CHAIN = "typeof(%s) = 'integer' AND %s <> -9223372036854775808"
+local function is_chain(col) return IS_CHAIN:format(col, col) end
+local CHAINS = "SELECT DISTINCT id FROM PYTORCH_CALLCHAINS WHERE " .. is_chain("id")
 
 -- the operators with a call stack, each with the number k of its chain
 local API_SQL = profdb.STRINGS .. ([[
@@ -100,15 +103,16 @@ SELECT COALESCE(n.value, '') AS name, %s AS ts, %s - %s AS dur, ch.k AS chain
 local FRAMES_SQL = ([[
 SELECT c.id AS id, %s AS frame, %s AS depth
   FROM PYTORCH_CALLCHAINS c
- WHERE typeof(c.id) = 'integer']]):format(W("c.stack"), W("c.stackDepth"))
+ WHERE %s]]):format(W("c.stack"), W("c.stackDepth"), is_chain("c.id"))
 local ORDERED_FRAMES_SQL = ([[
 SELECT c.id AS id, %s AS frame
   FROM PYTORCH_CALLCHAINS c
- WHERE typeof(c.id) = 'integer'
- ORDER BY c.id, c.stackDepth]]):format(W("c.stack"))
--- the texts of the frames, once each: their ids come as a JSON array (the frames' distinct ids,
--- found in C), so the chains' rows are not searched again
-local FRAME_TEXTS_SQL = profdb.STRINGS .. "SELECT id, value FROM S WHERE id IN (SELECT value FROM json_each(?))"
+ WHERE %s
+ ORDER BY c.id, %s]]):format(W("c.stack"), is_chain("c.id"), W("c.stackDepth"))
+-- the texts of the frames, once each
+local FRAME_TEXTS_SQL = profdb.STRINGS .. ([[
+SELECT id, value FROM S WHERE id IN (SELECT %s FROM PYTORCH_CALLCHAINS c WHERE %s)]]):format(W("c.stack"),
+  is_chain("c.id"))
 
 --- How many bytes of call stacks a database of size bytes may expand to: its chains share
 -- frames (STRING_IDS holds each once), and each chain is written out whole. 200k operators
@@ -142,25 +146,27 @@ function M.call_stacks(path)
     return nil, ferr
   end
   local fc = kinds(frames, { id = "integer", frame = "integer", depth = "integer" })
-  local _, distinct = column.group(fc.frame, nil, { ids = false, rows = false, missing = false })
-  local list = {}
-  for _, v in ipairs(distinct) do
-    if v then list[#list + 1] = v[1] end
-  end
-  local named, nerr = h:query(FRAME_TEXTS_SQL, "[" .. table.concat(list, ",") .. "]")
+  local named, nerr = h:query(FRAME_TEXTS_SQL)
   if not named then
     h:close()
     return nil, nerr
   end
   local text = {}
   for i = 1, named.n do text[named.columns.id[i]] = named.columns.value[i] end
-  named, list, distinct = nil, nil, nil -- luacheck: ignore 311 (garbage once the texts are in the table)
+  named = nil -- luacheck: ignore 311 (garbage once the texts are in the table)
+  -- the frames' texts; a column that names none (no chain, or no frame STRING_IDS holds) has no
+  -- kind of its own, and is a string column all null
+  local function texts(ids)
+    local t = ids:lookup(text)
+    if t:kind() ~= "string" then t = column.fill("string", nil, #ids) end
+    return t
+  end
   local st = core.fs.stat(path)
   local budget = M.stack_budget(st and st.size or 0)
   -- the chains in id order, the k-th numbered k as API_SQL's DENSE_RANK numbers them, joined in
   -- C straight into the string table: no Lua string is made of a stack. Without stacks, `why`
   -- says why ("order", "too big"); with them it is their keys.
-  local stacks, why, unnamed = core.stacktree.join(fc.id, fc.frame:lookup(text), budget, fc.depth)
+  local stacks, why, unnamed = core.stacktree.join(fc.id, texts(fc.frame), budget, fc.depth)
   if not stacks and why == "order" then
     frames, ferr = h:query(ORDERED_FRAMES_SQL)
     if not frames then
@@ -168,7 +174,7 @@ function M.call_stacks(path)
       return nil, ferr
     end
     fc = kinds(frames, { id = "integer", frame = "integer" })
-    stacks, _, unnamed = core.stacktree.join(fc.id, fc.frame:lookup(text), budget)
+    stacks, why, unnamed = core.stacktree.join(fc.id, texts(fc.frame), budget) -- luacheck: ignore 311
   end
   frames, fc = nil, nil -- luacheck: ignore 311 (the frames' columns are garbage once the stacks are built)
   if not stacks then
