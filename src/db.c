@@ -54,13 +54,15 @@ static long long header_bytes(const unsigned char *h, size_t got) {
 
 static int is_wal(const unsigned char *h, size_t got) { return got >= 20 && (h[18] == 2 || h[19] == 2); }
 
-/* "file:<path>?immutable=1" with every byte but [A-Za-z0-9/._~-] percent-encoded; malloc'd */
+/* "file:<path>?immutable=1" with every byte but [A-Za-z0-9/._~-] percent-encoded; malloc'd. An
+ * absolute path follows an empty authority ("file:///x"): after "file:" a path starting "//"
+ * would be read as a host. */
 static char *immutable_uri(const char *path) {
   static const char keep[] = "/._~-", hex[] = "0123456789ABCDEF";
   size_t n = strlen(path);
   char *u = malloc(3 * n + 32), *o = u;
   if (!u) return NULL;
-  o += sprintf(o, "file:");
+  o += sprintf(o, path[0] == '/' ? "file://" : "file:");
   for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
     if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
         strchr(keep, *p)) {
@@ -75,7 +77,8 @@ static char *immutable_uri(const char *path) {
   return u;
 }
 
-/* 1 when path-wal is there and not empty */
+/* 1 when path-wal is there and not empty; path is the file SQLite opens, a link's target (its
+ * -wal is beside the target, not beside the link) */
 static int wal_has_writes(const char *path) {
   size_t n = strlen(path);
   char *w = malloc(n + 5);
@@ -110,13 +113,15 @@ int asc_db_open(const char *path, asc_db **out, asc_error *err) {
   snprintf(db->path, sizeof db->path, "%s", path);
   int flags = SQLITE_OPEN_READONLY;
   char *name = NULL;
-  if (is_wal(head, got) && !(db->wal_pending = wal_has_writes(path))) {
-    name = immutable_uri(path);
+  char *real = is_wal(head, got) ? realpath(path, NULL) : NULL;
+  if (is_wal(head, got) && !(db->wal_pending = wal_has_writes(real ? real : path))) {
+    name = immutable_uri(real ? real : path);
     flags |= SQLITE_OPEN_URI;
   } else if ((name = malloc(strlen(path) + 3)) != NULL) {
     /* a name starting with "file:" would be read as a URI where SQLite is built to accept them */
     sprintf(name, "%s%s", strncmp(path, "file:", 5) == 0 ? "./" : "", path);
   }
+  free(real);
   if (!name) {
     free(db);
     return asc_fail(err, path, -1, 0, 0, "out of memory");
