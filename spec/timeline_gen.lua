@@ -124,9 +124,13 @@ end
 --   100 us. Truth: the critical path is 1000 us, 600 of it communication (0.6).
 -- otherwise the all-reduce (400 us) runs beside 900 us more of compute, which never waits.
 --   Truth: the path is the compute stream's 1000 us, no communication on it.
-function M.stream_waits(path, steps, exposed)
+-- other_group: a second group's all-gather runs at once on Stream 6, from 50 us before the
+--   all-reduce to 50 us after it (its lane "Group 1 Communication"). Truth: the same path; its
+--   notify wait is still the all-reduce's.
+function M.stream_waits(path, steps, exposed, other_group)
   local lanes = { { "Python", "Thread 1", {} }, { "Ascend Hardware", "Stream 2", {} },
-                  { "Ascend Hardware", "Stream 4", {} }, { "HCCL", "Group 0 Communication", {} } }
+                  { "Ascend Hardware", "Stream 4", {} }, { "HCCL", "Group 0 Communication", {} },
+                  { "Ascend Hardware", "Stream 6", {} }, { "HCCL", "Group 1 Communication", {} } }
   local t = 0
   for k = 1, steps do
     local rec, comm = exposed and 300 or 100, exposed and 600 or 400
@@ -137,6 +141,10 @@ function M.stream_waits(path, steps, exposed)
     add(lanes, 3, "Notify Wait", t + rec, comm, "Notify Wait")
     add(lanes, 3, "EVENT_RECORD", t + rec + comm, 0, "EVENT_RECORD_SQE")
     add(lanes, 4, "hcom_allReduce_" .. k, t + rec, comm)
+    if other_group then
+      add(lanes, 5, "Notify Wait", t + rec - 50, comm + 100, "Notify Wait")
+      add(lanes, 6, "hcom_allGather_" .. k, t + rec - 50, comm + 100)
+    end
     if exposed then
       add(lanes, 2, "EVENT_WAIT", t + 310, 590, "EVENT_WAIT_SQE")
       add(lanes, 2, "ApplyAdam", t + 900, 100, "AI_CORE")

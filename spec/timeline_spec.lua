@@ -635,6 +635,12 @@ describe("timeline rules on generated runs with known truth", function()
     for _, f in ipairs(r.findings) do
       if f.id == "comm_on_critical_path" then assert.equal("hcom_allReduce_3", f.evidence.operator) end
     end
+    -- a second group's longer all-gather at the same time holds the notify wait too: the wait is
+    -- still the all-reduce's, its stream's group (its operators start with its tasks)
+    gen.stream_waits(dir .. "/groups.json", 5, true, true)
+    local two = analyse(dir .. "/groups.json")
+    assert.near(0.6, two.critical_path.comm_share, 1e-12)
+    assert.same({ "hcom_allReduce_3", 0.6, 1 }, { two.hotspots[1].name, two.hotspots[1].path_ms, two.hotspots[1].path_count })
     gen.stream_waits(dir .. "/hidden.json", 5, false)
     local ok = analyse(dir .. "/hidden.json")
     assert.near(1.0, ok.critical_path.longest_path_ms, 1e-12)
@@ -642,6 +648,29 @@ describe("timeline rules on generated runs with known truth", function()
     assert.equal(1, ok.critical_path.wait_edges) -- the compute stream never waits
     assert.equal(1, ok.dashboard.overlap_ratio)
     for _, id in ipairs(fired(ok)) do assert.is_true(id ~= "comm_on_critical_path" and id ~= "overlap_low", id) end
+  end)
+
+  it("a stream wait of no length hands over to the task that starts with it", function()
+    -- Stream 4's notify wait 0-300 us, then its record at 300; Stream 2 waits from 300 to 300,
+    -- then MatMul 300-400 and 400-500. The record's edge goes to the first MatMul (the wait ends
+    -- before a task that starts with it): the path is the whole 500 us, 200 of it compute
+    local steps = {}
+    local lanes = { { "Python", "Thread 1", steps }, { "Ascend Hardware", "Stream 2", {} },
+                    { "Ascend Hardware", "Stream 4", {} } }
+    for k = 0, 2 do
+      local t = k * 1000
+      steps[#steps + 1] = { "ProfilerStep#" .. (k + 1), t, 500 }
+      table.insert(lanes[2][3], { "MatMul", t + 300, 100, "AI_CORE" })
+      table.insert(lanes[2][3], { "MatMul", t + 400, 100, "AI_CORE" })
+      table.insert(lanes[2][3], { "EVENT_WAIT", t + 300, 0, "EVENT_WAIT_SQE" })
+      table.insert(lanes[3][3], { "Notify Wait", t, 300, "Notify Wait" })
+      table.insert(lanes[3][3], { "EVENT_RECORD", t + 300, 0, "EVENT_RECORD_SQE" })
+    end
+    gen.write(dir .. "/zero.json", lanes)
+    local r = analyse(dir .. "/zero.json")
+    assert.equal(1, r.critical_path.wait_edges)
+    assert.near(0.5, r.critical_path.longest_path_ms, 1e-12)
+    assert.near(0.2, r.critical_path.composition["compute:AI_CORE"], 1e-12)
   end)
 
   it("exposed communication: overlap and the critical path say so, host-bound does not", function()

@@ -96,10 +96,19 @@ function M.sync_edges(m, w0, w1)
   local r_rows, r_ts, r_lane = records:totable(), tl.ts:take(records):totable(), tl.lane:take(records):totable()
   local w_rows, w_ts, w_dur, w_lane = waits:totable(), tl.ts:take(waits):totable(), tl.dur:take(waits):totable(),
     tl.lane:take(waits):totable()
-  local next_of = {} -- the wait's lane: row -> the row after it in (start, row) order
+  -- the wait's lane: row -> the row after it in (start, end, row) order, the longest path's
+  -- (a wait of no length ends before a task that starts with it)
+  local next_of = {}
   local function after(lane, row)
     if not next_of[lane] then
       local order = in_step(m.slices(m, lane)):totable()
+      local ts, dur = tl.ts, tl.dur
+      table.sort(order, function(a, b)
+        if ts[a] ~= ts[b] then return ts[a] < ts[b] end
+        local ea, eb = ts[a] + dur[a], ts[b] + dur[b]
+        if ea ~= eb then return ea < eb end
+        return a < b
+      end)
       local t = {}
       for k = 1, #order - 1 do t[order[k]] = order[k + 1] end
       next_of[lane] = t
@@ -225,27 +234,63 @@ end
 M.ON_PATH_SHARE = 0.5
 
 --- The communication operators of the path's tasks on communication streams: row -> the row of
--- the longest slice holding the task's start on a communication lane that is no stream (the
--- HCCL operator lanes: an operator spans its notify waits, copies and reduces). The path runs
--- through the streams' tasks, which the stream waits link to compute, but a user asks which
--- allreduce it was. A task that no operator holds is left out (it is its own operator).
-function M.ops_of(m, path)
+-- the slice holding the task's start on the stream's communication group lane (a
+-- communication lane that is no stream: HCCL's operator lanes, an operator spanning its notify
+-- waits, copies and reduces). The path runs through the streams' tasks, which the stream waits
+-- link to compute, but a user asks which allreduce it was.
+-- Two groups' operators may run at once, the longer holding the other's tasks too, so each
+-- stream is given the group lane whose operators start where one of the stream's tasks in the
+-- step starts (a profiler times an operator from its first task: the real runs' every
+-- operator); a stream none does gets the longest operator holding each task. A task that no
+-- operator holds is left out (it is its own operator).
+function M.ops_of(m, path, w0, w1)
   local tl = m.tl
-  local tasks = {}
+  local tasks, streams = {}, {}
   for _, r in ipairs(path) do
-    if m.lanes[tl.lane[r]].stream then tasks[#tasks + 1] = r end
+    local lane = tl.lane[r]
+    if m.lanes[lane].stream then
+      tasks[#tasks + 1], streams[lane] = r, true
+    end
   end
   local out = {}
   if #tasks == 0 then return out end
-  local times = tl.ts:take(tasks):totable()
+  local all = {} -- the step's tasks of those streams, the path's among them
+  step_rows(m, w0, w1, function(r) if streams[tl.lane[r]] then all[#all + 1] = r end end)
+  local at = {}
+  for k, r in ipairs(all) do at[r] = k end
+  local times = tl.ts:take(all):totable()
+  local held_by, votes = {}, {} -- op lane -> ops holding all[k]; stream -> op lane -> starts shared
   for i, lane in ipairs(m.lanes) do
     if lane.kind == "comm" and not lane.stream then
       local lanes = {}
-      for k = 1, #tasks do lanes[k] = i end
+      for k = 1, #all do lanes[k] = i end
       local held = match.within(tl.lane, tl.ts, tl.dur, lanes, times)
-      for k, r in ipairs(tasks) do
+      held_by[i] = held
+      for k, r in ipairs(all) do
+        local op = held[k]
+        if op and tl.ts[op] == times[k] then
+          local v = votes[tl.lane[r]] or {}
+          v[i], votes[tl.lane[r]] = (v[i] or 0) + 1, v
+        end
+      end
+    end
+  end
+  local group = {} -- stream -> its group lane (the most shared starts, then the first lane)
+  for stream, v in pairs(votes) do
+    local best
+    for i, n in pairs(v) do
+      if not best or n > v[best] or (n == v[best] and i < best) then best = i end
+    end
+    group[stream] = best
+  end
+  for _, r in ipairs(tasks) do
+    local k, g = at[r], group[tl.lane[r]]
+    if g then
+      out[r] = held_by[g][k]
+    else
+      for _, held in pairs(held_by) do
         local op, was = held[k], out[r]
-        if op and (not was or tl.dur[op] > tl.dur[was]) then out[r] = op end
+        if op and (not was or tl.dur[op] > tl.dur[was] or (tl.dur[op] == tl.dur[was] and op < was)) then out[r] = op end
       end
     end
   end
@@ -259,7 +304,7 @@ end
 function M.hotspots(m, path, gain, comm_time, w0, w1, top_n)
   local tl = m.tl
   local on_path, path_count, counted = {}, {}, {}
-  local op_of = M.ops_of(m, path)
+  local op_of = M.ops_of(m, path, w0, w1)
   for _, r in ipairs(path) do
     local lane = m.lanes[tl.lane[r]]
     if lane.kind == "device" or lane.kind == "comm" then

@@ -23,7 +23,7 @@ function M.compute(ctx)
   local waits = path.sync_edges(m, w.w0, w.w1)
   r.critical_path = { critical_path_ratio = ratio(dev:total(), stage), busy_union_ms = ms(dev:total()),
                       span_ms = ms(stage), flow_edges = #edges, wait_edges = #waits }
-  local all = { table.unpack(waits) }
+  local all = waits -- the waits, then the flows (a step may hold more edges than Lua's stack)
   for _, e in ipairs(edges) do all[#all + 1] = e end
   local len, p, nnodes, gain, comm_time = path.longest(m, w.w0, w.w1, lo, hi, all)
   if len then
