@@ -329,8 +329,19 @@ describe("memory on real samples", function()
     assert.equal(2, cs.n)
     assert.same({ 1000, 2000 }, cs.ts:totable())
     assert.same({ ";\r\n", "" }, cs.stack:totable())
-    assert.equal("3 row(s) of PYTORCH_CALLCHAINS hold in column stack a string id STRING_IDS does not name: those "
+    -- the NULL frame is said apart from the two ids STRING_IDS lacks
+    assert.equal("1 row(s) of PYTORCH_CALLCHAINS hold no string id in column stack: those frames are empty; "
+      .. "2 row(s) of PYTORCH_CALLCHAINS hold in column stack a string id STRING_IDS does not name: those "
       .. "names are empty", cs.note)
+  end)
+
+  it("a database's frames of odd kinds: a number as text, the least id as none, a depth that is no number last", function()
+    -- hostile/frames_odd.db: chain 0's rows in table order (frame 4, depth 'abc'), (3, 0), (2, 1),
+    -- (-2^63, 2); STRING_IDS without TEXT affinity names 2 by the integer 42, -2^63 by a text
+    local cs = assert(require("ascope.ascend.memory_db").call_stacks(h.fixtures .. "/hostile/frames_odd.db"))
+    assert.equal(1, cs.n)
+    assert.equal("a.py(1): f;\r\n42;\r\n;\r\njunk.py(3): c", cs.stack[1])
+    assert.equal("1 row(s) of PYTORCH_CALLCHAINS hold no string id in column stack: those frames are empty", cs.note)
   end)
 
   it("a database's chain ids and depths of odd kinds keep every operator on its own stack", function()

@@ -124,13 +124,9 @@ end
 --   100 us. Truth: the critical path is 1000 us, 600 of it communication (0.6).
 -- otherwise the all-reduce (400 us) runs beside 900 us more of compute, which never waits.
 --   Truth: the path is the compute stream's 1000 us, no communication on it.
--- other_group: a second group's all-gather runs at once on Stream 6, from 50 us before the
---   all-reduce to 50 us after it (its lane "Group 1 Communication"). Truth: the same path; its
---   notify wait is still the all-reduce's.
-function M.stream_waits(path, steps, exposed, other_group)
+function M.stream_waits(path, steps, exposed)
   local lanes = { { "Python", "Thread 1", {} }, { "Ascend Hardware", "Stream 2", {} },
-                  { "Ascend Hardware", "Stream 4", {} }, { "HCCL", "Group 0 Communication", {} },
-                  { "Ascend Hardware", "Stream 6", {} }, { "HCCL", "Group 1 Communication", {} } }
+                  { "Ascend Hardware", "Stream 4", {} }, { "HCCL", "Group 0 Communication", {} } }
   local t = 0
   for k = 1, steps do
     local rec, comm = exposed and 300 or 100, exposed and 600 or 400
@@ -141,15 +137,53 @@ function M.stream_waits(path, steps, exposed, other_group)
     add(lanes, 3, "Notify Wait", t + rec, comm, "Notify Wait")
     add(lanes, 3, "EVENT_RECORD", t + rec + comm, 0, "EVENT_RECORD_SQE")
     add(lanes, 4, "hcom_allReduce_" .. k, t + rec, comm)
-    if other_group then
-      add(lanes, 5, "Notify Wait", t + rec - 50, comm + 100, "Notify Wait")
-      add(lanes, 6, "hcom_allGather_" .. k, t + rec - 50, comm + 100)
-    end
     if exposed then
       add(lanes, 2, "EVENT_WAIT", t + 310, 590, "EVENT_WAIT_SQE")
       add(lanes, 2, "ApplyAdam", t + 900, 100, "AI_CORE")
     else
       for j = 0, 8 do add(lanes, 2, "MatMul", t + 100 + j * 100, 100, "AI_CORE") end
+    end
+    t = t + 1000
+  end
+  M.write(path, lanes)
+end
+
+--- Two communication groups at once, 1000 us steps: MatMul 0-300 us on Stream 2 hands over (a
+-- stream wait) to Stream 4, whose exposed operator on the path runs until 900 us, when
+-- Stream 2's ApplyAdam (900-1000) waits for it. Truth: the path is 1000 us; its operator:
+-- "longer": the all-reduce 300-900 (Group 0), while Group 1's all-gather runs 250-950 on
+--   Stream 6 and holds the all-reduce's task too -> hcom_allReduce_k, 0.6 ms.
+-- "same_start": as "longer", the all-gather 300-950 (it starts with the all-reduce, and is
+--   longer) -> hcom_allReduce_k (Stream 4's tasks start and end with Group 0's operators).
+-- "shared_stream": Stream 4 runs Group 0's all-reduces 300-350 and 350-400, then Group 1's
+--   all-gather 400-900, which is on the path (an all-reduce's end holds its start) ->
+--   hcom_allGather_k, 0.5 ms.
+function M.two_groups(path, steps, variant)
+  local lanes = { { "Python", "Thread 1", {} }, { "Ascend Hardware", "Stream 2", {} },
+                  { "Ascend Hardware", "Stream 4", {} }, { "HCCL", "Group 0 Communication", {} },
+                  { "Ascend Hardware", "Stream 6", {} }, { "HCCL", "Group 1 Communication", {} } }
+  local t = 0
+  for k = 1, steps do
+    add(lanes, 1, "ProfilerStep#" .. k, t, 1000)
+    add(lanes, 2, "MatMul", t, 300, "AI_CORE")
+    add(lanes, 2, "EVENT_RECORD", t + 300, 0, "EVENT_RECORD_SQE")
+    add(lanes, 2, "EVENT_WAIT", t + 310, 590, "EVENT_WAIT_SQE")
+    add(lanes, 2, "ApplyAdam", t + 900, 100, "AI_CORE")
+    add(lanes, 3, "EVENT_WAIT", t + 20, 280, "EVENT_WAIT_SQE")
+    add(lanes, 3, "EVENT_RECORD", t + 900, 0, "EVENT_RECORD_SQE")
+    if variant == "shared_stream" then
+      add(lanes, 3, "Notify Wait", t + 300, 50, "Notify Wait")
+      add(lanes, 3, "Notify Wait", t + 350, 50, "Notify Wait")
+      add(lanes, 3, "Notify Wait", t + 400, 500, "Notify Wait")
+      add(lanes, 4, "hcom_allReduce_a" .. k, t + 300, 50)
+      add(lanes, 4, "hcom_allReduce_b" .. k, t + 350, 50)
+      add(lanes, 6, "hcom_allGather_" .. k, t + 400, 500)
+    else
+      local from = variant == "same_start" and 300 or 250
+      add(lanes, 3, "Notify Wait", t + 300, 600, "Notify Wait")
+      add(lanes, 4, "hcom_allReduce_" .. k, t + 300, 600)
+      add(lanes, 5, "Notify Wait", t + from, 950 - from, "Notify Wait")
+      add(lanes, 6, "hcom_allGather_" .. k, t + from, 950 - from)
     end
     t = t + 1000
   end

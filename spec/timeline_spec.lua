@@ -635,12 +635,6 @@ describe("timeline rules on generated runs with known truth", function()
     for _, f in ipairs(r.findings) do
       if f.id == "comm_on_critical_path" then assert.equal("hcom_allReduce_3", f.evidence.operator) end
     end
-    -- a second group's longer all-gather at the same time holds the notify wait too: the wait is
-    -- still the all-reduce's, its stream's group (its operators start with its tasks)
-    gen.stream_waits(dir .. "/groups.json", 5, true, true)
-    local two = analyse(dir .. "/groups.json")
-    assert.near(0.6, two.critical_path.comm_share, 1e-12)
-    assert.same({ "hcom_allReduce_3", 0.6, 1 }, { two.hotspots[1].name, two.hotspots[1].path_ms, two.hotspots[1].path_count })
     gen.stream_waits(dir .. "/hidden.json", 5, false)
     local ok = analyse(dir .. "/hidden.json")
     assert.near(1.0, ok.critical_path.longest_path_ms, 1e-12)
@@ -648,6 +642,19 @@ describe("timeline rules on generated runs with known truth", function()
     assert.equal(1, ok.critical_path.wait_edges) -- the compute stream never waits
     assert.equal(1, ok.dashboard.overlap_ratio)
     for _, id in ipairs(fired(ok)) do assert.is_true(id ~= "comm_on_critical_path" and id ~= "overlap_low", id) end
+  end)
+
+  it("two groups at once: a stream's task on the path is its own group's operator", function()
+    for variant, want in pairs({ longer = { "hcom_allReduce_3", 0.6 }, same_start = { "hcom_allReduce_3", 0.6 },
+                                 shared_stream = { "hcom_allGather_3", 0.5 } }) do
+      gen.two_groups(dir .. "/two.json", 5, variant)
+      local r = analyse(dir .. "/two.json")
+      assert.near(1.0, r.critical_path.longest_path_ms, 1e-12)
+      assert.same({ want[1], want[2], 1 }, { r.hotspots[1].name, r.hotspots[1].path_ms, r.hotspots[1].path_count }, variant)
+      for _, f in ipairs(r.findings) do
+        if f.id == "comm_on_critical_path" then assert.equal(want[1], f.evidence.operator, variant) end
+      end
+    end
   end)
 
   it("a stream wait of no length hands over to the task that starts with it", function()

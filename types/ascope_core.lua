@@ -18,7 +18,11 @@ function Column:kind() end
 function Column:get(i) end
 ---@return (integer|number|string|false)[]
 function Column:totable() end
----@return {count: integer, sum: number, min: number, max: number}
+---Count of the non-null values, their sum, least and greatest (nil, nil when none).
+---@return integer count
+---@return number sum
+---@return number? min
+---@return number? max
 function Column:stats() end
 ---Stable sort order: a column of 1-based rows.
 ---@return ascope.Column

@@ -100,19 +100,24 @@ SELECT COALESCE(n.value, '') AS name, %s AS ts, %s - %s AS dur, ch.k AS chain
 -- each chain's rows together, innermost (stackDepth 0) first, chains in id order, and a sort of
 -- millions of rows would cost more than the rest of the read. When the rows are in another
 -- order, ORDERED_FRAMES_SQL gives them sorted.
+-- A depth that is no whole number sorts after every other: its frame is the chain's outermost.
+local DEPTH = ("COALESCE(%s, 9223372036854775807)"):format(W("c.stackDepth"))
 local FRAMES_SQL = ([[
 SELECT c.id AS id, %s AS frame, %s AS depth
   FROM PYTORCH_CALLCHAINS c
- WHERE %s]]):format(W("c.stack"), W("c.stackDepth"), is_chain("c.id"))
+ WHERE %s]]):format(W("c.stack"), DEPTH, is_chain("c.id"))
 local ORDERED_FRAMES_SQL = ([[
 SELECT c.id AS id, %s AS frame
   FROM PYTORCH_CALLCHAINS c
  WHERE %s
- ORDER BY c.id, %s]]):format(W("c.stack"), is_chain("c.id"), W("c.stackDepth"))
--- the texts of the frames, once each
+ ORDER BY c.id, %s]]):format(W("c.stack"), is_chain("c.id"), DEPTH)
+-- the texts of the frames, once each, as text whatever their type (a value of another type in a
+-- table without TEXT affinity would give the column its kind). Frame id -2^63 is no id to the
+-- columns, as a chain's.
 local FRAME_TEXTS_SQL = profdb.STRINGS .. ([[
-SELECT id, value FROM S WHERE id IN (SELECT %s FROM PYTORCH_CALLCHAINS c WHERE %s)]]):format(W("c.stack"),
-  is_chain("c.id"))
+SELECT id, CAST(value AS TEXT) AS value
+  FROM S WHERE id IN (SELECT %s FROM PYTORCH_CALLCHAINS c WHERE %s) AND id <> -9223372036854775808]]):format(
+  W("c.stack"), is_chain("c.id"))
 
 --- How many bytes of call stacks a database of size bytes may expand to: its chains share
 -- frames (STRING_IDS holds each once), and each chain is written out whole. 200k operators
@@ -176,6 +181,8 @@ function M.call_stacks(path)
     fc = kinds(frames, { id = "integer", frame = "integer" })
     stacks, why, unnamed = core.stacktree.join(fc.id, texts(fc.frame), budget) -- luacheck: ignore 311
   end
+  -- rows without a frame id are empty frames too, said apart from the ids STRING_IDS lacks
+  local frameless = #fc.frame - fc.frame:stats()
   frames, fc = nil, nil -- luacheck: ignore 311 (the frames' columns are garbage once the stacks are built)
   if not stacks then
     h:close()
@@ -187,7 +194,10 @@ function M.call_stacks(path)
   local out = { n = r.n, name = c.name, ts = c.ts, dur = c.dur, stack = stacks:take(c.chain) }
   local notes = {}
   if r.bad_cells > 0 then notes[#notes + 1] = i18n.t("memory.db_bad_times", r.bad_cells, r.first_bad) end
-  if unnamed > 0 then notes[#notes + 1] = i18n.t("input.db_unnamed", unnamed, "PYTORCH_CALLCHAINS", "stack") end
+  if frameless > 0 then notes[#notes + 1] = i18n.t("memory.db_frameless", frameless) end
+  if unnamed > frameless then
+    notes[#notes + 1] = i18n.t("input.db_unnamed", unnamed - frameless, "PYTORCH_CALLCHAINS", "stack")
+  end
   out.note = #notes > 0 and table.concat(notes, "; ") or nil
   return out
 end

@@ -75,6 +75,28 @@ local function by_start(tl, rows)
   return rows:take(ts:order())
 end
 
+-- rows (a column in (start, row) order) as a table in (start, end, row) order: only the runs
+-- that start together are sorted again, a lane's rows rarely do
+local function path_order(tl, rows)
+  local out, ts, dur = rows:totable(), tl.ts:take(rows):totable(), tl.dur:take(rows):totable()
+  local i, n = 1, #out
+  while i <= n do
+    local j = i
+    while j < n and ts[j + 1] == ts[i] do j = j + 1 end
+    if j > i then
+      local run = {}
+      for x = i, j do run[#run + 1] = { ts[x] + dur[x], out[x] } end
+      table.sort(run, function(a, b)
+        if a[1] ~= b[1] then return a[1] < b[1] end
+        return a[2] < b[2]
+      end)
+      for x = i, j do out[x] = run[x - i + 1][2] end
+    end
+    i = j + 1
+  end
+  return out
+end
+
 --- Stream waits as edges {record row, row}: a stream's event wait (patterns.event_wait) that
 -- the last event record (patterns.event_record) of another stream inside its span ends makes
 -- that record a predecessor of the task after the wait on its stream; all of them start in
@@ -101,14 +123,7 @@ function M.sync_edges(m, w0, w1)
   local next_of = {}
   local function after(lane, row)
     if not next_of[lane] then
-      local order = in_step(m.slices(m, lane)):totable()
-      local ts, dur = tl.ts, tl.dur
-      table.sort(order, function(a, b)
-        if ts[a] ~= ts[b] then return ts[a] < ts[b] end
-        local ea, eb = ts[a] + dur[a], ts[b] + dur[b]
-        if ea ~= eb then return ea < eb end
-        return a < b
-      end)
+      local order = path_order(tl, in_step(m.slices(m, lane)))
       local t = {}
       for k = 1, #order - 1 do t[order[k]] = order[k + 1] end
       next_of[lane] = t
@@ -233,66 +248,86 @@ end
 -- same communication, and the path runs through one of them.
 M.ON_PATH_SHARE = 0.5
 
+-- the group lanes (communication lanes that are no stream: HCCL's operator lanes)
+local function group_lanes(m)
+  local out = {}
+  for i, lane in ipairs(m.lanes) do
+    if lane.kind == "comm" and not lane.stream then out[#out + 1] = i end
+  end
+  return out
+end
+
+-- how many of a stream's tasks in [w0, w1) start where an operator of group lane g starts or end
+-- where one ends (a profiler times an operator from its first task to its last)
+local function shared_instants(m, stream, g, w0, w1)
+  local tl = m.tl
+  local function step_of(lane)
+    local rows = column.rows_starting(tl.ts, tl.dur, w0, w1, m.slices(m, lane))
+    return tl.ts:take(rows):totable(), tl.dur:take(rows):totable()
+  end
+  local ots, odur = step_of(g)
+  local starts, ends = {}, {}
+  for k = 1, #ots do starts[ots[k]], ends[ots[k] + odur[k]] = true, true end
+  local ts, dur = step_of(stream)
+  local n = 0
+  for k = 1, #ts do
+    if starts[ts[k]] or ends[ts[k] + dur[k]] then n = n + 1 end
+  end
+  return n
+end
+
 --- The communication operators of the path's tasks on communication streams: row -> the row of
--- the slice holding the task's start on the stream's communication group lane (a
--- communication lane that is no stream: HCCL's operator lanes, an operator spanning its notify
--- waits, copies and reduces). The path runs through the streams' tasks, which the stream waits
--- link to compute, but a user asks which allreduce it was.
--- Two groups' operators may run at once, the longer holding the other's tasks too, so each
--- stream is given the group lane whose operators start where one of the stream's tasks in the
--- step starts (a profiler times an operator from its first task: the real runs' every
--- operator); a stream none does gets the longest operator holding each task. A task that no
--- operator holds is left out (it is its own operator).
+-- the operator (a slice of a group lane: HCCL's operator lanes, an operator spanning its notify
+-- waits, copies and reduces) holding the task's start. The path runs through the streams'
+-- tasks, which the stream waits link to compute, but a user asks which allreduce it was.
+-- Two groups' operators may run at once, one holding the other's tasks too: of the operators
+-- holding a task, the one that started last is the task's (an operator starts with its first
+-- task); of those that started together, the one of the group whose operators start or end
+-- with most of the stream's tasks in the step, then the longest. A task that no operator holds
+-- is left out (it is its own operator).
 function M.ops_of(m, path, w0, w1)
   local tl = m.tl
-  local tasks, streams = {}, {}
+  local tasks = {}
   for _, r in ipairs(path) do
-    local lane = tl.lane[r]
-    if m.lanes[lane].stream then
-      tasks[#tasks + 1], streams[lane] = r, true
-    end
+    if m.lanes[tl.lane[r]].stream then tasks[#tasks + 1] = r end
   end
   local out = {}
-  if #tasks == 0 then return out end
-  local all = {} -- the step's tasks of those streams, the path's among them
-  step_rows(m, w0, w1, function(r) if streams[tl.lane[r]] then all[#all + 1] = r end end)
-  local at = {}
-  for k, r in ipairs(all) do at[r] = k end
-  local times = tl.ts:take(all):totable()
-  local held_by, votes = {}, {} -- op lane -> ops holding all[k]; stream -> op lane -> starts shared
-  for i, lane in ipairs(m.lanes) do
-    if lane.kind == "comm" and not lane.stream then
-      local lanes = {}
-      for k = 1, #all do lanes[k] = i end
-      local held = match.within(tl.lane, tl.ts, tl.dur, lanes, times)
-      held_by[i] = held
-      for k, r in ipairs(all) do
-        local op = held[k]
-        if op and tl.ts[op] == times[k] then
-          local v = votes[tl.lane[r]] or {}
-          v[i], votes[tl.lane[r]] = (v[i] or 0) + 1, v
-        end
+  local groups = group_lanes(m)
+  if #tasks == 0 or #groups == 0 then return out end
+  local times = tl.ts:take(tasks):totable()
+  local latest = {} -- k -> the operators holding tasks[k] that started last
+  for _, g in ipairs(groups) do
+    local lanes = {}
+    for k = 1, #tasks do lanes[k] = g end
+    local held = match.within(tl.lane, tl.ts, tl.dur, lanes, times)
+    for k = 1, #tasks do
+      local op, best = held[k], latest[k]
+      if op and (not best or tl.ts[op] > tl.ts[best[1]]) then
+        latest[k] = { op }
+      elseif op and tl.ts[op] == tl.ts[best[1]] then
+        best[#best + 1] = op
       end
     end
   end
-  local group = {} -- stream -> its group lane (the most shared starts, then the first lane)
-  for stream, v in pairs(votes) do
-    local best
-    for i, n in pairs(v) do
-      if not best or n > v[best] or (n == v[best] and i < best) then best = i end
-    end
-    group[stream] = best
-  end
-  for _, r in ipairs(tasks) do
-    local k, g = at[r], group[tl.lane[r]]
-    if g then
-      out[r] = held_by[g][k]
-    else
-      for _, held in pairs(held_by) do
-        local op, was = held[k], out[r]
-        if op and (not was or tl.dur[op] > tl.dur[was] or (tl.dur[op] == tl.dur[was] and op < was)) then out[r] = op end
+  local votes = {} -- stream -> group lane -> shared instants, counted when a tie asks
+  for k, r in ipairs(tasks) do
+    local best = latest[k]
+    if best and #best > 1 then
+      local stream = tl.lane[r]
+      local v = votes[stream] or {}
+      votes[stream] = v
+      for _, op in ipairs(best) do
+        local g = tl.lane[op]
+        v[g] = v[g] or shared_instants(m, stream, g, w0, w1)
       end
+      table.sort(best, function(a, b)
+        local va, vb = v[tl.lane[a]], v[tl.lane[b]]
+        if va ~= vb then return va > vb end
+        if tl.dur[a] ~= tl.dur[b] then return tl.dur[a] > tl.dur[b] end
+        return a < b
+      end)
     end
+    out[r] = best and best[1]
   end
   return out
 end
