@@ -330,7 +330,8 @@ describe("memory on real samples", function()
     assert.same({ 1000, 2000 }, cs.ts:totable())
     assert.same({ ";\r\n", "" }, cs.stack:totable())
     -- the NULL frame is said apart from the two ids STRING_IDS lacks
-    assert.equal("1 row(s) of PYTORCH_CALLCHAINS hold no string id in column stack: those frames are empty; "
+    assert.equal("1 row(s) of PYTORCH_CALLCHAINS hold no usable string id in column stack (none, no whole number, "
+      .. "or -2^63): those frames are empty; "
       .. "2 row(s) of PYTORCH_CALLCHAINS hold in column stack a string id STRING_IDS does not name: those "
       .. "names are empty", cs.note)
   end)
@@ -341,7 +342,8 @@ describe("memory on real samples", function()
     local cs = assert(require("ascope.ascend.memory_db").call_stacks(h.fixtures .. "/hostile/frames_odd.db"))
     assert.equal(1, cs.n)
     assert.equal("a.py(1): f;\r\n42;\r\n;\r\njunk.py(3): c", cs.stack[1])
-    assert.equal("1 row(s) of PYTORCH_CALLCHAINS hold no string id in column stack: those frames are empty", cs.note)
+    assert.equal("1 row(s) of PYTORCH_CALLCHAINS hold no usable string id in column stack (none, no whole number, "
+      .. "or -2^63): those frames are empty", cs.note)
   end)
 
   it("a database's chain ids and depths of odd kinds keep every operator on its own stack", function()

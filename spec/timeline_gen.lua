@@ -155,6 +155,9 @@ end
 --   Stream 6 and holds the all-reduce's task too -> hcom_allReduce_k, 0.6 ms.
 -- "same_start": as "longer", the all-gather 300-950 (it starts with the all-reduce, and is
 --   longer) -> hcom_allReduce_k (Stream 4's tasks start and end with Group 0's operators).
+-- "nested" / "touch": the all-reduce runs as two notify waits, 300-600 and 600-900; Group 1's
+--   shorter all-gather runs 550-650 / 500-600 on Stream 6, holding the second one's start ->
+--   hcom_allReduce_k (the all-gather starts with none of Stream 4's tasks; or is over).
 -- "shared_stream": Stream 4 runs Group 0's all-reduces 300-350 and 350-400, then Group 1's
 --   all-gather 400-900, which is on the path (an all-reduce's end holds its start) ->
 --   hcom_allGather_k, 0.5 ms.
@@ -179,11 +182,17 @@ function M.two_groups(path, steps, variant)
       add(lanes, 4, "hcom_allReduce_b" .. k, t + 350, 50)
       add(lanes, 6, "hcom_allGather_" .. k, t + 400, 500)
     else
-      local from = variant == "same_start" and 300 or 250
-      add(lanes, 3, "Notify Wait", t + 300, 600, "Notify Wait")
+      local span = ({ longer = { 250, 950 }, same_start = { 300, 950 }, nested = { 550, 650 },
+                      touch = { 500, 600 } })[variant]
+      if span[1] >= 500 then -- the all-reduce as two notify waits, the second held by the all-gather
+        add(lanes, 3, "Notify Wait", t + 300, 300, "Notify Wait")
+        add(lanes, 3, "Notify Wait", t + 600, 300, "Notify Wait")
+      else
+        add(lanes, 3, "Notify Wait", t + 300, 600, "Notify Wait")
+      end
       add(lanes, 4, "hcom_allReduce_" .. k, t + 300, 600)
-      add(lanes, 5, "Notify Wait", t + from, 950 - from, "Notify Wait")
-      add(lanes, 6, "hcom_allGather_" .. k, t + from, 950 - from)
+      add(lanes, 5, "Notify Wait", t + span[1], span[2] - span[1], "Notify Wait")
+      add(lanes, 6, "hcom_allGather_" .. k, t + span[1], span[2] - span[1])
     end
     t = t + 1000
   end

@@ -645,7 +645,8 @@ describe("timeline rules on generated runs with known truth", function()
   end)
 
   it("two groups at once: a stream's task on the path is its own group's operator", function()
-    for variant, want in pairs({ longer = { "hcom_allReduce_3", 0.6 }, same_start = { "hcom_allReduce_3", 0.6 },
+    local reduce = { "hcom_allReduce_3", 0.6 }
+    for variant, want in pairs({ longer = reduce, same_start = reduce, nested = reduce, touch = reduce,
                                  shared_stream = { "hcom_allGather_3", 0.5 } }) do
       gen.two_groups(dir .. "/two.json", 5, variant)
       local r = analyse(dir .. "/two.json")

@@ -6,7 +6,7 @@ return {
   ["memory.trace_warning"] = "%s: %s (left empty)",
   ["memory.role_unprofiled"] = "role %s: none of its %d rank(s) has operator_memory.csv (profiled without memory?): left out, the other roles are read",
   ["memory.db_stacks_too_big"] = "the call stacks would take more than %.1f MiB (chains that share long frames, each written out whole): call stacks",
-  ["memory.db_frameless"] = "%d row(s) of PYTORCH_CALLCHAINS hold no string id in column stack: those frames are empty",
+  ["memory.db_frameless"] = "%d row(s) of PYTORCH_CALLCHAINS hold no usable string id in column stack (none, no whole number, or -2^63): those frames are empty",
   ["memory.db_bad_times"] = "%d time(s) of PYTORCH_API are no whole numbers, those operators are left out; first: %s",
   ["memory.db_no_stacks"] = "no %s table (the profiler ran without with_stack): call stacks",
   ["memory.failed_ranks"] = "%d rank(s) could not be read; the others' results are written",

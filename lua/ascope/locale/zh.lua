@@ -6,7 +6,7 @@ return {
   ["memory.trace_warning"] = "%s：%s（已置空）",
   ["memory.role_unprofiled"] = "角色 %s：其 %d 个 rank 都没有 operator_memory.csv（采集时未开启内存采集？）：已略过，其他角色照常读取",
   ["memory.db_stacks_too_big"] = "调用栈将超过 %.1f MiB（多条调用链共享很长的帧，每条都要完整写出）：调用栈",
-  ["memory.db_frameless"] = "%d 行 PYTORCH_CALLCHAINS 的 stack 列没有字符串编号：这些帧为空",
+  ["memory.db_frameless"] = "%d 行 PYTORCH_CALLCHAINS 的 stack 列没有可用的字符串编号（为空、不是整数或为 -2^63）：这些帧为空",
   ["memory.db_bad_times"] = "PYTORCH_API 中有 %d 个时间不是整数，这些算子已略去；第一个：%s",
   ["memory.db_no_stacks"] = "没有 %s 表（采集时未开启 with_stack）：调用栈",
   ["input.db_unnamed"] = "%d 行 %s 的 %s 列是 STRING_IDS 中没有的字符串编号：这些名称为空",

@@ -280,11 +280,15 @@ end
 -- the operator (a slice of a group lane: HCCL's operator lanes, an operator spanning its notify
 -- waits, copies and reduces) holding the task's start. The path runs through the streams'
 -- tasks, which the stream waits link to compute, but a user asks which allreduce it was.
--- Two groups' operators may run at once, one holding the other's tasks too: of the operators
--- holding a task, the one that started last is the task's (an operator starts with its first
--- task); of those that started together, the one of the group whose operators start or end
--- with most of the stream's tasks in the step, then the longest. A task that no operator holds
--- is left out (it is its own operator).
+-- Two groups' operators may run at once, one holding the other's tasks: a profiler times an
+-- operator from its first task to its last, so an operator that starts where none of the
+-- stream's tasks starts is another stream's, and one that ends where a task of some length
+-- starts is over.
+-- Of the operators left, the one that started last is the task's; of those that started
+-- together, the one of the group whose operators start or end with most of the stream's tasks
+-- in the step, then the longest. When no operator starts with one of the stream's tasks (times
+-- from another clock), every operator holding the task is weighed so. A task that no operator
+-- holds is left out (it is its own operator).
 function M.ops_of(m, path, w0, w1)
   local tl = m.tl
   local tasks = {}
@@ -294,21 +298,41 @@ function M.ops_of(m, path, w0, w1)
   local out = {}
   local groups = group_lanes(m)
   if #tasks == 0 or #groups == 0 then return out end
-  local times = tl.ts:take(tasks):totable()
-  local latest = {} -- k -> the operators holding tasks[k] that started last
+  local times, durs = tl.ts:take(tasks):totable(), tl.dur:take(tasks):totable()
+  local starts_of = {} -- stream -> set of its tasks' starts (the whole trace: an operator may begin a step before)
+  local function starts(stream)
+    local set = starts_of[stream]
+    if not set then
+      set = {}
+      for _, t in ipairs(tl.ts:take(m.slices(m, stream)):totable()) do set[t] = true end
+      starts_of[stream] = set
+    end
+    return set
+  end
+  -- the operators holding tasks[k] that started last: of the stream's (k -> list), of any (any[k])
+  local latest, any = {}, {}
+  local function keep(lists, k, op)
+    local best = lists[k]
+    if not best or tl.ts[op] > tl.ts[best[1]] then
+      lists[k] = { op }
+    elseif tl.ts[op] == tl.ts[best[1]] then
+      best[#best + 1] = op
+    end
+  end
   for _, g in ipairs(groups) do
     local lanes = {}
     for k = 1, #tasks do lanes[k] = g end
     local held = match.within(tl.lane, tl.ts, tl.dur, lanes, times)
     for k = 1, #tasks do
-      local op, best = held[k], latest[k]
-      if op and (not best or tl.ts[op] > tl.ts[best[1]]) then
-        latest[k] = { op }
-      elseif op and tl.ts[op] == tl.ts[best[1]] then
-        best[#best + 1] = op
+      local op = held[k]
+      if op and tl.dur[op] > 0 and durs[k] > 0 and tl.ts[op] + tl.dur[op] == times[k] then op = nil end
+      if op then
+        keep(any, k, op)
+        if starts(tl.lane[tasks[k]])[tl.ts[op]] then keep(latest, k, op) end
       end
     end
   end
+  for k = 1, #tasks do latest[k] = latest[k] or any[k] end
   local votes = {} -- stream -> group lane -> shared instants, counted when a tie asks
   for k, r in ipairs(tasks) do
     local best = latest[k]
