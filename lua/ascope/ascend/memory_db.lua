@@ -82,8 +82,8 @@ end
 -- A chain is the frames of one whole-number PYTORCH_CALLCHAINS id; k numbers the chains in id
 -- order, the same in every query (an id of another kind, NULL or 2.5, is no chain of any). The
 -- least 64-bit integer is left out too: the C join reads it as an absent id.
-local IS_CHAIN = "typeof(%s) = 'integer' AND %s <> -9223372036854775808"
-local function is_chain(col) return IS_CHAIN:format(col, col) end
+local NO_ID = "-9223372036854775808"
+local function is_chain(col) return ("typeof(%s) = 'integer' AND %s <> %s"):format(col, col, NO_ID) end
 local CHAINS = "SELECT DISTINCT id FROM PYTORCH_CALLCHAINS WHERE " .. is_chain("id")
 
 -- the operators with a call stack, each with the number k of its chain
@@ -116,8 +116,8 @@ SELECT c.id AS id, %s AS frame
 -- columns, as a chain's.
 local FRAME_TEXTS_SQL = profdb.STRINGS .. ([[
 SELECT id, CAST(value AS TEXT) AS value
-  FROM S WHERE id IN (SELECT %s FROM PYTORCH_CALLCHAINS c WHERE %s) AND id <> -9223372036854775808]]):format(
-  W("c.stack"), is_chain("c.id"))
+  FROM S WHERE id IN (SELECT %s FROM PYTORCH_CALLCHAINS c WHERE %s) AND id <> %s]]):format(W("c.stack"),
+  is_chain("c.id"), NO_ID)
 
 --- How many bytes of call stacks a database of size bytes may expand to: its chains share
 -- frames (STRING_IDS holds each once), and each chain is written out whole. 200k operators
