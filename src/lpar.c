@@ -316,6 +316,7 @@ static int call_item(map_ctx *m, size_t i) {
 static int do_item(void *ud, size_t i, int fd) {
   map_ctx *m = ud;
   lua_State *L = m->L;
+  int top = lua_gettop(L); /* as it was for the next item this worker does */
   /* a collection would write mark bits into every page of the inherited heap, copying it */
   if (m->stop_gc) lua_gc(L, LUA_GCSTOP);
   int ok = call_item(m, i);
@@ -325,13 +326,19 @@ static int do_item(void *ud, size_t i, int fd) {
   lua_pushinteger(L, fd);
   lua_pushboolean(L, ok);
   lua_pushvalue(L, -4);
-  if (lua_pcall(L, 3, 0, 0) == LUA_OK) return 0;
-  size_t len;
-  const char *msg = lua_tolstring(L, -1, &len);
-  if (!msg) msg = "par: cannot send the result", len = strlen(msg);
-  uint64_t n64 = len;
-  if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET) != 0) return 2;
-  return write_all(fd, "Es", 2) || write_all(fd, (const char *)&n64, 8) || write_all(fd, msg, len) ? 2 : 0;
+  int code = 0;
+  if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    size_t len;
+    const char *msg = lua_tolstring(L, -1, &len);
+    if (!msg) msg = "par: cannot send the result", len = strlen(msg);
+    uint64_t n64 = len;
+    if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET) != 0)
+      code = 2;
+    else if (write_all(fd, "Es", 2) || write_all(fd, (const char *)&n64, 8) || write_all(fd, msg, len))
+      code = 2;
+  }
+  lua_settop(L, top);
+  return code;
 }
 
 static void item_done(void *ud, size_t i, const char *data, size_t len, int status, const asc_error *why,
@@ -364,21 +371,24 @@ static void run_here(void *ud, size_t i) {
   if (!ok) m->nfail++;
 }
 
-/* par.map(items, fn [, {jobs = N, gc = false, here = true, zygote_after_mb = 32}])
+/* par.map(items, fn [, {jobs = N, gc = false, here = true, fresh = true, zygote_after_mb = 32}])
  *   -> results, errors, failed_count
+ * A worker does item after item (it leaves once it has grown by ASC_PAR_RETIRE_AFTER_KB); each
+ * item must stand on its own, as all do in one process with jobs = 1.
  * gc = false stops the garbage collector in the workers: right for short jobs that only read
- * the parent's data (writing outputs), wrong for jobs that build a lot of garbage.
+ * the parent's data (writing outputs), wrong for jobs that build a lot of garbage; each item
+ * then has a process of its own, as with fresh = true.
  * here = true: when every item gets a worker of its own, the calling process does the first
  * item itself instead of waiting idle (and its result needs no sending). A Lua error in that
  * item is still its own; a crash in C code would end the caller, as with jobs = 1.
- * zygote_after_mb (default 32): with more items than jobs, the workers are forked by a process
+ * zygote_after_mb (default 32): with more items than jobs, new workers are forked by a process
  * forked when the map starts once the calling process has grown by this many MiB (0: from the
  * first worker); see ascope/par.h. */
 static int l_map(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TFUNCTION);
-  int jobs = asc_cpu_count(), stop_gc = 0, here = 0;
-  long zygote_after_kb = ASC_PAR_ZYGOTE_AFTER_KB;
+  int jobs = asc_cpu_count(), stop_gc = 0, here = 0, fresh = 0;
+  asc_par_opts o = {ASC_PAR_ZYGOTE_AFTER_KB, ASC_PAR_RETIRE_AFTER_KB};
   if (lua_istable(L, 3)) {
     lua_getfield(L, 3, "jobs");
     lua_Integer j = luaL_optinteger(L, -1, jobs);
@@ -387,13 +397,16 @@ static int l_map(lua_State *L) {
     stop_gc = lua_isboolean(L, -1) && !lua_toboolean(L, -1);
     lua_getfield(L, 3, "here");
     here = lua_toboolean(L, -1);
+    lua_getfield(L, 3, "fresh");
+    fresh = lua_toboolean(L, -1);
     lua_getfield(L, 3, "zygote_after_mb");
     if (!lua_isnoneornil(L, -1) && !lua_isnumber(L, -1))
       return luaL_error(L, "par.map: zygote_after_mb must be a number, got a %s", luaL_typename(L, -1));
     lua_Number mb = luaL_optnumber(L, -1, (lua_Number)ASC_PAR_ZYGOTE_AFTER_KB / 1024);
-    zygote_after_kb = !(mb > 0) ? 0 : mb >= 1e9 ? 1000000000L * 1024 : (long)(mb * 1024); /* NaN: 0 */
-    lua_pop(L, 4);
+    o.zygote_after_kb = !(mb > 0) ? 0 : mb >= 1e9 ? 1000000000L * 1024 : (long)(mb * 1024); /* NaN: 0 */
+    lua_pop(L, 5);
   }
+  if (stop_gc || fresh) o.retire_after_kb = 0;
   lua_settop(L, 2);
   lua_newtable(L);
   lua_newtable(L);
@@ -410,7 +423,7 @@ static int l_map(lua_State *L) {
 #ifdef __GLIBC__
     malloc_trim(0);
 #endif
-    asc_par_run_zygote(n, jobs, zygote_after_kb, do_item, item_done, here ? run_here : NULL, &m);
+    asc_par_run_opts(n, jobs, &o, do_item, item_done, here ? run_here : NULL, &m);
   }
   lua_pushinteger(L, (lua_Integer)m.nfail);
   return 3;

@@ -1,19 +1,22 @@
 /* fork + poll: workers inherit the parent's whole state, so per-item work needs no setup, and
  * a crash in one worker cannot corrupt the parent or the other items.
  *
- * A worker writes its result into an anonymous in-memory file (memfd) that the parent maps
- * once the worker is done: a worker never waits for the parent to drain a pipe, and the parent
- * neither copies nor grows a buffer for results of tens of megabytes. Through a pipe the worker
- * sends one status byte when its result is complete, so the parent can use the result while
- * the worker's memory is torn down; end of file without that byte means the worker died.
+ * A worker writes each result into an anonymous in-memory file (memfd) that the parent maps
+ * once the item is done: a worker never waits for the parent to drain a pipe, and the parent
+ * neither copies nor grows a buffer for results of tens of megabytes. Each worker has a socket
+ * to the parent: the parent sends an item's number with its result file, the worker replies
+ * with two bytes (the item's status, whether it leaves) once the result is complete, so the
+ * parent can use it at once; end of file with an item out and no reply means the worker died,
+ * and its exit status says how. An idle worker gets the next item; one that has grown by the
+ * retirement limit leaves and a new one takes its slot.
  *
- * With more items than workers, the workers are forked by a zygote once the caller has grown:
- * a process forked when the run starts, so a copy of the caller before any result came back.
- * The caller grows with every result it decodes (256 ranks with strings of their own: 400-576 MB
- * by the end); forked from it, each later worker copied its page tables, and its collector then
- * copied every page of that heap it marked (`ascope memory -j 2` there took twice -j 1's time,
- * most of it in the kernel). The zygote hands each worker's pipe and result file to the caller
- * over a socket (SCM_RIGHTS) and reports how each worker ended, as it is their parent. */
+ * New workers are forked by a zygote once the caller has grown: a process forked when the run
+ * starts, so a copy of the caller before any result came back. The caller grows with every
+ * result it decodes (256 ranks with strings of their own: 400-576 MB by the end); forked from
+ * it, each later worker copied its page tables, and its collector then copied every page of
+ * that heap it marked (`ascope memory -j 2` there took twice -j 1's time, most of it in the
+ * kernel). The zygote hands each worker's socket to the caller (SCM_RIGHTS) and reports how
+ * each worker ended, as it is their parent. */
 #include "ascope/par.h"
 
 #include <errno.h>
@@ -33,13 +36,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* A slot: empty (pid 0), a worker doing an item (out >= 0), or an idle worker (out -1). */
 typedef struct {
   pid_t pid;
-  int fd;  /* read end of the pipe: the status byte, or end of file when the worker died */
-  int out; /* the result file */
+  int fd;  /* the worker's socket: items go out, replies come back; end of file when it died */
+  int out; /* the item's result file */
   size_t item;
   int zyg;    /* started by the zygote, which reaps it and reports its exit status */
-  int dead;   /* a zygote's worker whose pipe ended without the byte: waits for that report */
+  int dead;   /* a zygote's worker whose socket ended without a reply: waits for that report */
   int reaped; /* the report came: wstatus as waitpid gives it */
   int wstatus;
 } worker;
@@ -88,8 +92,9 @@ static void deliver(worker *w, int status, const asc_error *why, asc_par_done do
   free(buf);
 }
 
-/* The worker is done: code is the status byte it sent, or -1 when it sent none (it crashed or
- * left without finishing the item: its exit status tells how). */
+/* The item is done: code is the status the worker replied, or -1 when it sent none (it crashed
+ * or left without finishing the item: its exit status tells how). The result file is closed;
+ * the worker's socket stays with the slot. */
 static void finish(worker *w, int code, asc_par_done done, void *ud) {
   asc_error why;
   asc_fail_text(&why, NULL, -1, 0, 0, "");
@@ -111,13 +116,13 @@ static void finish(worker *w, int code, asc_par_done done, void *ud) {
   }
   if (status > 0) asc_fail(&why, NULL, -1, 0, 0, "worker exited with code %d", status);
   deliver(w, status, &why, done, ud);
-  close(w->fd);
   close(w->out);
+  w->out = -1;
 }
 
-/* Workers the system allows: each holds two descriptors in the parent (its pipe and its result
- * file) and briefly a third while it starts; a quarter of the open-file limit stays for the
- * caller's own files. */
+/* Workers the system allows: each holds two descriptors in the parent (its socket and its
+ * result file) and briefly a third while it starts; a quarter of the open-file limit stays for
+ * the caller's own files. */
 int asc_par_max_jobs(void) {
   struct rlimit rl;
   long long fit = ASC_PAR_MAX_JOBS;
@@ -128,34 +133,10 @@ int asc_par_max_jobs(void) {
   return fit < 1 ? 1 : (int)fit;
 }
 
-/* In a new worker: do the item, send the status byte, end. */
-static void run_worker(asc_par_work work, void *ud, size_t item, int out, int pipe_w, pid_t parent) {
-  signal(SIGPIPE, SIG_DFL);
-  /* a worker ends with its parent (killed or interrupted alone): SIGTERM lets it remove its own
-   * temporary files first */
-  prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (getppid() != parent) _exit(1);
-  int code = work(ud, item, out);
-  fflush(NULL);
-  /* the result is complete: the parent may use it while this process is torn down */
-  unsigned char byte = (unsigned char)code;
-  if (write(pipe_w, &byte, 1) != 1) code = 2;
-  _exit(code);
-}
-
-/* ---- the zygote ---- */
-
-/* zygote -> caller; Z_STARTED carries the worker's pipe and result file */
-enum { Z_STARTED = 1, Z_NOT_STARTED, Z_EXITED };
-typedef struct {
-  int32_t kind;
-  int32_t wstatus;
-  int64_t pid;
-} zmsg;
-
-static int zsend(int sock, const zmsg *m, const int *fds, int nfds) {
+/* One message of len bytes with up to two descriptors. 0, or -1. */
+static int msg_send(int sock, const void *buf, size_t len, const int *fds, int nfds) {
   char ctl[CMSG_SPACE(2 * sizeof(int))];
-  struct iovec iov = {(void *)m, sizeof *m};
+  struct iovec iov = {(void *)buf, len};
   struct msghdr h = {0};
   h.msg_iov = &iov;
   h.msg_iovlen = 1;
@@ -172,14 +153,15 @@ static int zsend(int sock, const zmsg *m, const int *fds, int nfds) {
   ssize_t n;
   while ((n = sendmsg(sock, &h, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
   }
-  return n == (ssize_t)sizeof *m ? 0 : -1;
+  return n == (ssize_t)len ? 0 : -1;
 }
 
-/* One message: 1, 0 at end of stream (the zygote is gone), -1 for nothing yet (dontwait) or
- * an error. fds[0..1] get the descriptors sent with it, or -1. */
-static int zrecv(int sock, zmsg *m, int fds[2], int dontwait) {
+/* One message of exactly len bytes: 1, 0 at end of stream, -1 for nothing yet (dontwait), an
+ * error or a message of another length. fds[0..1] get the descriptors sent with it, or -1
+ * (none whole when some were dropped for want of room here). */
+static int msg_recv(int sock, void *buf, size_t len, int fds[2], int dontwait) {
   char ctl[CMSG_SPACE(2 * sizeof(int))];
-  struct iovec iov = {m, sizeof *m};
+  struct iovec iov = {buf, len};
   struct msghdr h = {0};
   h.msg_iov = &iov;
   h.msg_iovlen = 1;
@@ -190,23 +172,76 @@ static int zrecv(int sock, zmsg *m, int fds[2], int dontwait) {
   while ((n = recvmsg(sock, &h, MSG_CMSG_CLOEXEC | (dontwait ? MSG_DONTWAIT : 0))) < 0 && errno == EINTR) {
   }
   if (n == 0) return 0;
-  if (n != (ssize_t)sizeof *m) return -1;
+  if (n < 0) return -1;
   for (struct cmsghdr *c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
     size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
     memcpy(fds, CMSG_DATA(c), (k > 2 ? 2 : k) * sizeof(int));
   }
-  if (h.msg_flags & MSG_CTRUNC) { /* descriptors dropped (no room for them here): none whole */
+  if ((h.msg_flags & MSG_CTRUNC) || n != (ssize_t)len) {
     if (fds[0] >= 0) close(fds[0]);
     if (fds[1] >= 0) close(fds[1]);
     fds[0] = fds[1] = -1;
+    if (n != (ssize_t)len) return -1;
   }
   return 1;
 }
 
-/* The zygote's life: start a worker for each item index the caller sends, report how each one
- * ends; leave when the caller closes the socket and the last worker is reaped. */
-static void zygote_main(int sock, pid_t caller, asc_par_work work, void *ud) {
+/* The caller's resident size in KiB now (/proc/self/statm), 0 when it cannot be read. */
+static long resident_kb(void) {
+  char buf[128];
+  int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  long size = 0, resident = 0;
+  if (sscanf(buf, "%ld %ld", &size, &resident) != 2) return 0;
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* A worker's life: each item that comes on sock is done into the result file that comes with
+ * it, then the reply; it ends when the parent closes the socket, after an item that did not
+ * succeed, or once it has grown by retire_kb. */
+static void worker_main(asc_par_work work, void *ud, int sock, pid_t parent, long retire_kb) {
+  signal(SIGPIPE, SIG_DFL);
+  /* a worker ends with its parent (killed or interrupted alone): SIGTERM lets it remove its own
+   * temporary files first */
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != parent) _exit(1);
+  long base = retire_kb > 0 ? resident_kb() : 0;
+  for (;;) {
+    uint64_t item;
+    int fds[2];
+    int r = msg_recv(sock, &item, sizeof item, fds, 0);
+    if (r == 0) _exit(0); /* no more items */
+    if (r < 0 || fds[0] < 0) _exit(1);
+    if (fds[1] >= 0) close(fds[1]);
+    int code = work(ud, (size_t)item, fds[0]);
+    fflush(NULL);
+    close(fds[0]);
+    /* the result is complete: the parent may use it while this process goes on or ends */
+    int leave = code != 0 || retire_kb <= 0 || resident_kb() - base >= retire_kb;
+    unsigned char reply[2] = {(unsigned char)code, (unsigned char)leave};
+    if (msg_send(sock, reply, sizeof reply, NULL, 0)) _exit(code ? code : 2);
+    if (leave) _exit(code);
+  }
+}
+
+/* ---- the zygote ---- */
+
+/* zygote -> caller; Z_STARTED carries the worker's socket */
+enum { Z_STARTED = 1, Z_NOT_STARTED, Z_EXITED };
+typedef struct {
+  int32_t kind;
+  int32_t wstatus;
+  int64_t pid;
+} zmsg;
+
+/* The zygote's life: start a worker each time the caller asks, report how each one ends;
+ * leave when the caller closes the socket and the last worker is reaped. */
+static void zygote_main(int sock, pid_t caller, long retire_kb, asc_par_work work, void *ud) {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != caller) _exit(1);
   sigset_t chld, old;
@@ -233,37 +268,36 @@ static void zygote_main(int sock, pid_t caller, asc_par_work work, void *ud) {
       while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
         children--;
         zmsg m = {Z_EXITED, st, pid};
-        if (open_) zsend(sock, &m, NULL, 0);
+        if (open_) msg_send(sock, &m, sizeof m, NULL, 0);
       }
     }
     if (!pf[1].revents) continue;
-    uint64_t item;
+    char ask;
     ssize_t n;
-    while ((n = recv(sock, &item, sizeof item, 0)) < 0 && errno == EINTR) {
+    while ((n = recv(sock, &ask, 1, 0)) < 0 && errno == EINTR) {
     }
-    if (n != (ssize_t)sizeof item) { /* the caller is done (or gone) */
+    if (n != 1) { /* the caller is done (or gone) */
       open_ = 0;
       continue;
     }
-    int p[2] = {-1, -1}, out = result_file();
+    int sv[2] = {-1, -1};
     pid_t pid = -1;
-    if (out >= 0 && pipe(p) == 0 && (pid = fork()) < 0) close(p[0]), close(p[1]);
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0 && (pid = fork()) < 0)
+      close(sv[0]), close(sv[1]);
     if (pid == 0) {
       sigprocmask(SIG_SETMASK, &old, NULL);
       close(sfd);
       close(sock);
-      close(p[0]);
-      run_worker(work, ud, (size_t)item, out, p[1], self);
+      close(sv[0]);
+      worker_main(work, ud, sv[1], self, retire_kb);
     }
     zmsg m = {pid > 0 ? Z_STARTED : Z_NOT_STARTED, 0, pid};
-    int fds[2] = {p[0], out};
     if (pid > 0) {
       children++;
-      close(p[1]);
+      close(sv[1]);
     }
-    zsend(sock, &m, fds, pid > 0 ? 2 : 0);
-    if (pid > 0) close(p[0]);
-    if (out >= 0) close(out);
+    msg_send(sock, &m, sizeof m, sv, pid > 0 ? 1 : 0);
+    if (pid > 0) close(sv[0]);
   }
   _exit(0);
 }
@@ -276,21 +310,7 @@ typedef struct {
   int used;      /* the caller has grown: every worker from here on is the zygote's */
 } zygote;
 
-/* The caller's resident size in KiB now (/proc/self/statm), 0 when it cannot be read. */
-static long resident_kb(void) {
-  char buf[128];
-  int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
-  long size = 0, resident = 0;
-  if (sscanf(buf, "%ld %ld", &size, &resident) != 2) return 0;
-  return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-static void zygote_start(zygote *z, long after_kb, asc_par_work work, void *ud) {
+static void zygote_start(zygote *z, const asc_par_opts *o, asc_par_work work, void *ud) {
   int sv[2];
   z->pid = 0;
   z->sock = -1;
@@ -298,7 +318,7 @@ static void zygote_start(zygote *z, long after_kb, asc_par_work work, void *ud) 
   pid_t caller = getpid(), pid = fork();
   if (pid == 0) {
     close(sv[0]);
-    zygote_main(sv[1], caller, work, ud);
+    zygote_main(sv[1], caller, o->retire_after_kb, work, ud);
   }
   close(sv[1]);
   if (pid < 0) {
@@ -308,27 +328,8 @@ static void zygote_start(zygote *z, long after_kb, asc_par_work work, void *ud) 
   z->pid = pid;
   z->sock = sv[0];
   z->base_kb = resident_kb();
-  z->after_kb = after_kb < 0 ? 0 : after_kb;
+  z->after_kb = o->zygote_after_kb < 0 ? 0 : o->zygote_after_kb;
   z->used = 0;
-}
-
-static void free_slot(worker *w) {
-  memset(w, 0, sizeof *w);
-  w->fd = w->out = -1;
-}
-
-/* The zygote's exit report of a worker: its status noted; a worker already waiting for it is
- * finished. Returns the slot freed, or -1. */
-static int zygote_exited(worker *ws, int jobs, const zmsg *m, asc_par_done done, void *ud) {
-  for (int j = 0; j < jobs; j++) {
-    if (!ws[j].zyg || ws[j].pid != (pid_t)m->pid) continue;
-    ws[j].reaped = 1;
-    ws[j].wstatus = m->wstatus;
-    if (!ws[j].dead) return -1; /* its pipe has not ended yet */
-    finish(&ws[j], -1, done, ud);
-    return j;
-  }
-  return -1; /* a worker that sent its byte and was finished then */
 }
 
 static void zygote_stop(zygote *z) {
@@ -340,140 +341,232 @@ static void zygote_stop(zygote *z) {
   z->sock = -1;
 }
 
+/* ---- the run ---- */
+
+typedef struct {
+  worker *ws;
+  int jobs;
+  size_t running; /* slots doing an item */
+  pid_t *gone;    /* the caller's workers that left, reaped at the end */
+  size_t ngone;
+  zygote z;
+  pid_t self;
+  asc_par_opts opts;
+  asc_par_work work;
+  asc_par_done done;
+  void *ud;
+} pool;
+
+static void free_slot(worker *w) {
+  memset(w, 0, sizeof *w);
+  w->fd = w->out = -1;
+}
+
+/* The slot's worker is done with (its item finished): its socket closed, so that it ends if it
+ * has not; the caller's own is reaped at the end, the zygote reports its own. */
+static void release(pool *p, worker *w) {
+  if (w->fd >= 0) close(w->fd);
+  if (!w->zyg && w->pid) p->gone[p->ngone++] = w->pid;
+  free_slot(w);
+}
+
+/* The zygote's exit report of a worker: its status noted; a worker already waiting for it is
+ * finished, an idle one released. */
+static void zygote_exited(pool *p, const zmsg *m) {
+  for (int j = 0; j < p->jobs; j++) {
+    worker *w = &p->ws[j];
+    if (!w->zyg || w->pid != (pid_t)m->pid) continue;
+    w->reaped = 1;
+    w->wstatus = m->wstatus;
+    if (w->out < 0) {
+      release(p, w);
+    } else if (w->dead) {
+      finish(w, -1, p->done, p->ud);
+      release(p, w);
+      p->running--;
+    }
+    return; /* else its socket has not ended yet */
+  }
+  /* a worker that replied and was released then */
+}
+
 /* The exit reports waiting in the socket, handled without waiting for more. Returns 0 when the
  * zygote is gone (the stream ended), else 1. */
-static int zygote_reports(zygote *z, worker *ws, int jobs, size_t *running, asc_par_done done, void *ud) {
+static int zygote_reports(pool *p) {
   zmsg m = {0, 0, 0};
   int fds[2], r;
-  while ((r = zrecv(z->sock, &m, fds, 1)) == 1) {
+  while ((r = msg_recv(p->z.sock, &m, sizeof m, fds, 1)) == 1) {
     if (fds[0] >= 0) close(fds[0]);
     if (fds[1] >= 0) close(fds[1]);
-    int j = m.kind == Z_EXITED ? zygote_exited(ws, jobs, &m, done, ud) : -1;
-    if (j >= 0) free_slot(&ws[j]), (*running)--;
+    if (m.kind == Z_EXITED) zygote_exited(p, &m);
   }
   return !(r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK));
 }
 
-/* The zygote is gone: its workers waiting for an exit status get none (nor will the others). */
-static size_t zygote_lost(zygote *z, worker *ws, int jobs, asc_par_done done, void *ud) {
-  size_t freed = 0;
-  for (int j = 0; j < jobs; j++) {
-    if (!ws[j].dead || ws[j].reaped) continue;
-    finish(&ws[j], -1, done, ud);
-    free_slot(&ws[j]);
-    freed++;
+/* The zygote is gone, and its workers with it: those waiting for an exit status get none, nor
+ * will the others. */
+static void zygote_lost(pool *p) {
+  for (int j = 0; j < p->jobs; j++) {
+    worker *w = &p->ws[j];
+    if (!w->zyg) continue;
+    if (w->out < 0) {
+      release(p, w);
+    } else if (w->dead && !w->reaped) {
+      finish(w, -1, p->done, p->ud);
+      release(p, w);
+      p->running--;
+    }
   }
-  zygote_stop(z);
-  return freed;
+  zygote_stop(&p->z);
 }
 
-/* A worker for item into slot w: by the zygote once the caller has grown (its reports met on
- * the way are handled), else forked here. 0, or -1 when no process could be started. */
-static int start(worker *w, size_t item, zygote *z, worker *ws, int jobs, size_t *running, pid_t parent,
-                 asc_par_work work, asc_par_done done, void *ud) {
-  if (z->pid && !z->used && resident_kb() - z->base_kb >= z->after_kb) z->used = 1;
-  if (z->pid && z->used) {
-    /* room for the two descriptors the reply brings, held until it is asked for: at the
-     * open-file limit they would be dropped from a reply whose worker already runs */
-    int room[2] = {dup(z->sock), dup(z->sock)};
-    if (room[0] >= 0) close(room[0]);
-    if (room[1] >= 0) close(room[1]);
-    if (room[0] < 0 || room[1] < 0) return -1; /* start it when a worker's descriptors are freed */
-    uint64_t i64 = item;
-    ssize_t sent;
-    while ((sent = send(z->sock, &i64, sizeof i64, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
-    }
-    while (sent == (ssize_t)sizeof i64) {
-      zmsg m = {0, 0, 0};
-      int fds[2];
-      int r = zrecv(z->sock, &m, fds, 0);
-      if (r == 1 && m.kind == Z_EXITED) {
-        int j = zygote_exited(ws, jobs, &m, done, ud);
-        if (j >= 0) free_slot(&ws[j]), (*running)--;
-        continue;
-      }
-      if (r == 1 && m.kind == Z_STARTED && fds[0] >= 0 && fds[1] >= 0) {
-        free_slot(w);
-        w->pid = (pid_t)m.pid;
-        w->fd = fds[0];
-        w->out = fds[1];
-        w->item = item;
-        w->zyg = 1;
-        return 0;
-      }
-      if (fds[0] >= 0) close(fds[0]);
-      if (fds[1] >= 0) close(fds[1]);
-      if (r == 1 && m.kind == Z_STARTED) kill((pid_t)m.pid, SIGKILL); /* its descriptors were lost */
-      if (r == 1) return -1; /* no room for another process (or its descriptors): try later */
-      break;
-    }
-    /* the zygote is gone: its last reports first, then workers are forked here (a worker it
-     * forked for this item before it died, unreported, ended with it: the item runs again) */
-    zygote_reports(z, ws, jobs, running, done, ud);
-    *running -= zygote_lost(z, ws, jobs, done, ud);
+/* A new worker from the zygote into slot w (its reports met on the way handled). 1 when it
+ * started, 0 when there is no room for another process now, -1 when the zygote is gone. */
+static int from_zygote(pool *p, worker *w) {
+  /* room for the descriptor the reply brings, held until it is asked for: at the open-file
+   * limit it would be dropped from a reply whose worker already runs */
+  int room = dup(p->z.sock);
+  if (room < 0) return 0;
+  close(room);
+  char ask = 1;
+  ssize_t sent;
+  while ((sent = send(p->z.sock, &ask, 1, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
   }
-  int p[2] = {-1, -1}, out = result_file();
-  pid_t pid = -1;
+  while (sent == 1) {
+    zmsg m = {0, 0, 0};
+    int fds[2];
+    int r = msg_recv(p->z.sock, &m, sizeof m, fds, 0);
+    if (fds[1] >= 0) close(fds[1]);
+    if (r == 1 && m.kind == Z_EXITED) {
+      if (fds[0] >= 0) close(fds[0]);
+      zygote_exited(p, &m);
+      continue;
+    }
+    if (r == 1 && m.kind == Z_STARTED && fds[0] >= 0) {
+      w->pid = (pid_t)m.pid;
+      w->fd = fds[0];
+      w->zyg = 1;
+      return 1;
+    }
+    if (r == 1 && m.kind == Z_STARTED) kill((pid_t)m.pid, SIGKILL); /* its socket was lost */
+    if (r == 1) return 0; /* no room for another process (or its socket): try later */
+    break;
+  }
+  /* the zygote is gone: its last reports first (a worker it forked for this item before it
+   * died, unreported, ended with it) */
+  zygote_reports(p);
+  zygote_lost(p);
+  return -1;
+}
+
+/* A new worker forked here into slot w; out, the result file of its first item, is not its
+ * copy to keep. 1, or 0 when no process could be started. */
+static int fork_here(pool *p, worker *w, int out) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return 0;
   fflush(NULL); /* what the caller printed since must not be written again by the worker */
-  if (out >= 0 && pipe(p) == 0 && (pid = fork()) < 0) close(p[0]), close(p[1]);
+  pid_t pid = fork();
   if (pid < 0) {
-    if (out >= 0) close(out);
-    return -1;
+    close(sv[0]);
+    close(sv[1]);
+    return 0;
   }
   if (pid == 0) {
-    close(p[0]);
-    if (z->sock >= 0) close(z->sock); /* the zygote sees the caller's end close, not a copy's */
-    run_worker(work, ud, item, out, p[1], parent);
+    close(sv[0]);
+    /* the other workers' sockets and results: held here, a socket would not end when the
+     * caller closes it, and a result file would outlive its item */
+    for (int j = 0; j < p->jobs; j++) {
+      if (p->ws[j].fd >= 0) close(p->ws[j].fd);
+      if (p->ws[j].out >= 0) close(p->ws[j].out);
+    }
+    close(out);
+    if (p->z.sock >= 0) close(p->z.sock); /* the zygote sees the caller's end close, not a copy's */
+    worker_main(p->work, p->ud, sv[1], p->self, p->opts.retire_after_kb);
   }
-  close(p[1]);
-  free_slot(w);
+  close(sv[1]);
   w->pid = pid;
-  w->fd = p[0];
+  w->fd = sv[0];
+  return 1;
+}
+
+/* Item into slot w: to its idle worker, else to a new one (the zygote's once the caller has
+ * grown). 0, or -1 when no worker could take it now. */
+static int start(pool *p, worker *w, size_t item) {
+  int out = result_file();
+  if (out < 0) return -1;
+  uint64_t i64 = item;
+  if (w->pid && msg_send(w->fd, &i64, sizeof i64, &out, 1) != 0) release(p, w); /* it ended while idle */
+  if (!w->pid) {
+    zygote *z = &p->z;
+    if (z->pid && !z->used && resident_kb() - z->base_kb >= z->after_kb) z->used = 1;
+    int got = z->pid && z->used ? from_zygote(p, w) : -1;
+    if (got < 0) got = fork_here(p, w, out);
+    if (!got) {
+      close(out);
+      return -1;
+    }
+    /* a new worker that cannot take it has ended: its socket's end tells, and its exit status */
+    msg_send(w->fd, &i64, sizeof i64, &out, 1);
+  }
   w->out = out;
   w->item = item;
   return 0;
 }
 
 int asc_par_run(size_t nitems, int jobs, asc_par_work work, asc_par_done done, asc_par_self self, void *ud) {
-  return asc_par_run_zygote(nitems, jobs, ASC_PAR_ZYGOTE_AFTER_KB, work, done, self, ud);
+  asc_par_opts o = {ASC_PAR_ZYGOTE_AFTER_KB, ASC_PAR_RETIRE_AFTER_KB};
+  return asc_par_run_opts(nitems, jobs, &o, work, done, self, ud);
 }
 
-static int run(size_t nitems, int jobs, long zygote_after_kb, asc_par_work work, asc_par_done done,
+/* The reply on slot j's socket, or its end. */
+static void reply(pool *p, int j, size_t next, size_t nitems) {
+  worker *w = &p->ws[j];
+  unsigned char rep[2];
+  ssize_t got = read(w->fd, rep, sizeof rep);
+  if (got < 0 && errno == EINTR) return;
+  if (got != 2 && w->zyg && !w->reaped && p->z.pid) {
+    w->dead = 1; /* finished when the zygote's report of its exit comes */
+    return;
+  }
+  finish(w, got == 2 ? rep[0] : -1, p->done, p->ud);
+  p->running--;
+  /* it stays for the next item unless it leaves or none is left */
+  if (got != 2 || rep[1] || next >= nitems) release(p, w);
+}
+
+static int run(size_t nitems, int jobs, const asc_par_opts *o, asc_par_work work, asc_par_done done,
                asc_par_self self, void *ud) {
   int fit = asc_par_max_jobs();
   if (jobs > fit) jobs = fit;
   if ((size_t)jobs > nitems) jobs = nitems ? (int)nitems : 1;
   if (jobs < 1) jobs = 1;
   fflush(NULL); /* buffered output must not be written twice by the children */
+  pool p = {NULL, jobs, 0, NULL, 0, {0, -1, 0, 0, 0}, getpid(), *o, work, done, ud};
   /* the zygote first: it and its workers then hold none of the memory below (an item that
    * calls exit() runs the leak check, which would find that memory unreferenced there) */
-  zygote z = {0, -1, 0, 0, 0};
-  if (nitems > (size_t)jobs)
-    zygote_start(&z, zygote_after_kb, work, ud); /* workers start after results come */
-  worker *ws = calloc((size_t)jobs, sizeof *ws);
+  if (nitems > (size_t)jobs) zygote_start(&p.z, o, work, ud); /* workers start after results come */
+  p.ws = calloc((size_t)jobs, sizeof *p.ws);
   struct pollfd *pf = calloc((size_t)jobs + 1, sizeof *pf);
-  pid_t *gone = calloc(nitems + 1, sizeof *gone); /* finished workers, reaped at the end */
-  size_t ngone = 0;
-  if (!ws || !pf || !gone) {
-    zygote_stop(&z);
-    free(ws);
+  p.gone = calloc(nitems + 1, sizeof *p.gone); /* each of the caller's workers did an item */
+  if (!p.ws || !pf || !p.gone) {
+    zygote_stop(&p.z);
+    free(p.ws);
     free(pf);
-    free(gone);
+    free(p.gone);
     asc_error e;
     asc_fail(&e, NULL, -1, 0, 0, "out of memory");
     for (size_t i = 0; i < nitems; i++) done(ud, i, NULL, 0, -1, &e, 0);
     return -1;
   }
-  for (int j = 0; j < jobs; j++) free_slot(&ws[j]);
+  for (int j = 0; j < jobs; j++) free_slot(&p.ws[j]);
   int here = self && nitems > 1 && nitems <= (size_t)jobs; /* item 0 is the parent's */
-  size_t next = here ? 1 : 0, running = 0;
+  size_t next = here ? 1 : 0;
   int rc = 0;
-  pid_t parent = getpid();
-  while (next < nitems || running > 0) {
+  while (next < nitems || p.running > 0) {
     for (int j = 0; j < jobs && next < nitems; j++) {
-      if (ws[j].out >= 0) continue;
-      if (start(&ws[j], next, &z, ws, jobs, &running, parent, work, done, ud) < 0) {
-        if (running > 0) break; /* the system has no room for another: start it when one ends */
+      if (p.ws[j].out >= 0) continue;
+      if (start(&p, &p.ws[j], next) < 0) {
+        if (p.running > 0) break; /* the system has no room for another: start it when one ends */
         /* not even one worker: report what is left */
         asc_error e;
         asc_fail(&e, NULL, -1, 0, 0, "cannot start a worker process");
@@ -482,7 +575,7 @@ static int run(size_t nitems, int jobs, long zygote_after_kb, asc_par_work work,
         break;
       }
       next++;
-      running++;
+      p.running++;
     }
     if (here) {
       here = 0;
@@ -490,13 +583,13 @@ static int run(size_t nitems, int jobs, long zygote_after_kb, asc_par_work work,
     }
     int k = 0;
     for (int j = 0; j < jobs; j++) {
-      pf[j].fd = ws[j].dead ? -1 : ws[j].fd;
+      pf[j].fd = p.ws[j].dead || p.ws[j].out < 0 ? -1 : p.ws[j].fd;
       pf[j].events = POLLIN;
       pf[j].revents = 0;
       k += pf[j].fd >= 0;
     }
-    pf[jobs] = (struct pollfd){z.sock, POLLIN, 0};
-    if (!k && !(z.pid && running > 0)) continue;
+    pf[jobs] = (struct pollfd){p.z.sock, POLLIN, 0};
+    if (!k && !(p.z.pid && p.running > 0)) continue;
     if (poll(pf, (nfds_t)jobs + 1, -1) < 0) {
       if (errno == EINTR) continue;
       /* poll itself failed (no memory): wait on the first running worker instead, never spin */
@@ -507,36 +600,29 @@ static int run(size_t nitems, int jobs, long zygote_after_kb, asc_par_work work,
       }
     }
     /* exit reports: a worker that died may be waiting for one */
-    if (z.pid && pf[jobs].revents && !zygote_reports(&z, ws, jobs, &running, done, ud))
-      running -= zygote_lost(&z, ws, jobs, done, ud);
+    if (p.z.pid && pf[jobs].revents && !zygote_reports(&p)) zygote_lost(&p);
     for (int j = 0; j < jobs; j++) {
-      if (pf[j].fd < 0 || ws[j].fd != pf[j].fd || !(pf[j].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      unsigned char c;
-      ssize_t got = read(ws[j].fd, &c, 1);
-      if (got < 0 && errno == EINTR) continue;
-      if (got != 1 && ws[j].zyg && !ws[j].reaped && z.pid) {
-        ws[j].dead = 1; /* finished when the zygote's report of its exit comes */
+      if (pf[j].fd < 0 || p.ws[j].fd != pf[j].fd || p.ws[j].out < 0 || p.ws[j].dead ||
+          !(pf[j].revents & (POLLIN | POLLHUP | POLLERR)))
         continue;
-      }
-      finish(&ws[j], got == 1 ? c : -1, done, ud);
-      if (!ws[j].zyg && ws[j].pid) gone[ngone++] = ws[j].pid;
-      free_slot(&ws[j]);
-      running--;
+      reply(&p, j, next, nitems);
     }
   }
-  zygote_stop(&z);
-  for (size_t i = 0; i < ngone; i++) {
-    while (waitpid(gone[i], NULL, 0) < 0 && errno == EINTR) {
+  for (int j = 0; j < jobs; j++)
+    if (p.ws[j].pid) release(&p, &p.ws[j]); /* idle: their items ran out */
+  zygote_stop(&p.z);
+  for (size_t i = 0; i < p.ngone; i++) {
+    while (waitpid(p.gone[i], NULL, 0) < 0 && errno == EINTR) {
     }
   }
-  free(gone);
-  free(ws);
+  free(p.gone);
+  free(p.ws);
   free(pf);
   return rc;
 }
 
-int asc_par_run_zygote(size_t nitems, int jobs, long zygote_after_kb, asc_par_work work, asc_par_done done,
-                       asc_par_self self, void *ud) {
+int asc_par_run_opts(size_t nitems, int jobs, const asc_par_opts *opts, asc_par_work work, asc_par_done done,
+                     asc_par_self self, void *ud) {
   /* A caller that ignores SIGCHLD (or sets SA_NOCLDWAIT) has its children reaped by the
    * kernel: waitpid would find no worker to tell how it ended. For the run, its workers are
    * reaped here; the caller's choice is restored after. */
@@ -547,7 +633,7 @@ int asc_par_run_zygote(size_t nitems, int jobs, long zygote_after_kb, asc_par_wo
   int reset =
       sigaction(SIGCHLD, NULL, &old) == 0 && (old.sa_handler == SIG_IGN || (old.sa_flags & SA_NOCLDWAIT));
   if (reset) sigaction(SIGCHLD, &dfl, NULL);
-  int rc = run(nitems, jobs, zygote_after_kb, work, done, self, ud);
+  int rc = run(nitems, jobs, opts, work, done, self, ud);
   if (reset) sigaction(SIGCHLD, &old, NULL);
   return rc;
 }

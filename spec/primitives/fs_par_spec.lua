@@ -226,6 +226,64 @@ describe("par.map", function()
     assert.same({}, seen)
   end)
 
+  -- A worker does item after item; it leaves after an item it could not finish (os.exit), one
+  -- that grew it by 64 MiB, or when the items run out.
+  local function pids(res)
+    local seen, n = {}, 0
+    for _, r in pairs(res) do
+      if not seen[r.pid] then seen[r.pid], n = true, n + 1 end
+    end
+    return n
+  end
+
+  it("does item after item in one worker, a Lua error included, and balances the worker's stack", function()
+    local items = {}
+    for i = 1, 600 do items[i] = i end
+    local res, errs, nfail = par.map(items, function(x)
+      if x % 3 == 0 then error("item " .. x .. " failed", 0) end
+      return { x = x, pid = stat_field("^(%d+)") }
+    end, { jobs = 2 })
+    assert.equal(200, nfail)
+    assert.equal("item 600 failed", errs[600])
+    assert.same({ 1, 599 }, { res[1].x, res[599].x })
+    assert.equal(2, pids(res)) -- 600 items, 200 of them errors, in two processes
+  end)
+
+  it("replaces a worker that left, and with fresh = true or gc = false gives every item a process", function()
+    local items = {}
+    for i = 1, 30 do items[i] = i end
+    local function fn(x)
+      if x == 10 then os.exit(3) end
+      return { pid = stat_field("^(%d+)") }
+    end
+    local res, errs, nfail = par.map(items, fn, { jobs = 2 })
+    assert.equal(1, nfail)
+    assert.truthy(errs[10]:find("exited with code 3", 1, true))
+    -- the other worker may have done every item left while this one ended (slow under valgrind)
+    assert.truthy(pids(res) >= 2 and pids(res) <= 3, pids(res))
+    for _, o in ipairs({ { jobs = 2, fresh = true }, { jobs = 2, gc = false } }) do
+      res = par.map(items, fn, o)
+      assert.equal(29, pids(res))
+    end
+  end)
+
+  it("starts a new worker after an item that grew it by 64 MiB", function()
+    local items = {}
+    for i = 1, 12 do items[i] = i end
+    local held
+    local res = par.map(items, function(x)
+      -- kept: the worker's size is what counts; the others take long enough that a new worker
+      -- takes its place before the items run out
+      if x == 1 then held = string.rep("x", 80 << 20) else busy(0.1) end
+      return { pid = stat_field("^(%d+)"), held = held and #held }
+    end, { jobs = 2 })
+    local grown = res[1].pid
+    for i = 2, 12 do
+      assert.is_not.equal(grown, res[i].pid)
+      assert.is_nil(res[i].held) -- no later item ran where item 1's memory is
+    end
+  end)
+
   it("runs in process with jobs = 1, with the same results", function()
     local res, errs = par.map({ 1, 2 }, function(x) if x == 2 then error("no", 0) end return x end, { jobs = 1 })
     assert.equal(1, res[1])
