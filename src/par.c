@@ -459,13 +459,31 @@ static int from_zygote(pool *p, worker *w) {
   return -1;
 }
 
+/* The caller's workers that left and have ended, reaped (block: all of them, waiting). Until
+ * then they count against the processes the user may have. */
+static void reap_gone(pool *p, int block) {
+  size_t kept = 0;
+  for (size_t i = 0; i < p->ngone; i++) {
+    pid_t r;
+    while ((r = waitpid(p->gone[i], NULL, block ? 0 : WNOHANG)) < 0 && errno == EINTR) {
+    }
+    if (r == 0) p->gone[kept++] = p->gone[i];
+  }
+  p->ngone = kept;
+}
+
 /* A new worker forked here into slot w; out, the result file of its first item, is not its
  * copy to keep. 1, or 0 when no process could be started. */
 static int fork_here(pool *p, worker *w, int out) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return 0;
   fflush(NULL); /* what the caller printed since must not be written again by the worker */
+  reap_gone(p, 0);
   pid_t pid = fork();
+  if (pid < 0 && errno == EAGAIN && p->ngone) { /* at the process limit: the ones leaving first */
+    reap_gone(p, 1);
+    pid = fork();
+  }
   if (pid < 0) {
     close(sv[0]);
     close(sv[1]);
@@ -505,8 +523,15 @@ static int start(pool *p, worker *w, size_t item) {
       close(out);
       return -1;
     }
-    /* a new worker that cannot take it has ended: its socket's end tells, and its exit status */
-    msg_send(w->fd, &i64, sizeof i64, &out, 1);
+    if (msg_send(w->fd, &i64, sizeof i64, &out, 1) != 0) { /* it never has the item */
+      close(w->fd);
+      if (!w->zyg) /* it ends with its socket (or has); it did no item, so it is not one gone */
+        while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+      free_slot(w);
+      close(out);
+      return -1;
+    }
   }
   w->out = out;
   w->item = item;
@@ -565,17 +590,15 @@ static int run(size_t nitems, int jobs, const asc_par_opts *o, asc_par_work work
   while (next < nitems || p.running > 0) {
     for (int j = 0; j < jobs && next < nitems; j++) {
       if (p.ws[j].out >= 0) continue;
-      if (start(&p, &p.ws[j], next) < 0) {
-        if (p.running > 0) break; /* the system has no room for another: start it when one ends */
-        /* not even one worker: report what is left */
-        asc_error e;
-        asc_fail(&e, NULL, -1, 0, 0, "cannot start a worker process");
-        for (; next < nitems; next++) done(ud, next, NULL, 0, -1, &e, 0);
-        rc = -1;
-        break;
-      }
+      if (start(&p, &p.ws[j], next) < 0) continue; /* no room for another: an idle one may take it */
       next++;
       p.running++;
+    }
+    if (next < nitems && !p.running) { /* not one worker took an item: report what is left */
+      asc_error e;
+      asc_fail(&e, NULL, -1, 0, 0, "cannot start a worker process");
+      for (; next < nitems; next++) done(ud, next, NULL, 0, -1, &e, 0);
+      rc = -1;
     }
     if (here) {
       here = 0;

@@ -22,9 +22,9 @@ local core = require "ascope_core"
 -- @field bin read-only file views: scalars, strided arrays, struct layouts, protobuf, `.npy`
 -- @field db read-only SQLite: `open(path)`, `db:query(sql, ...)` into columns
 -- @field fs sorted walks, `stat`, `list`, atomic `write`, `mkdirs`, `grep`
--- @field par `map(items, fn, {jobs, gc, here, zygote_after_mb})`: per-item work in worker processes made with
--- fork(2) (jobs = 1 runs everything in the calling process); the jobs fork only when asked, see
--- `ascope.workers`
+-- @field par `map(items, fn, {jobs, gc, here, fresh, zygote_after_mb})`: per-item work in worker processes
+-- made with fork(2), each doing item after item unless fresh (jobs = 1 runs everything in the calling
+-- process); the jobs fork only when asked, see `ascope.workers`
 -- @field column typed columns: `new(kind, values)`, `concat`; `#col`, `col[i]`, `col:totable()`
 -- @field versions `versions()`: the versions of Lua, yajl, libcsv and SQLite built in
 -- @field VERSION the version of ascope ("0.1.0")

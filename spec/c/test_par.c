@@ -5,11 +5,14 @@
  * killed midway, SIGCHLD ignored by the caller, and signals interrupting the caller's system
  * calls change none of it; no descriptor and no child process is left behind. */
 #include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -33,6 +36,61 @@ typedef struct {
   pid_t *pid;         /* the worker of each item, and its count of items done by then */
   int *seq;
 } run;
+
+/* The caller's forks and item sends made to fail on demand: defined here, these are the ones
+ * the pool calls; they call the C library's. */
+static pid_t test_caller;
+static int forks_left = -1; /* forks the caller may still make (-1: any) */
+static int send_fails_at;   /* the caller's item send of this number fails (0: none) */
+static int item_sends;      /* the caller's item sends so far */
+static int most_zombies;    /* the most ended, unreaped children the caller had at a report */
+
+pid_t fork(void) {
+  static pid_t (*real_fork)(void);
+  if (!real_fork) *(void **)&real_fork = dlsym(RTLD_NEXT, "fork");
+  if (getpid() == test_caller && forks_left >= 0) {
+    if (forks_left == 0) {
+      errno = EAGAIN;
+      return -1;
+    }
+    forks_left--;
+  }
+  return real_fork();
+}
+
+ssize_t sendmsg(int sock, const struct msghdr *h, int flags) {
+  static ssize_t (*real_sendmsg)(int, const struct msghdr *, int);
+  if (!real_sendmsg) *(void **)&real_sendmsg = dlsym(RTLD_NEXT, "sendmsg");
+  int item = h->msg_controllen > 0 && h->msg_iovlen == 1 && h->msg_iov[0].iov_len == sizeof(uint64_t);
+  if (getpid() == test_caller && item && ++item_sends == send_fails_at) {
+    errno = ENOBUFS;
+    return -1;
+  }
+  return real_sendmsg(sock, h, flags);
+}
+
+/* The caller's children that have ended and are not reaped yet. */
+static int zombies(void) {
+  char path[64], buf[4096], stat[256];
+  snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  int count = 0;
+  for (char *tok = strtok(buf, " \n"); tok; tok = strtok(NULL, " \n")) {
+    snprintf(path, sizeof path, "/proc/%s/stat", tok);
+    FILE *g = fopen(path, "r");
+    if (!g) continue;
+    size_t k = fread(stat, 1, sizeof stat - 1, g);
+    fclose(g);
+    stat[k] = '\0';
+    const char *end = strrchr(stat, ')');
+    count += end && end[1] == ' ' && end[2] == 'Z';
+  }
+  return count;
+}
 
 static int items_done;      /* in a worker: the items it did before this one */
 static char *volatile kept; /* in a worker: what GROW items allocated */
@@ -89,6 +147,8 @@ static void done(void *ud, size_t i, const char *data, size_t len, int status, c
   (void)mapped;
   run *r = ud;
   r->seen[i]++;
+  int z = zombies();
+  if (z > most_zombies) most_zombies = z;
   if (i == r->grow_at) {
     r->grown = malloc(40 << 20);
     if (r->grown) memset(r->grown, 1, 40 << 20);
@@ -245,5 +305,27 @@ int main(void) {
   setitimer(ITIMER_REAL, &off, NULL);
   CHECK(interrupted);
   CHECK(interrupted_reused);
+  /* the system refuses more processes: the worker left idle takes every item after the first
+   * (whose worker left); a send of an item that fails (to a new worker or an idle one) hangs
+   * nothing and fails no item; workers that left are reaped as the run goes (a process per item
+   * here: at the process limit, zombies count) */
+  static int first_fails[20] = {RETURN3};
+  signal(SIGALRM, SIG_DFL);
+  alarm(60); /* a hang ends the test */
+  test_caller = getpid();
+  forks_left = 3; /* the zygote and two workers */
+  CHECK(check_run(first_fails, 20, 20, 2, (expect){never, 0, keep, 2, 10, never}));
+  forks_left = -1;
+  send_fails_at = 1;
+  item_sends = 0;
+  CHECK(check_run(fine, 1, 20, 2, (expect){never, 0, keep, 4, 2, never}));
+  send_fails_at = 7;
+  item_sends = 0;
+  CHECK(check_run(fine, 1, 20, 2, (expect){never, 0, keep, 4, 2, never}));
+  send_fails_at = 0;
+  most_zombies = 0;
+  CHECK(check_run(fine, 1, 200, 2, (expect){never, 0, 0, 200, 1, never}));
+  CHECK(most_zombies <= 10); /* 200 had the workers that left been reaped at the end only */
+  alarm(0);
   CTEST_END();
 }
