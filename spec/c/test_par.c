@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ascope/par.h"
@@ -257,6 +258,13 @@ static int check_run(const int *plan, size_t nplan, size_t nitems, int jobs, exp
 
 static void on_alarm(int sig) { (void)sig; }
 
+static void on_hang(int sig) {
+  (void)sig;
+  static const char msg[] = "FAIL spec/c/test_par.c: a run hung\n";
+  if (write(2, msg, sizeof msg - 1) < 0) _exit(1);
+  _exit(1);
+}
+
 int main(void) {
   static const int fine[] = {OK};
   static const int mixed[] = {OK, OK, OK, USR1, KILLED, EXIT5, RETURN3};
@@ -310,8 +318,19 @@ int main(void) {
    * nothing and fails no item; workers that left are reaped as the run goes (a process per item
    * here: at the process limit, zombies count) */
   static int first_fails[20] = {RETURN3};
-  signal(SIGALRM, SIG_DFL);
-  alarm(60); /* a hang ends the test */
+  /* a hang ends the test (not by SIGALRM: one the timer above raised may still be pending) */
+  struct sigaction hang;
+  memset(&hang, 0, sizeof hang);
+  hang.sa_handler = on_hang;
+  sigaction(SIGUSR2, &hang, NULL);
+  timer_t watchdog;
+  struct sigevent ev;
+  memset(&ev, 0, sizeof ev);
+  ev.sigev_notify = SIGEV_SIGNAL;
+  ev.sigev_signo = SIGUSR2;
+  struct itimerspec in_120s = {{0, 0}, {120, 0}};
+  CHECK(timer_create(CLOCK_MONOTONIC, &ev, &watchdog) == 0 &&
+        timer_settime(watchdog, 0, &in_120s, NULL) == 0);
   test_caller = getpid();
   forks_left = 3; /* the zygote and two workers */
   CHECK(check_run(first_fails, 20, 20, 2, (expect){never, 0, keep, 2, 10, never}));
@@ -326,6 +345,6 @@ int main(void) {
   most_zombies = 0;
   CHECK(check_run(fine, 1, 200, 2, (expect){never, 0, 0, 200, 1, never}));
   CHECK(most_zombies <= 10); /* 200 had the workers that left been reaped at the end only */
-  alarm(0);
+  timer_delete(watchdog);
   CTEST_END();
 }
