@@ -187,7 +187,7 @@ static int msg_recv(int sock, void *buf, size_t len, int fds[2], int dontwait) {
   return 1;
 }
 
-/* The caller's resident size in KiB now (/proc/self/statm), 0 when it cannot be read. */
+/* This process's resident size in KiB now (/proc/self/statm), 0 when it cannot be read. */
 static long resident_kb(void) {
   char buf[128];
   int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
@@ -347,7 +347,7 @@ typedef struct {
   worker *ws;
   int jobs;
   size_t running; /* slots doing an item */
-  pid_t *gone;    /* the caller's workers that left, reaped at the end */
+  pid_t *gone;    /* the caller's workers that left, not reaped yet */
   size_t ngone;
   zygote z;
   pid_t self;
@@ -363,7 +363,7 @@ static void free_slot(worker *w) {
 }
 
 /* The slot's worker is done with (its item finished): its socket closed, so that it ends if it
- * has not; the caller's own is reaped at the end, the zygote reports its own. */
+ * has not; the caller's own is reaped later (reap_gone), the zygote reaps and reports its own. */
 static void release(pool *p, worker *w) {
   if (w->fd >= 0) close(w->fd);
   if (!w->zyg && w->pid) p->gone[p->ngone++] = w->pid;
