@@ -67,6 +67,23 @@ describe("the ascope executable", function()
     assert.truthy(h.read(dir .. "/out/memory_report.md"):find("EDITED TABLE", 1, true))
   end)
 
+  it("with ASCOPE_PATH set, still prints its warnings and errors and speaks the language asked", function()
+    -- the modules are loaded anew from the path: the log and the language must be those
+    local fs = require("ascope_core").fs
+    fs.mkdirs(dir .. "/empty")
+    local rank = dir .. "/bad/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"
+    fs.mkdirs(rank)
+    h.write(rank .. "/operator_memory.csv", "garbage\n")
+    local code, _, err = h.run({ ASCOPE_PATH = dir .. "/empty" }, "memory", dir .. "/bad", "-o", dir .. "/o3", "-q")
+    assert.equal(1, code)
+    assert.truthy(err:find("[ERROR] rank 0 (bad): operator_memory.csv lacks required columns", 1, true), err)
+    assert.truthy(err:find("[ERROR] 1 rank(s) could not be read", 1, true), err)
+    local code2, out2 = h.run({ ASCOPE_PATH = dir .. "/empty" }, "--lang", "zh", "memory", h.real .. "/rl-insight/memory_data",
+      "-o", dir .. "/o4", "-q")
+    assert.equal(0, code2)
+    assert.truthy(out2:find("内存分析", 1, true), out2)
+  end)
+
   it("applies a user rule file and a rules folder without rebuilding", function()
     local rules = dir .. "/my_rules.lua"
     h.write(rules, [[return { report = { top_n = 1 }, match = { default_mode = "within" } }]])

@@ -1,4 +1,5 @@
 --- The ascope executable's entry point: global options, command dispatch, help.
+-- replaced by add_user_path when ASCOPE_PATH is set
 local cli = require "ascope.cli"
 local errors = require "ascope.errors"
 local i18n = require "ascope.i18n"
@@ -71,6 +72,10 @@ local function add_user_path()
   for name in pairs(package.loaded) do
     if name:match("^ascope%.") and name ~= "ascope.main" then package.loaded[name] = nil end
   end
+  -- this module's own are among those just dropped: the commands load the new ones, and it is
+  -- those that must get the log's sink, the language and the usage errors' type (with the old
+  -- ones every warning and error line went nowhere and --lang was ignored)
+  cli, errors, i18n, log = require "ascope.cli", require "ascope.errors", require "ascope.i18n", require "ascope.log"
 end
 
 local function apply(ctx)
