@@ -70,9 +70,22 @@ ssize_t sendmsg(int sock, const struct msghdr *h, int flags) {
   return real_sendmsg(sock, h, flags);
 }
 
+/* The state letter of process pid ("Z": ended, not reaped), 0 when it cannot be read. */
+static char proc_state(const char *pid) {
+  char path[64], stat[256];
+  snprintf(path, sizeof path, "/proc/%s/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  size_t k = fread(stat, 1, sizeof stat - 1, f);
+  fclose(f);
+  stat[k] = '\0';
+  const char *end = strrchr(stat, ')'); /* after the name, which may hold anything */
+  return end && end[1] == ' ' ? end[2] : 0;
+}
+
 /* The caller's children that have ended and are not reaped yet. */
 static int zombies(void) {
-  char path[64], buf[4096], stat[256];
+  char path[64], buf[4096];
   snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
   FILE *f = fopen(path, "r");
   if (!f) return 0;
@@ -80,16 +93,7 @@ static int zombies(void) {
   fclose(f);
   buf[n] = '\0';
   int count = 0;
-  for (char *tok = strtok(buf, " \n"); tok; tok = strtok(NULL, " \n")) {
-    snprintf(path, sizeof path, "/proc/%s/stat", tok);
-    FILE *g = fopen(path, "r");
-    if (!g) continue;
-    size_t k = fread(stat, 1, sizeof stat - 1, g);
-    fclose(g);
-    stat[k] = '\0';
-    const char *end = strrchr(stat, ')');
-    count += end && end[1] == ' ' && end[2] == 'Z';
-  }
+  for (char *tok = strtok(buf, " \n"); tok; tok = strtok(NULL, " \n")) count += proc_state(tok) == 'Z';
   return count;
 }
 
@@ -129,16 +133,11 @@ static int work(void *ud, size_t i, int fd) {
 
 /* Waits (up to 5 s) until process pid has ended: a zombie, its descriptors closed. */
 static void await_end(pid_t pid) {
-  char path[64], buf[256];
-  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  char text[32];
+  snprintf(text, sizeof text, "%d", (int)pid);
   for (int k = 0; k < 5000; k++) {
-    FILE *f = fopen(path, "r");
-    if (!f) return;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *end = strrchr(buf, ')');
-    if (!end || end[1] != ' ' || end[2] == 'Z' || end[2] == 'X') return;
+    char state = proc_state(text);
+    if (!state || state == 'Z' || state == 'X') return;
     usleep(1000);
   }
 }
