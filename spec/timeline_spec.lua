@@ -171,6 +171,23 @@ describe("timeline dimensions on hand-built traces (brute force on a 1 us grid)"
     assert.is_true(ids.step_jitter and ids.comm_jitter and ids.long_tail)
   end)
 
+  it("measures comm_jitter on Communication when compute hides all of it in every step", function()
+    local p = dir .. "/hidden.json"
+    trace(p, { { "Ascend Hardware", "Stream 1", { { "mm", 0, 50, "AI_CORE" } } } })
+    -- Communication(Not Overlapped) is 0 in every step; Communication is 10, 10, 30, 10, 10, 10
+    h.write(dir .. "/step_trace_time.csv", "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage\n"
+      .. "1,90,0,10,10,10,100\n2,90,0,10,10,10,100\n3,90,0,30,30,10,100\n4,90,0,10,10,10,100\n"
+      .. "5,90,0,10,10,10,100\n6,90,0,10,10,10,100\n")
+    local r = analyse(p)
+    local c, mean, var = { 10, 10, 30, 10, 10, 10 }, 80 / 6, 0
+    for _, x in ipairs(c) do var = var + (x - mean) ^ 2 end
+    assert.near(math.sqrt(var / 6) / mean, r.dashboard.comm_jitter, 1e-12)
+    assert.equal("Communication", r.comm_jitter.column)
+    local ids = {}
+    for _, f in ipairs(r.findings) do ids[f.id] = true end
+    assert.is_true(ids.hidden_comm_jitter)
+  end)
+
   it("says which dimensions it could not compute, and leaves them out of the dashboard", function()
     local p = dir .. "/host_only.json"
     trace(p, { { "Python", "Thread 1", { { "aten::mm", 0, 10 } } } })

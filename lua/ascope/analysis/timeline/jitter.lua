@@ -5,8 +5,9 @@
 --   step_cv     population std / mean of the step times; measured from 3 steps on
 --   long tail   a step above jitter.long_tail_median (rules/timeline.lua) x median, or above
 --               the nearest-rank P95 and above median x (1 + the value of rule step_jitter)
---   comm_jitter CV of per-step Communication(Not Overlapped) (else Communication) of the
---               profiler's split; without it, of the communication busy time per step in the trace
+--   comm_jitter CV of per-step Communication(Not Overlapped) (Communication when that column
+--               is missing or zero in every step) of the profiler's split; without it, of the
+--               communication busy time per step in the trace
 local stats = require "ascope.analysis.stats"
 local i18n = require "ascope.i18n"
 local data_labels = require "ascope.labels"
@@ -74,14 +75,23 @@ local function series(step_trace, wins, splits)
       end
     end
   end
-  -- the profiler's own split is the better record of communication when it is there
+  -- the profiler's own split is the better record of communication when it is there: its
+  -- exposed part, or the whole when none of it is exposed (communication compute hides in
+  -- every step still jitters, which is what hidden_comm_jitter is about)
   if step_trace then
-    local key = step_trace.has.comm_not_overlapped_us and "comm_not_overlapped_us"
-      or (step_trace.has.comm_us and "comm_us")
-    if key then
-      comm, comm_col = {}, key == "comm_not_overlapped_us" and "Communication(Not Overlapped)" or "Communication"
-      for _, s in ipairs(step_trace.steps) do
-        if s[key] then comm[#comm + 1] = s[key] / 1000 end
+    for _, key in ipairs({ "comm_not_overlapped_us", "comm_us" }) do
+      local got, any = {}, false
+      if step_trace.has[key] then
+        for _, s in ipairs(step_trace.steps) do
+          if s[key] then
+            got[#got + 1] = s[key] / 1000
+            any = any or s[key] > 0
+          end
+        end
+      end
+      if any or (#got > 0 and key == "comm_us") then
+        comm, comm_col = got, key == "comm_us" and "Communication" or "Communication(Not Overlapped)"
+        break
       end
     end
   end
