@@ -584,6 +584,20 @@ describe("timeline rules on generated runs with known truth", function()
     assert.is_nil(r.compare) -- no long step to compare
   end)
 
+  it("names no part as grown when the step compared is faster than the typical one", function()
+    gen.healthy(dir .. "/h.json", 10)
+    local r = analyse(dir .. "/h.json", { compare_step = 1 }) -- 972 us against the typical 1000 us
+    local c = r.compare
+    assert.equal(1, c.step)
+    assert.is_nil(c.grew_most)
+    for _, x in ipairs(c.categories) do assert.is_true(x.delta_ms <= 0, x.name) end
+    local code = h.run("timeline", dir .. "/h.json", "-o", dir .. "/out", "--compare-step", "1", "--lang", "en")
+    assert.equal(0, code)
+    local md = h.read(dir .. "/out/timeline_report.md")
+    assert.truthy(md:find("No part of the step grew.", 1, true))
+    assert.falsy(md:find("Grew most", 1, true))
+  end)
+
   it("a slow step with a data-loader stall: long tail, jitter from the compute side, and what grew", function()
     gen.dataloader_stall(dir .. "/stall.json", 5, 600)
     local r = analyse(dir .. "/stall.json")

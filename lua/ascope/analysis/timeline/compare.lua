@@ -58,12 +58,13 @@ function M.steps(m, sets, wins, typical_k, long_tail, want, top_n)
     return a.name < b.name
   end)
   for i = #ops, top_n + 1, -1 do ops[i] = nil end
-  -- the part of the step that grew most (the step time itself is the sum, not a part)
-  local grew = cats[2]
-  for i = 3, #cats do
-    if cats[i].delta_ms > grew.delta_ms then grew = cats[i] end
+  -- the part of the step that grew most (the step time itself is the sum, not a part); none
+  -- when no part grew (a step faster than the typical one)
+  local grew
+  for i = 2, #cats do
+    if cats[i].delta_ms > 0 and (not grew or cats[i].delta_ms > grew.delta_ms) then grew = cats[i] end
   end
-  return { step = id, typical = tw.id, categories = cats, operators = ops, grew_most = grew.name }
+  return { step = id, typical = tw.id, categories = cats, operators = ops, grew_most = grew and grew.name }
 end
 
 return M

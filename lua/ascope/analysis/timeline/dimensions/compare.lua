@@ -32,7 +32,7 @@ function M.md(r, kit)
   if c.error then return ("### %s\n\n%s\n\n"):format(T("cmp_not"), T("cmp_not_made", tostring(c.error))) end
   local out = { "### " .. T("cmp_heading", tostring(c.step), tostring(c.typical)) .. "\n\n",
                 kit.md_table(kit.header("report.timeline.compare_header", tostring(c.step)), rows_of(c.categories, kit.num)),
-                "\n" .. T("grew_most", tostring(c.grew_most)) .. "\n\n" }
+                "\n" .. (c.grew_most and T("grew_most", c.grew_most) or T("grew_none")) .. "\n\n" }
   if #c.operators > 0 then
     out[#out + 1] = kit.md_table(kit.header("report.timeline.compare_ops_header", tostring(c.step)),
       rows_of(c.operators, kit.num)) .. "\n"
@@ -46,8 +46,9 @@ M.html = {
   compare = function(_, _, r, kit)
     local c = r.compare
     if not c or c.error then return nil end
-    local out = { ("<p>%s</p>"):format(kit.esc(kit.t("report.timeline.compare_note", tostring(c.step), tostring(c.typical),
-      tostring(c.grew_most)))), kit.html.table(kit.header("report.timeline.compare_header", tostring(c.step)),
+    local note = c.grew_most and kit.t("report.timeline.compare_note", tostring(c.step), tostring(c.typical), c.grew_most)
+      or kit.t("report.timeline.compare_note_none", tostring(c.step), tostring(c.typical))
+    local out = { ("<p>%s</p>"):format(kit.esc(note)), kit.html.table(kit.header("report.timeline.compare_header", tostring(c.step)),
       rows_of(c.categories, ms3)) }
     if #c.operators > 0 then
       out[#out + 1] = kit.html.table(kit.header("report.timeline.compare_ops_header", tostring(c.step)),
