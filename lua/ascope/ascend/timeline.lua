@@ -54,13 +54,17 @@ local function timed(a) return ("%s IS NOT NULL AND %s IS NOT NULL"):format(W(a 
 
 -- The tasks of TASK, each named by what the database knows of it: a kernel by its
 -- COMPUTE_TASK_INFO name; a task of neither COMPUTE_ nor COMMUNICATION_TASK_INFO whose connection
--- is a COMMUNICATION_OP's by that operator (msprof writes an HCCL operator as one such task, of
--- type AI_CORE, on the communication stream: as the trace, the report names the operator); any
--- other by its task type (HCCL's own tasks: Notify_Wait, SDMA, ...). has: the optional tables
--- present. A table is joined through one row a key, so no task is counted twice; names go
--- through S (profdb.STRINGS), and an id S does not name is shown as the number.
+-- is a COMMUNICATION_OP's by that operator; any other by its task type (HCCL's own tasks:
+-- Notify_Wait, SDMA, ...). msprof writes an HCCL operator as one such task, of type AI_CORE,
+-- on the communication stream, spanning the operator. When COMMUNICATION_TASK_INFO tells
+-- HCCL's own tasks apart, that task is left out: the operator is the HCCL lane's
+-- COMMUNICATION_OP row already (as in the trace, whose streams hold only HCCL's own tasks),
+-- and kept it counted the operator twice. has: the optional tables present. A table is
+-- joined through one row a key, so no task is counted twice; names go through S
+-- (profdb.STRINGS), and an id S does not name is shown as the number.
 local function db_tasks_sql(has)
-  local joins, comm = {}, "NULL"
+  local joins, comm, only = {}, "NULL", ""
+  local flow_lane, flow_ts, flow_join = "'Ascend Hardware/Stream ' || COALESCE(t.streamId, '?')", W("t.startNs"), ""
   if has.COMPUTE_TASK_INFO then
     joins[#joins + 1] = [[
   LEFT JOIN (SELECT globalTaskId, MIN(name) AS name FROM COMPUTE_TASK_INFO GROUP BY globalTaskId) c
@@ -76,6 +80,18 @@ local function db_tasks_sql(has)
   LEFT JOIN S cn ON cn.id = co.opName]]):format(has.COMPUTE_TASK_INFO and " AND c.globalTaskId IS NULL" or "",
       task_info)
     comm = "cn.value"
+    if has.COMMUNICATION_TASK_INFO then
+      only = " AND co.connectionId IS NULL"
+      -- the launch of the operator's task lands on the operator, as the trace's flows do
+      flow_lane, flow_ts = "COALESCE(fo.lane, " .. flow_lane .. ")", "COALESCE(fo.ts, " .. flow_ts .. ")"
+      flow_join = ([[
+  LEFT JOIN (SELECT o.connectionId, MIN('HCCL/Group ' || COALESCE(g.value, CAST(o.groupName AS TEXT))) AS lane,
+                    MIN(%s) AS ts
+               FROM COMMUNICATION_OP o LEFT JOIN S g ON g.id = o.groupName GROUP BY o.connectionId) fo
+    ON fo.connectionId = t.connectionId
+   AND t.globalTaskId NOT IN (SELECT globalTaskId FROM COMMUNICATION_TASK_INFO)%s]]):format(W("o.startNs"),
+        has.COMPUTE_TASK_INFO and "\n   AND t.globalTaskId NOT IN (SELECT globalTaskId FROM COMPUTE_TASK_INFO)" or "")
+    end
   end
   return ([[
 SELECT 'Ascend Hardware/Stream ' || COALESCE(t.streamId, '?') AS lane,
@@ -84,13 +100,13 @@ SELECT 'Ascend Hardware/Stream ' || COALESCE(t.streamId, '?') AS lane,
   FROM TASK t
   LEFT JOIN S tt ON tt.id = t.taskType
 %s
- WHERE %s
+ WHERE %s%s
 UNION ALL
-SELECT 'Ascend Hardware/Stream ' || COALESCE(t.streamId, '?'), NULL, %s, NULL, NULL, 'f', CAST(t.connectionId AS TEXT)
-  FROM TASK t WHERE t.connectionId IS NOT NULL AND %s]]):format(has.COMPUTE_TASK_INFO and "sn.value" or "NULL", comm,
+SELECT %s, NULL, %s, NULL, NULL, 'f', CAST(t.connectionId AS TEXT)
+  FROM TASK t%s
+ WHERE t.connectionId IS NOT NULL AND %s]]):format(has.COMPUTE_TASK_INFO and "sn.value" or "NULL", comm,
     ("%s AS ts, %s - %s AS dur"):format(W("t.startNs"), W("t.endNs"), W("t.startNs")), table.concat(joins, "\n"),
-    timed("t"), W("t.startNs"),
-    W("t.startNs") .. " IS NOT NULL")
+    timed("t"), only, flow_lane, flow_ts, flow_join, W("t.startNs") .. " IS NOT NULL")
 end
 
 local DB_OPTIONAL = {
