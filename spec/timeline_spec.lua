@@ -993,6 +993,27 @@ describe("timeline prefill/decode", function()
     assert.equal("name-pattern approximation", ph2.method)
     assert.near(0.1, ph2.tpot_ms, 1e-12)
   end)
+
+  it("counts, times, TTFT and TPOT are all the step's", function()
+    -- step 1 holds request 1 (prefill 250 us, 3 decodes), step 2 request 2 (prefill 350 us, 2 decodes)
+    local host = { { "ProfilerStep#1", 0, 1000 }, { "request_1", 0, 900 },
+                   { "ProfilerStep#2", 1000, 1000 }, { "request_2", 1000, 800 } }
+    local dev = { { "prefill_attn", 10, 250, "AI_CORE" }, { "decode_step", 300, 100, "AI_CORE" },
+                  { "decode_step", 450, 100, "AI_CORE" }, { "decode_step", 600, 100, "AI_CORE" },
+                  { "prefill_attn", 1000, 350, "AI_CORE" }, { "decode_step", 1400, 100, "AI_CORE" },
+                  { "decode_step", 1550, 100, "AI_CORE" } }
+    local p = dir .. "/steps.json"
+    trace(p, { { "Python", "Thread 1", host }, { "Ascend Hardware", "Stream 1", dev } })
+    local ph = analyse(p, { step = 2 }).phases
+    assert.same({ 1, 2, 1 }, { ph.prefill_count, ph.decode_count, ph.requests })
+    assert.near(0.35, ph.prefill_ms, 1e-12)
+    assert.near(0.2, ph.decode_ms, 1e-12)
+    assert.near(0.35, ph.ttft_ms, 1e-12)
+    assert.near((800 - 350) / 2 / 1000, ph.tpot_ms, 1e-12)
+    local ph1 = analyse(p, { step = 1 }).phases
+    assert.same({ 1, 3, 1 }, { ph1.prefill_count, ph1.decode_count, ph1.requests })
+    assert.near(0.26, ph1.ttft_ms, 1e-12)
+  end)
 end)
 
 describe("timeline command line", function()

@@ -12,9 +12,13 @@ local M = {}
 
 local function ms(ns) return ns and ns / 1e6 end
 
-local function rows_list(col)
+-- the rows of col that start in [w0, w1) (when given): the step's, as the times are clipped to it
+local function rows_in(tl, col, w0, w1)
   local out = {}
-  for k = 1, #col do out[k] = col[k] end
+  for k = 1, #col do
+    local t = tl.ts[col[k]]
+    if t and (not w0 or t >= w0) and (not w1 or t < w1) then out[#out + 1] = col[k] end
+  end
   return out
 end
 
@@ -66,21 +70,22 @@ local function mean(list)
   return s / #list
 end
 
---- The phases of a step: m the model, [w0, w1) the window.
+--- The phases of a step: m the model, [w0, w1) the window. Times, counts, TTFT and TPOT are
+-- all the window's: the slices and requests that start in it.
 function M.measure(m, w0, w1)
-  local pre_rows = m.tagged_rows(m, "prefill")
-  local dec_rows = m.tagged_rows(m, "decode")
-  if #pre_rows == 0 and #dec_rows == 0 then
+  local all_pre, all_dec = m.tagged_rows(m, "prefill"), m.tagged_rows(m, "decode")
+  if #all_pre == 0 and #all_dec == 0 then
     return { applicable = false,
              reason = require("ascope.i18n").t("timeline.why.no_phases") }
   end
+  local tl = m.tl
+  local pre_rows, dec_rows = rows_in(tl, all_pre, w0, w1), rows_in(tl, all_dec, w0, w1)
   local pu, du = m.busy(m, pre_rows, w0, w1), m.busy(m, dec_rows, w0, w1)
   local out = { applicable = true, prefill_ms = ms(pu:total()), decode_ms = ms(du:total()),
                 prefill_count = #pre_rows, decode_count = #dec_rows }
-  local tl = m.tl
-  local req = spans(tl, rows_list(m.tagged_rows(m, "request", { host = true, other = true })))
+  local req = spans(tl, rows_in(tl, m.tagged_rows(m, "request", { host = true, other = true }), w0, w1))
   if #req > 0 then
-    local ttft, tpot = by_request(req, spans(tl, rows_list(pre_rows)), spans(tl, rows_list(dec_rows)))
+    local ttft, tpot = by_request(req, spans(tl, pre_rows), spans(tl, dec_rows))
     out.method = data_labels.REQUESTS
     out.requests = #req
     out.ttft_ms, out.tpot_ms = ms(mean(ttft)), ms(mean(tpot))
