@@ -640,6 +640,12 @@ describe("timeline rules on generated runs with known truth", function()
     assert.near(t.bubble_us / t.step_us, r.dashboard.pp_bubble_ratio, 1e-12)
     assert.near(3 / 9, r.pp_bubble.theory, 1e-12)
     assert.near(0, r.pp_bubble.excess, 1e-12)
+    -- the stage is the profiler's Stage (end-to-end - Bubble: 2700 - 900 us, the CSV's 1800), and
+    -- the ratios are over it: compute 1800 us of it, nothing free
+    assert.near(t.step_us / 1000, r.step.span_ms, 1e-12)
+    assert.near(1.8, r.step.stage_ms, 1e-12)
+    assert.near(1, r.dashboard.op_utilization, 1e-12)
+    assert.near(1, r.dashboard.critical_path_ratio, 1e-12)
     -- the host launches during the wait, but the wait is the pipeline's, not the host's
     assert.equal(0, r.dashboard.host_launch_gap_ratio)
     assert.same({}, fired(r))

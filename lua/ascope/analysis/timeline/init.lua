@@ -60,8 +60,9 @@ local function overlap_lanes(m, w0, w1)
   return sets
 end
 
--- The profiler's own composition of the step from its Overlap Analysis lanes, or nil.
-local function lanes_composition(m, w0, w1)
+-- The profiler's own composition of the step from its Overlap Analysis lanes, or nil; its stage
+-- leaves the receive waits of a pipeline out, as the profiler's Stage does.
+local function lanes_composition(m, sets, w0, w1)
   local ov = overlap_lanes(m, w0, w1)
   local all
   for _, s in pairs(ov) do all = all and all:union(s) or s end
@@ -69,7 +70,9 @@ local function lanes_composition(m, w0, w1)
   local lo, hi = all:bounds()
   if not lo then return nil end
   local function total(k) return ov[k] and ov[k]:total() or nil end
-  return { source = "Overlap Analysis", lo = lo, hi = hi, stage = hi - lo, computing = total("Computing"),
+  local bubble = sets.p2p_wait:clip(lo, hi):total()
+  return { source = "Overlap Analysis", lo = lo, hi = hi, span = hi - lo, stage = hi - lo - bubble, bubble = bubble,
+           computing = total("Computing"),
            communication = total("Communication"), not_overlapped = total("Communication(Not Overlapped)"),
            free = total("Free") }
 end
@@ -79,17 +82,17 @@ end
 local function typical_step(ctx)
   local r, w, comp_lanes = ctx.r, ctx.w, ctx.comp_lanes
   local s = per_step.split(ctx.sets, w)
-  local lo, hi, stage
+  local lo, hi, stage, span
   if s then
-    lo, hi, stage = s.lo, s.hi, s.stage
+    lo, hi, stage, span = s.lo, s.hi, s.stage, s.span
   elseif comp_lanes then
-    lo, hi, stage = comp_lanes.lo, comp_lanes.hi, comp_lanes.stage
+    lo, hi, stage, span = comp_lanes.lo, comp_lanes.hi, comp_lanes.stage, comp_lanes.span
   end
   ctx.s = s
   if not lo then return end
-  local wall = (s and s.wall) or w.wall or stage
+  local wall = (s and s.wall) or w.wall or span
   local preparing = w.id and math.max(lo - w.w0, 0) or 0
-  r.step = { id = w.id, wall_ms = ms(wall), stage_ms = ms(stage), span_ms = ms(stage), preparing_ms = ms(preparing),
+  r.step = { id = w.id, wall_ms = ms(wall), stage_ms = ms(stage), span_ms = ms(span), preparing_ms = ms(preparing),
              window_start_ms = w.id and ms(w.w0) or nil, start_ms = ms(lo) }
   ctx.step_lo, ctx.wall, ctx.preparing = lo, wall, preparing
   if s then
@@ -150,7 +153,7 @@ function M.analyse(tl, rules, re, step_trace, opts)
       if tonumber(srow.step) == w.id then ctx.step_row = srow end
     end
   end
-  ctx.comp_lanes = lanes_composition(m, w.w0, w.w1)
+  ctx.comp_lanes = lanes_composition(m, ctx.sets, w.w0, w.w1)
   typical_step(ctx)
   r.step = r.step or { id = w.id }
   for _, d in ipairs(dimensions.list) do d.compute(ctx) end

@@ -44,21 +44,25 @@ function M.find(wins, id)
 end
 
 --- The split of one window. sets: whole-trace busy sets {compute, comm, p2p, p2p_wait, launch,
--- dataloader}. Returns nil when the window holds no compute or communication.
+-- dataloader}. Returns nil when the window holds no compute or communication. span: first to
+-- last compute or communication; stage: the span less the receive waits in it (bubble), as
+-- the profiler's Stage = end-to-end - Bubble.
 function M.split(sets, w)
   local comp, comm = sets.compute:clip(w.w0, w.w1), sets.comm:clip(w.w0, w.w1)
   local act = comp:union(comm)
   local lo, hi = act:bounds()
   if not lo then return nil end
-  local s = { id = w.id, lo = lo, hi = hi, stage = hi - lo }
-  s.wall = w.wall or s.stage
+  local s = { id = w.id, lo = lo, hi = hi, span = hi - lo }
+  s.wall = w.wall or s.span
   s.preparing = w.id and math.max(lo - w.w0, 0) or 0
   local waits = sets.p2p_wait:clip(lo, hi)
   local comm_x = comm:subtract(waits)
   s.compute, s.comm = comp:total(), comm_x:total()
   s.exposed = comm_x:subtract(comp):total()
-  s.free = s.stage - act:total()
+  s.free = s.span - act:total()
   s.bubble = waits:total()
+  -- the profiler's Stage: the span less a pipeline's receive waits (its Bubble)
+  s.stage = s.span - s.bubble
   local gaps = comp:gaps(lo, hi):subtract(comm):subtract(sets.p2p)
   s.launch_gap = gaps:intersect(sets.launch:clip(lo, hi)):total()
   s.dataloader_serial = sets.dataloader:clip(w.w0, hi):subtract(comp):total()

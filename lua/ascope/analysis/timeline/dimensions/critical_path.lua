@@ -15,13 +15,16 @@ function M.compute(ctx)
   local sets = ctx.sets
   local dev = sets.compute:union(sets.comm):union(sets.copy):clip(lo, hi)
   local stage = hi - lo
+  -- 1 - Free / Stage as the profiler has it: its Stage leaves a pipeline's receive waits out
+  -- (Bubble), and so does the busy time over it
+  local bubble = sets.p2p_wait:clip(lo, hi):total()
   local edges, skipped = path.flow_edges(m, w.w0, w.w1)
   if skipped > 0 then
     r.warnings[#r.warnings + 1] = require("ascope.i18n").t("timeline.flows_skipped", skipped)
   end
   ctx.edges = edges -- the alignment's: flows only
   local waits = path.sync_edges(m, w.w0, w.w1)
-  r.critical_path = { critical_path_ratio = ratio(dev:total(), stage), busy_union_ms = ms(dev:total()),
+  r.critical_path = { critical_path_ratio = ratio(dev:total() - bubble, stage - bubble), busy_union_ms = ms(dev:total()),
                       span_ms = ms(stage), flow_edges = #edges, wait_edges = #waits }
   local all = waits -- the waits, then the flows (a step may hold more edges than Lua's stack)
   for _, e in ipairs(edges) do all[#all + 1] = e end

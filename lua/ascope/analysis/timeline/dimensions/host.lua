@@ -27,7 +27,7 @@ function M.compute(ctx)
   if ctx.splits and r.host.host_launch_gap_ratio then
     local ratios = {}
     for _, split in ipairs(ctx.splits) do
-      if not split.empty then ratios[#ratios + 1] = split.launch_gap / split.stage end
+      if not split.empty and split.stage > 0 then ratios[#ratios + 1] = split.launch_gap / split.stage end
     end
     r.host.steps = #ratios
     table.sort(ratios)

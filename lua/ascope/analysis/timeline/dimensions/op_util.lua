@@ -79,10 +79,10 @@ function M.compute(ctx)
   if ctx.step_lo then
     if lanes and lanes.computing then
       r.op_util = { source = lanes.source, op_utilization = ratio(lanes.computing, lanes.stage),
-                    compute_busy_ms = ms(lanes.computing), span_ms = ms(lanes.stage) }
+                    compute_busy_ms = ms(lanes.computing), stage_ms = ms(lanes.stage), span_ms = ms(lanes.span) }
     elseif s then
       r.op_util = { source = data_labels.TASKS, op_utilization = ratio(s.compute, s.stage), compute_busy_ms = ms(s.compute),
-                    span_ms = ms(s.stage) }
+                    stage_ms = ms(s.stage), span_ms = ms(s.span) }
     end
   end
   if m.device_lanes == 0 and r.op_util and r.op_util.source == data_labels.TASKS then

@@ -1,6 +1,8 @@
 --- Dimension 2, compute/communication overlap: overlap_ratio = 1 - Communication(Not Overlapped)
 -- / Communication from the profiler's Overlap Analysis lanes when the trace has them, else
--- compute-intersect-communication / communication over the device tasks.
+-- compute-intersect-communication / communication over the device tasks. Either way a
+-- pipeline's receive waits are left out: they are its bubble, no communication compute could
+-- hide (from the lanes, as the profiler's Communication(Not Overlapped and Exclude Receive)).
 local function ms(ns) return ns and ns / 1e6 end
 
 local t = require("ascope.i18n").t
@@ -11,10 +13,12 @@ local M = { id = "overlap", explain = true }
 function M.compute(ctx)
   local r, lanes, s = ctx.r, ctx.comp_lanes, ctx.s
   if not ctx.step_lo then return end
-  if lanes and lanes.communication and lanes.communication > 0 then
-    local exposed = (lanes.not_overlapped or 0) / lanes.communication
-    r.overlap = { source = lanes.source, overlap_ratio = 1 - exposed, exposed_ratio = exposed,
-                  communication_ms = ms(lanes.communication), not_overlapped_ms = ms(lanes.not_overlapped or 0),
+  local comm = lanes and lanes.communication and lanes.communication - lanes.bubble
+  if comm and comm > 0 then
+    local not_overlapped = math.max((lanes.not_overlapped or 0) - lanes.bubble, 0)
+    r.overlap = { source = lanes.source, overlap_ratio = 1 - not_overlapped / comm, exposed_ratio = not_overlapped / comm,
+                  communication_ms = ms(comm), not_overlapped_ms = ms(not_overlapped),
+                  receive_wait_ms = lanes.bubble > 0 and ms(lanes.bubble) or nil,
                   computing_ms = ms(lanes.computing), free_ms = ms(lanes.free) }
   elseif s and s.comm > 0 then
     r.overlap = { source = data_labels.TASKS, overlap_ratio = 1 - s.exposed / s.comm, exposed_ratio = s.exposed / s.comm,
