@@ -171,6 +171,26 @@ describe("timeline dimensions on hand-built traces (brute force on a 1 us grid)"
     assert.is_true(ids.step_jitter and ids.comm_jitter and ids.long_tail)
   end)
 
+  it("leaves a pipeline's receive wait out of the lanes' stage and overlap, as the profiler's Stage does", function()
+    local p = dir .. "/pp_lanes.json"
+    trace(p, {
+      { "Ascend Hardware", "Stream 1", { { "mm", 0, 780, "AI_CORE" } } },
+      { "HCCL", "Group 0 Communication", { { "hcom_allReduce_1", 100, 100 }, { "hcom_receive_1", 780, 200 } } },
+      { "Overlap Analysis", "Computing", { { "Computing", 0, 780 } } },
+      { "Overlap Analysis", "Communication", { { "Communication", 100, 100 }, { "Communication", 780, 200 } } },
+      { "Overlap Analysis", "Communication(Not Overlapped)", { { "Communication(Not Overlapped)", 780, 200 } } },
+    })
+    local r = analyse(p)
+    assert.equal("Overlap Analysis", r.overlap.source)
+    -- Stage = 980 - Bubble 200; Communication(Not Overlapped and Exclude Receive) = 0 of 100 us
+    assert.near(0.78, r.step.stage_ms, 1e-12)
+    assert.near(0.98, r.step.span_ms, 1e-12)
+    assert.near(1, r.dashboard.op_utilization, 1e-12)
+    assert.near(1, r.dashboard.overlap_ratio, 1e-12)
+    assert.near(0.1, r.overlap.communication_ms, 1e-12)
+    assert.near(0.2, r.overlap.receive_wait_ms, 1e-12)
+  end)
+
   it("measures comm_jitter on Communication when compute hides all of it in every step", function()
     local p = dir .. "/hidden.json"
     trace(p, { { "Ascend Hardware", "Stream 1", { { "mm", 0, 50, "AI_CORE" } } } })
