@@ -222,4 +222,24 @@ function M.host_bound(path, steps, gappy)
   M.write(path, lanes)
 end
 
+--- Device-bound steps: twenty 50 us kernels a step with 3 us between them; the host launches
+-- each one 1000 us before it runs (a 50 us launch slice, back to back: the host is always
+-- launching) with a flow from the launch to the kernel when `flows`. Truth: every kernel was on
+-- the device's queue long before the gap before it, so no gap is the host's; without the flows
+-- that cannot be told from the trace.
+function M.device_bound(path, steps, flows)
+  local lanes, fl, t = rank_lanes(), {}, 2000
+  for k = 1, steps do
+    add(lanes, HOST, "ProfilerStep#" .. k, t, 1060)
+    for j = 0, 19 do
+      local at = t + j * 53
+      add(lanes, HOST, "aclnnMatmul launch", at - 1000, 50)
+      add(lanes, STREAM, "MatMul", at, 50, "AI_CORE")
+      if flows then fl[#fl + 1] = { id = #fl + 1, from = { HOST, at - 999 }, to = { STREAM, at } } end
+    end
+    t = t + 1060
+  end
+  M.write(path, lanes, fl)
+end
+
 return M

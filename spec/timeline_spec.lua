@@ -774,6 +774,19 @@ describe("timeline host-bound gaps must recur", function()
     assert.equal(0, r2.host.launch_gap_median)
     assert.same({}, fired(r2))
   end)
+
+  it("a gap before a kernel launched long before is the device's, not the host's", function()
+    gen.device_bound(dir .. "/db.json", 5, true)
+    local r = analyse(dir .. "/db.json")
+    assert.equal(0, r.host.launch_gap_ms)
+    for _, id in ipairs(fired(r)) do assert.not_equal("host_bound", id) end
+    -- the same trace without its flows: the gaps under the host's launching count, as nothing
+    -- says the kernels were queued (19 gaps of 3 us in the 1057 us stage)
+    gen.device_bound(dir .. "/db2.json", 5, false)
+    local r2 = analyse(dir .. "/db2.json")
+    assert.near(19 * 3 / 1057, r2.dashboard.host_launch_gap_ratio, 1e-12)
+    assert.same({ "host_bound" }, fired(r2))
+  end)
 end)
 
 describe("timeline raw top operator off the critical path", function()

@@ -19,6 +19,8 @@
 --   5 pp_bubble_ratio = union of P2P receive waits / step time, against (p-1)/(p-1+m)
 --   6 jitter: analysis/timeline/jitter.lua   7 hotspots: path.lua   8 phases: phases.lua
 local model_mod = require "ascope.analysis.timeline.model"
+local core = require "ascope_core"
+local interval, match = core.interval, core.match
 local t = require("ascope.i18n").t
 local per_step = require "ascope.analysis.timeline.per_step"
 local dimensions = require "ascope.analysis.timeline.dimensions"
@@ -33,6 +35,28 @@ M.MAX_STEPS = 20000
 local P2P_KINDS = { device = true, comm = true }
 local HOST_KINDS = { host = true, other = true }
 
+-- The time each compute-stream task waited launched: from the start of its last launch flow
+-- to the task's start. A task may have two flows: the framework's enqueue (async_npu, from the
+-- Python thread) and the launch itself (HostToDevice, from the launching thread); it is on the
+-- device's queue only from the later. A compute gap inside that time is none of the host's: a
+-- task was there, waiting for the device.
+local function queued(m)
+  local tl, ends = m.tl, m.launch_ends
+  local a, b = {}, {}
+  if #ends > 0 then
+    local starts = tl.ts:take(m.flow_starts):take(match.last(m.flow_start_ids, m.launch_end_ids)):totable()
+    local held = match.within(tl.lane, tl.ts, tl.dur, tl.lane:take(ends), tl.ts:take(ends))
+    local latest = {}
+    for k = 1, #ends do
+      local task, s = held[k], starts[k]
+      if task and s and (not latest[task] or s > latest[task]) then latest[task] = s end
+    end
+    for task, s in pairs(latest) do a[#a + 1], b[#b + 1] = s, tl.ts[task] end
+  end
+  -- clipped to everything: an interval that ends where it starts (or before) is none
+  return interval.union(a, b, nil, math.mininteger, math.maxinteger)
+end
+
 -- Busy sets of the whole trace that every step's split is cut from.
 local function trace_sets(m)
   local comm_rows = model_mod.concat({ model_mod.rows_of(m, "comm"), model_mod.rows_of(m, "device", "comm") })
@@ -44,6 +68,7 @@ local function trace_sets(m)
     p2p_wait = m.busy(m, m.tagged_rows(m, "p2p_wait", P2P_KINDS)),
     launch = m.busy(m, m.tagged_rows(m, "host_launch", HOST_KINDS)),
     dataloader = m.busy(m, m.tagged_rows(m, "dataloader", HOST_KINDS)),
+    queued = queued(m),
   }
 end
 

@@ -198,13 +198,14 @@ function M.build(tl, rules, re)
   local _, lk, lk_rows = column.group(tl.lane, listed_as, ROWS_ONLY)
   listed_as = nil -- luacheck: ignore 311
   m.rows = {} -- lane -> class -> rows of slices (ph X)
-  local by_ph = {}
+  local by_ph, f_lanes = {}, {}
   for g, key in ipairs(lk) do
     local lane, k = key[1], key[2]
     local ph = k:match("^~(.*)")
     if ph then
       by_ph[ph] = by_ph[ph] or {}
       table.insert(by_ph[ph], lk_rows[g])
+      if ph == "f" then f_lanes[#by_ph.f] = lane end
     else
       m.rows[lane] = m.rows[lane] or {}
       m.rows[lane][k] = lk_rows[g]
@@ -224,6 +225,13 @@ function M.build(tl, rules, re)
   m.flow_starts = concat(by_ph.s or {})
   m.flow_ends = concat(by_ph.f or {})
   m.flow_start_ids, m.flow_end_ids = tl.flow:take(m.flow_starts), tl.flow:take(m.flow_ends)
+  -- the flow ends on compute streams: the launches of device tasks
+  local launches = {}
+  for k, rows in ipairs(by_ph.f or {}) do
+    if m.lanes[f_lanes[k]].kind == "device" then launches[#launches + 1] = rows end
+  end
+  m.launch_ends = concat(launches)
+  m.launch_end_ids = tl.flow:take(m.launch_ends)
   tl.flow = nil
   -- the intermediate columns are big in C but small to Lua's collector, which would not hurry
   heap.release(tl.n)

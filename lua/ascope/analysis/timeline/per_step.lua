@@ -64,7 +64,8 @@ function M.split(sets, w)
   -- the profiler's Stage: the span less a pipeline's receive waits (its Bubble)
   s.stage = s.span - s.bubble
   local gaps = comp:gaps(lo, hi):subtract(comm):subtract(sets.p2p)
-  s.launch_gap = gaps:intersect(sets.launch:clip(lo, hi)):total()
+  -- a gap while the next task was already launched is the device's, not the host's
+  s.launch_gap = gaps:intersect(sets.launch:clip(lo, hi)):subtract(sets.queued):total()
   s.dataloader_serial = sets.dataloader:clip(w.w0, hi):subtract(comp):total()
   return s
 end
