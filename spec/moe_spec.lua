@@ -377,6 +377,24 @@ describe("moe window analysis", function()
     assert.same({ 0, 1 }, r.cross.wait_for[1].waits_for)
   end)
 
+  it("a routed combine slot of a shared-expert card names the moe card holding the expert", function()
+    local params = { share_expert_card_count = 1, share_expert_num = 1 }
+    -- ep 4, moe 12: ranks 1-3 hold 4 experts each; shared card 0 misses token 0's expert 9 (rank 3)
+    local sides = { ep = 4, hccl_ep = 4, global_bs = 24, moe = 12 }
+    for rank = 0, 3 do
+      local card = mh.card(rank, { dispatch = sides, combine = sides })
+      for t = 1, 6 do card.expert_ids[t] = { (t + rank) % 12, (t + rank + 3) % 12, (t + rank + 6) % 12, (t + rank + 9) % 12 } end
+      if rank == 0 then
+        card.expert_ids[1] = { 9, 0, 4, 5 }
+        card.combine.positions, card.missing = { 1 }, { combine = { [0] = { 0 } } }
+      end
+      mh.write_card(dir .. "/" .. rank, card, params, "mc2")
+    end
+    local r = run(dir, "950", params)
+    assert.same({ [0] = { side = "combine", cores = { 0 }, waits_for = { 3 }, slots = 1 } }, graph_of(r))
+    assert.same({ 3 }, r.cross.root_cards)
+  end)
+
   it("START_A2_CLUSTER=1 merges the machines' results and compares all cards", function()
     for m = 0, 1 do
       for local_card = 0, 1 do

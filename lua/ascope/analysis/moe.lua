@@ -22,6 +22,13 @@ function M.split(total, n)
   return out
 end
 
+--- The routed experts each moe card holds: moe / (epWorldSize - shared cards), 0 when no card
+-- is left for them. A shared-expert card holds none of them, but its combine slots still name them.
+function M.experts_per_moe_card(ep, moe, shared_cards)
+  local n = (ep or 0) - (shared_cards or 0)
+  return n > 0 and (moe or 0) // n or 0
+end
+
 --- What a window of this layout can hold, per field of a per-core block: {low, high}. The
 -- dispatch status buffer has a slot per (local expert, source rank), so epWorldSize and the
 -- expert count are at most its slots; a card's tokens (globalBs / epWorldSize) at most the

@@ -227,7 +227,7 @@ function M.card(entry, layout, win_rules, params, log)
   local shared_cards = params.share_expert_card_count or 0
   c.shared_expert_card = c.rank < shared_cards
   c.local_experts = c.shared_expert_card and math.max(params.share_expert_num or 0, 1)
-    or ((c.ep - shared_cards) > 0 and c.moe // (c.ep - shared_cards) or 0)
+    or analysis.experts_per_moe_card(c.ep, c.moe, shared_cards)
   log("INFO", T(c.shared_expert_card and "shared" or "not_shared", entry.card, c.local_experts))
   c.stuck_op = side_of_op(c.op)
   if c.op then log("INFO", T("raised", c.op, c.op_source or "?")) end

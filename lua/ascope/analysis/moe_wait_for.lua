@@ -5,6 +5,8 @@
 -- not sent. A missing combine slot is token x (k + shared experts) + k: through the card's
 -- expertIds it names the expert, and so the rank holding it (shared-expert slots: the shared
 -- card rank % SHARE_EXPERT_CARD_COUNT). Ranks are turned into cards through each card's rankId.
+local experts_per_moe_card = require("ascope.analysis.moe").experts_per_moe_card
+
 local M = {}
 
 -- The global slot numbers of a side's missing slots: core c's local slot j is the sum of the
@@ -32,9 +34,11 @@ function M.peer_rank(c, side, slot, params)
     if shared_cards <= 0 or not c.rank then return nil end
     return c.rank % shared_cards
   end
-  local e = c.expert_ids[token * k + j + 1]
-  if not e or not c.local_experts or c.local_experts <= 0 or e < 0 or e >= (c.moe or 0) then return nil end
-  return shared_cards + e // c.local_experts
+  -- the expert's holder: a moe card, whose count is not the waiting card's own when that one is a
+  -- shared-expert card
+  local e, per_card = c.expert_ids[token * k + j + 1], experts_per_moe_card(ep, c.moe, shared_cards)
+  if not e or per_card <= 0 or e < 0 or e >= (c.moe or 0) then return nil end
+  return shared_cards + e // per_card
 end
 
 --- The wait-for edges: one per card and side with waiting cores that miss slots.
