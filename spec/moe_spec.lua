@@ -351,6 +351,17 @@ describe("moe window analysis", function()
       msgs)
   end)
 
+  it("a card where neither side ran gives no expertIds range error (its expert count is unknown)", function()
+    mh.write_card(dir .. "/0", mh.card(0), {}, "mc2")
+    mh.write_card(dir .. "/1", mh.card(1, { dispatch = { ran = false }, combine = { ran = false } }), {}, "mc2")
+    local r, by, lines = run(dir, "950")
+    assert.same({}, findings(r))
+    assert.is_false(by[1].dispatch.ran or by[1].combine.ran)
+    local said = false
+    for _, l in ipairs(lines) do said = said or l == "INFO " .. i18n.t("moe.ids_no_range", 1) end
+    assert.is_true(said)
+  end)
+
   it("a shared-expert card expects epWorldSize dispatch slots", function()
     local params = { share_expert_card_count = 1, share_expert_num = 1 }
     mh.write_card(dir .. "/0", mh.card(0), params, "mc2")

@@ -94,13 +94,20 @@ local function check_ids(c, ids_in, params, anomaly, log)
   end
   local ids = values:totable()
   c.k, c.expert_ids = k, ids
-  local limit = (c.moe or 0) + (params.sp_moe_num or 0)
+  -- the expert count is the window's: a card where neither side ran has none, and every id
+  -- would be "out of range"
+  local limit
+  if c.dispatch.ran or c.combine.ran then
+    limit = (c.moe or 0) + (params.sp_moe_num or 0)
+  else
+    log("INFO", T("ids_no_range", c.card))
+  end
   local bad = 0
   for row = 0, #ids // k - 1 do
     local seen = {}
     for j = 1, k do
       local e = ids[row * k + j]
-      if e < 0 or e >= limit then
+      if limit and (e < 0 or e >= limit) then
         bad = bad + 1
         anomaly("ERROR", "1", T("ids_range", c.card, row, j - 1, e, limit))
       elseif seen[e] then

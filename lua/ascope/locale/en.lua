@@ -120,6 +120,7 @@ return {
   ["moe.from_host_o"] = "the *_host.o name",
   ["moe.idle_unarrived"] = "%s card %d: %d slot(s) not arrived on %s cores that are not waiting (still sending or done): not a wait",
   ["moe.ids_ok"] = "1.3 card %d: expertIds %s, k = %d: no input problem",
+  ["moe.ids_no_range"] = "1.3 card %d: neither side ran, so the expert count is unknown: expertIds not checked against it",
   ["moe.ids_range"] = "1.3 card %d: expertIds[%d][%d] = %d is outside [0, %d)",
   ["moe.ids_repeat"] = "1.3 card %d: expertIds row %d repeats expert %d",
   ["moe.inputs"] = "1. input checks",

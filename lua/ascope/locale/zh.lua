@@ -120,6 +120,7 @@ return {
   ["moe.from_host_o"] = "文件名 *_host.o",
   ["moe.idle_unarrived"] = "%s 卡%d：%d 个状态位未到达，但所在%s核不处于等待（仍在发送或已完成），不视为卡住",
   ["moe.ids_ok"] = "1.3 卡%d：输入expertids为%s，k = %d，未检测到输入异常",
+  ["moe.ids_no_range"] = "1.3 卡%d：dispatch与combine均未执行，moe专家数未知：不检查expertIds是否超出范围",
   ["moe.ids_range"] = "1.3 卡%d：expertIds[%d][%d] = %d 超出范围 [0, %d)",
   ["moe.ids_repeat"] = "1.3 卡%d：expertIds 第%d行重复专家 %d",
   ["moe.inputs"] = "1. 开始进行输入异常分析",
