@@ -181,16 +181,17 @@ describe("ascope moe and graph on hostile input", function()
       assert.truthy(err:find("MoeDistributeCombi\\xC8eV2", 1, true)) -- in the steps, on stderr
     end)
 
-    it("a card numbered 99999999 is analysed like any other, within seconds and the memory cap", function()
+    it("a card folder numbered 99999999 is analysed like any other, within seconds and the memory cap", function()
       local cards = mh.cluster({ state = "combine_stuck", fault = 0 })
       mh.write_card(dir .. "/0", cards[0], {}, "mc2")
       mh.write_card(dir .. "/99999999", cards[1], {}, "mc2")
       local code, out, err, secs = moe("SOC_VERSION=950")
       assert.equal(0, code, err)
       assert.truthy(secs < 30)
-      assert.truthy(out:find("8. card 99999999 (combine, cores [0,1,2,3,4,5]) waits for card(s) [0]", 1, true), out)
+      -- the folder holds rank 1: the card is named by its rankId
+      assert.truthy(out:find("8. card 1 (combine, cores [0,1,2,3,4,5]) waits for card(s) [0]", 1, true), out)
       local s = core.json.load(dir .. "/out/moe_summary.json")
-      assert.equal("combine", s.cards["99999999"].stuck_in)
+      assert.equal("combine", s.cards["1"].stuck_in)
     end)
 
     -- Mutations of a valid dump (a fixed seed: the same cases every run): bytes flipped in the

@@ -117,6 +117,48 @@ describe("moe window analysis", function()
     assert.equal(1, code)
   end)
 
+  for _, gone in ipairs({ 0, 3 }) do
+    it("a missing first or last card folder (card " .. gone .. " of epWorldSize 4) is a card not analysed, exit 1", function()
+      mh.write_cluster(dir, mh.cluster({ state = "healthy", cards = 4, moe = 16 }), "mc2")
+      h.cleanup(dir .. "/" .. gone)
+      local r = run(dir, "950")
+      assert.equal(3, #r.cards)
+      local want = i18n.t("moe.rank_missing", gone, dir, 4)
+      assert.same({ { card = gone, dir = dir, reason = want } }, r.failed)
+      assert.same({ "ERROR " .. want }, findings(r))
+      local code = h.run("--lang", "en", "moe", "TARGET_DIR=" .. dir, "SOC_VERSION=950", "-o", dir .. "/out")
+      assert.equal(1, code)
+    end)
+  end
+
+  it("cards are their rankIds: a folder numbering that differs, with the root card's folder missing", function()
+    local cards, truth = mh.cluster({ state = "dispatch_stuck", cards = 4, moe = 16, cores = 8, fault = 2 })
+    local folder = { [0] = 2, [1] = 0, [2] = 3, [3] = 1 } -- rank -> folder
+    for rank, card in pairs(cards) do
+      if rank ~= 2 then mh.write_card(dir .. "/" .. folder[rank], card, {}, "mc2") end
+    end
+    local r, by = run(dir, "950")
+    for _, rank in ipairs({ 0, 1, 3 }) do
+      assert.equal(rank, by[rank].rank)
+      assert.equal(dir .. "/" .. folder[rank], by[rank].dir)
+      assert.same({ 2 }, truth.waits[rank].waits_for)
+      assert.same(truth.waits[rank], graph_of(r)[rank])
+    end
+    assert.same({ 2 }, r.cross.root_cards)
+    assert.same({ { card = 2, dir = dir, reason = i18n.t("moe.rank_missing", 2, dir, 4) } }, r.failed)
+    local code = h.run("--lang", "en", "moe", "TARGET_DIR=" .. dir, "SOC_VERSION=950", "-o", dir .. "/out")
+    assert.equal(1, code)
+  end)
+
+  it("two folders holding one rank: the second is not analysed and names both", function()
+    mh.write_card(dir .. "/0", mh.card(0), {}, "mc2")
+    mh.write_card(dir .. "/1", mh.card(1), {}, "mc2")
+    mh.write_card(dir .. "/2", mh.card(1), {}, "mc2")
+    local r = run(dir, "950")
+    assert.equal(2, #r.cards)
+    assert.same({ { card = 1, dir = dir .. "/2", reason = i18n.t("moe.card_twice", dir .. "/2", 1, dir .. "/1") } }, r.failed)
+  end)
+
   it("dispatch stuck: the waiting cards name the card that did not send; that card is not waiting", function()
     local cards, truth = mh.cluster({ state = "dispatch_stuck", cards = 4, moe = 16, fault = 1 })
     mh.write_cluster(dir, cards, "mc2")
@@ -329,9 +371,14 @@ describe("moe window analysis", function()
   end)
 
   it("expert counts and run counts that differ between cards name the odd card", function()
-    mh.write_card(dir .. "/0", mh.card(0), {}, "mc2")
-    mh.write_card(dir .. "/1", mh.card(1), {}, "mc2")
-    mh.write_card(dir .. "/2", mh.card(0, { dispatch = { moe = 32 }, combine = { run = 6 } }), {}, "mc2")
+    local function three(over) -- a side of a 3-card cluster
+      local s = { ep = 3, hccl_ep = 3, global_bs = 18 }
+      for k, v in pairs(over or {}) do s[k] = v end
+      return s
+    end
+    mh.write_card(dir .. "/0", mh.card(0, { dispatch = three(), combine = three() }), {}, "mc2")
+    mh.write_card(dir .. "/1", mh.card(1, { dispatch = three(), combine = three() }), {}, "mc2")
+    mh.write_card(dir .. "/2", mh.card(2, { dispatch = three({ moe = 32 }), combine = three({ run = 6 }) }), {}, "mc2")
     local r = run(dir, "950")
     local e = errors_of(r, "6")
     assert.equal(1, #e)
@@ -404,6 +451,17 @@ describe("moe window analysis", function()
     local r = run(dir, "950", params)
     assert.same({ [0] = { side = "combine", cores = { 0 }, waits_for = { 3 }, slots = 1 } }, graph_of(r))
     assert.same({ 3 }, r.cross.root_cards)
+  end)
+
+  it("START_A2_CLUSTER=1: a rank that no machine holds is a card not analysed, exit 1", function()
+    local cards = mh.cluster({ state = "healthy", cards = 4, moe = 16 })
+    cards[3] = nil
+    assert.same({ 0, 0 }, mh.machine_results(dir, cards)) -- a machine holds a slice of the ranks
+    local code, out = h.run("--lang", "en", "moe", "TARGET_DIR=" .. dir .. "/results", "SOC_VERSION=910B",
+      "START_A2_CLUSTER=1", "-o", dir .. "/merged")
+    assert.equal(1, code)
+    assert.truthy(out:find("[ERROR] " .. i18n.t("moe.rank_missing", 3, dir .. "/results", 4), 1, true), out)
+    assert.truthy(out:find("merged 2 machine result(s): 3 card(s)", 1, true), out)
   end)
 
   it("START_A2_CLUSTER=1 merges the machines' results and compares all cards", function()

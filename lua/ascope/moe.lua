@@ -13,6 +13,7 @@ local dump = require "ascope.ascend.dump"
 local summary = require "ascope.ascend.moe_summary"
 local moe_card = require "ascope.analysis.moe_card"
 local moe_cross = require "ascope.analysis.moe_cross"
+local analysis = require "ascope.analysis.moe"
 local report = require "ascope.report.moe"
 local rules_mod = require "ascope.rules"
 local shard = require "ascope.shard"
@@ -96,6 +97,12 @@ function M.merge(opts)
   local res, err = summary.read_machines(opts.target_dir, soc and rules.layouts[soc.layout], log)
   if not res then return nil, err end
   res.soc, res.target_dir, res.damaged = opts.soc_version, opts.target_dir, {}
+  -- the machines together hold every rank: one missing is a card not analysed
+  M.missing_cards(res, opts, nil, function(f)
+    res.failed[#res.failed + 1] = f
+    res.anomalies[#res.anomalies + 1] = { severity = "ERROR", card = f.card, analysis = "merge", message = f.reason }
+    log("ERROR", f.reason)
+  end, log)
   if #res.cards > 0 then
     res.cross = moe_cross.cross(res.cards, M.params(opts, rules), log)
     for _, a in ipairs(res.cross.anomalies) do res.anomalies[#res.anomalies + 1] = a end
@@ -150,7 +157,7 @@ function M.work(plan, i)
   local soc = rules.socs[params.soc_version]
   local layout = rules.layouts[soc.layout]
   local e = { card = u.card, dir = u.dir }
-  log("INFO", T("analysing", e.card))
+  log("INFO", T("analysing", e.dir))
   -- the card's files as the plan walked them: a card folder is walked once
   local ok, data, why = pcall(dump.read_card, e.dir, soc, layout.window_bytes, u.walked)
   if not ok then data, why = nil, ("%s: %s"):format(e.dir, tostring(data)) end
@@ -164,6 +171,60 @@ function M.work(plan, i)
   return { failed = { card = e.card, dir = e.dir, reason = readable(tostring(why)) }, lines = lines }
 end
 
+-- SOCs whose clusters are analysed machine by machine (START_A2_CLUSTER=1 merges them): one
+-- run holds a slice of the ranks, so ranks beyond those found are another machine's.
+local SLICED_BY_MACHINE = { ["910B"] = true }
+
+--- The cards of the cluster that were not analysed: every rank below epWorldSize (the most common
+-- value of the cards where a side ran) needs a dump; a rank missing is an ERROR and a card not
+-- analysed, given to fail({card, dir, reason}). folders: the card folder numbers (nil in a merge);
+-- a failed folder of a rank's number is that rank, said already. With no epWorldSize known,
+-- a folder number missing between those found is such a card (numbers sparser than the folders
+-- found, as 0 and 99999999 alone, tell no missing card: a WARNING).
+function M.missing_cards(res, params, folders, fail, log)
+  local eps, have = {}, {}
+  for _, c in ipairs(res.cards) do
+    if c.dispatch.ran or c.combine.ran then eps[#eps + 1] = c.ep end
+    have[c.card] = true
+  end
+  for _, f in ipairs(res.failed) do if f.card then have[f.card] = true end end
+  local ep = analysis.most_common(eps)
+  local dir = params.target_dir
+  local numbers = {}
+  for n in pairs(folders or {}) do numbers[#numbers + 1] = n end
+  table.sort(numbers)
+  if ep then
+    local low, high = 0, ep - 1
+    if folders and SLICED_BY_MACHINE[params.soc_version] and #res.cards > 0 then
+      low, high = res.cards[1].card, res.cards[#res.cards].card
+    end
+    for r = low, high do
+      if not have[r] then
+        local between = folders and not folders[r] and r > numbers[1] and r < numbers[#numbers]
+        fail({ card = r, dir = dir, reason = between and i18n.t("moe.card_missing", r, dir, r)
+               or i18n.t("moe.rank_missing", r, dir, ep) })
+      end
+    end
+    return
+  end
+  if not folders then return end
+  local gaps = {}
+  for i = 2, #numbers do
+    for c = numbers[i - 1] + 1, numbers[i] - 1 do
+      gaps[#gaps + 1] = c
+      if #gaps > #numbers then break end
+    end
+    if #gaps > #numbers then break end
+  end
+  if #gaps > #numbers then
+    local why = i18n.t("moe.cards_sparse", dir, numbers[1], numbers[#numbers], #numbers)
+    res.anomalies[#res.anomalies + 1] = { severity = "WARNING", analysis = "input", message = why }
+    log("WARNING", why)
+  else
+    for _, c in ipairs(gaps) do fail({ card = c, dir = dir, reason = i18n.t("moe.card_missing", c, dir, c) }) end
+  end
+end
+
 --- The cross-card step: a plan's context and its units' outcomes ({ok = work's result} or
 -- {error = message}) in card order -> the run's result (see `run`). log as for `run`.
 function M.assemble(context, outcomes, rules, log)
@@ -173,38 +234,23 @@ function M.assemble(context, outcomes, rules, log)
   -- failed: cards not analysed; damaged: cards analysed without an input that did not hold
   local res = { cards = {}, failed = {}, damaged = {}, anomalies = {}, soc = params.soc_version,
                 target_dir = params.target_dir }
-  -- a folder missing between the card numbers found is a card not analysed: every card of a
-  -- hang matters (its dump may hold the root), and silence would read as "all cards healthy".
-  -- Numbers sparser than that (folders 0 and 99999999 alone) tell no missing card: a warning.
-  local cards, gaps = context.cards, {}
-  for i = 2, #cards do
-    for c = cards[i - 1].card + 1, cards[i].card - 1 do
-      gaps[#gaps + 1] = c
-      if #gaps > #cards then break end
-    end
-    if #gaps > #cards then break end
-  end
   local function fail(f) -- a card not analysed
     res.failed[#res.failed + 1] = f
     res.anomalies[#res.anomalies + 1] = { severity = "ERROR", card = f.card, analysis = "input", message = f.reason }
     log("ERROR", f.reason)
   end
-  if #gaps > #cards then
-    local why = i18n.t("moe.cards_sparse", params.target_dir, cards[1].card, cards[#cards].card, #cards)
-    res.anomalies[#res.anomalies + 1] = { severity = "WARNING", analysis = "input", message = why }
-    log("WARNING", why)
-  else
-    for _, c in ipairs(gaps) do
-      fail({ card = c, dir = params.target_dir, reason = i18n.t("moe.card_missing", c, params.target_dir, c) })
-    end
-  end
+  local dir_of = {} -- card (its rankId) -> the folder that holds it
   for i = 1, #context.cards do
     local o = outcomes[i]
     local e = context.cards[i]
     local r = o.ok or { failed = { card = e.card, dir = e.dir, reason = readable(o.error) }, lines = {} }
     for _, l in ipairs(r.lines) do log(l[1], l[2]) end
     local c = r.card
-    if c then
+    if c and dir_of[c.card] then
+      -- two folders holding one rank: the second would hide the first in every table by card
+      fail({ card = c.card, dir = e.dir, reason = i18n.t("moe.card_twice", e.dir, c.card, dir_of[c.card]) })
+    elseif c then
+      dir_of[c.card] = e.dir
       res.cards[#res.cards + 1] = c
       if c.damaged_input then res.damaged[#res.damaged + 1] = c.card end
       for _, a in ipairs(c.anomalies) do res.anomalies[#res.anomalies + 1] = a end
@@ -212,6 +258,10 @@ function M.assemble(context, outcomes, rules, log)
       fail(r.failed)
     end
   end
+  table.sort(res.cards, function(a, b) return a.card < b.card end)
+  local folders = {}
+  for _, e in ipairs(context.cards) do folders[e.card] = true end
+  M.missing_cards(res, params, folders, fail, log)
   if #res.cards > 0 then
     res.cross = moe_cross.cross(res.cards, M.params(params, rules), log)
     for _, a in ipairs(res.cross.anomalies) do res.anomalies[#res.anomalies + 1] = a end

@@ -210,10 +210,9 @@ end
 function M.card(entry, layout, win_rules, params, log)
   local c = { card = entry.card, dir = entry.dir, anomalies = {}, time = entry.data.time }
   local function anomaly(sev, an, msg)
-    c.anomalies[#c.anomalies + 1] = { severity = sev, card = entry.card, analysis = an, message = msg }
+    c.anomalies[#c.anomalies + 1] = { severity = sev, card = c.card, analysis = an, message = msg }
     log(sev, msg)
   end
-  log("INFO", T("sources", entry.card, table.concat(entry.data.sources, ", ")))
   local win = entry.data.window
   c.op, c.op_source, c.op_from = entry.data.op, entry.data.op_source, entry.data.op_from
   -- 1 input checks
@@ -225,17 +224,20 @@ function M.card(entry, layout, win_rules, params, log)
       if field then return nil, T("impossible", entry.data.window_source or entry.dir, entry.card, side, field, tostring(v), lo, hi) end
     end
   end
-  for _, side in ipairs({ "dispatch", "combine" }) do check_side(c, side, c[side], anomaly, log) end
   local d, cs = c.dispatch, c.combine
-  if d.ran and cs.ran and d.cores ~= cs.cores then anomaly("WARNING", "1", T("core_mismatch", c.card, d.cores, cs.cores)) end
+  -- the card is its rankId: folder numbers need not be ranks, and the other cards name it by rank
   local ran = d.ran and d or cs
   c.rank = ran.rank_id or entry.card
+  c.card = c.rank
+  log("INFO", T("sources", c.card, table.concat(entry.data.sources, ", ")))
+  for _, side in ipairs({ "dispatch", "combine" }) do check_side(c, side, c[side], anomaly, log) end
+  if d.ran and cs.ran and d.cores ~= cs.cores then anomaly("WARNING", "1", T("core_mismatch", c.card, d.cores, cs.cores)) end
   c.ep, c.moe, c.bs = ran.ep_world_size or 0, ran.moe_expert_num or 0, ran.bs
   local shared_cards = params.share_expert_card_count or 0
   c.shared_expert_card = c.rank < shared_cards
   c.local_experts = c.shared_expert_card and math.max(params.share_expert_num or 0, 1)
     or analysis.experts_per_moe_card(c.ep, c.moe, shared_cards)
-  log("INFO", T(c.shared_expert_card and "shared" or "not_shared", entry.card, c.local_experts))
+  log("INFO", T(c.shared_expert_card and "shared" or "not_shared", c.card, c.local_experts))
   c.stuck_op = side_of_op(c.op)
   if c.op then log("INFO", T("raised", c.op, c.op_source or "?")) end
   c.version = version_of(c.op)

@@ -208,7 +208,8 @@ function M.summary_data(res)
                                 shared_expert_card = c.shared_expert_card, dispatch = side_data(c.dispatch),
                                 combine = side_data(c.combine), expert_ids = c.expert_ids and array(c.expert_ids),
                                 expand_idx = c.expand_idx and array(c.expand_idx),
-                                ep_send_counts = c.ep_send_counts and array(c.ep_send_counts), machine = c.machine }
+                                ep_send_counts = c.ep_send_counts and array(c.ep_send_counts), machine = c.machine,
+                                dir = c.dir }
   end
   local cross = {}
   if res.cross then
@@ -275,7 +276,11 @@ local TAG = { INFO = "[INFO]", WARNING = "[WARNING]", ERROR = "[ERROR]" }
 --- The console lines before the outputs are written: the machines merged, where the archive goes.
 function M.head_lines(res, out)
   local lines = {}
-  if res.merged then lines[1] = "[INFO] " .. i18n.t("moe.merged", #res.merged - #res.failed, #res.cards) end
+  if res.merged then
+    local machines_failed = 0 -- the failures without a card are machines'; with one, ranks no machine holds
+    for _, f in ipairs(res.failed) do if not f.card then machines_failed = machines_failed + 1 end end
+    lines[1] = "[INFO] " .. i18n.t("moe.merged", #res.merged - machines_failed, #res.cards)
+  end
   lines[#lines + 1] = "[INFO] " .. i18n.t("moe.archive", out)
   return lines
 end
