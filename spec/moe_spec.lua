@@ -159,6 +159,29 @@ describe("moe window analysis", function()
     assert.same({ { card = 1, dir = dir .. "/2", reason = i18n.t("moe.card_twice", dir .. "/2", 1, dir .. "/1") } }, r.failed)
   end)
 
+  it("a folder with an older dump beside the new one: the newest is read, whole, and a WARNING names the rest", function()
+    local cards, truth = mh.cluster({ state = "dispatch_stuck", cards = 4, moe = 16, cores = 8, fault = 2 })
+    mh.write_cluster(dir, cards, "mc2")
+    local old = mh.cluster({ state = "healthy", cards = 4, moe = 16, cores = 8 })[1]
+    old.time, old.op = 1716000000, "MoeDistributeCombineV2"
+    mh.write_card(dir .. "/1", old, {}, "mc2")
+    local r, by = run(dir, "950")
+    assert.equal("MoeDistributeDispatchV2", by[1].op)
+    assert.equal(cards[1].time, by[1].time)
+    assert.equal("dispatch", by[1].stuck_in)
+    assert.same(truth.waits, graph_of(r))
+    assert.same({ 2 }, r.cross.root_cards)
+    local p = dir .. "/1/"
+    local want = i18n.t("moe.several_dumps", 1, dir .. "/1", p .. "mc2_exception_info_MoeDistributeDispatchV2.5.12." .. cards[1].time,
+      "[" .. table.concat({ p .. "MoeDistributeCombineV2.1.2.1716000000.input.0.0.npy",
+        p .. "MoeDistributeCombineV2.1.2.1716000000.input.1.0.npy", p .. "MoeDistributeCombineV2.1.2.1716000000.input.2.0.npy",
+        p .. "MoeDistributeCombineV2.1.2.1716000000.input.3.0.npy", p .. "MoeDistributeCombineV2_1a2b3c_host.o",
+        p .. "mc2_exception_info_MoeDistributeCombineV2.5.12.1716000000" }, ",") .. "]")
+    local said = false
+    for _, a in ipairs(r.anomalies) do said = said or (a.severity == "WARNING" and a.card == 1 and a.message == want) end
+    assert.is_true(said)
+  end)
+
   it("dispatch stuck: the waiting cards name the card that did not send; that card is not waiting", function()
     local cards, truth = mh.cluster({ state = "dispatch_stuck", cards = 4, moe = 16, fault = 1 })
     mh.write_cluster(dir, cards, "mc2")

@@ -230,6 +230,10 @@ function M.card(entry, layout, win_rules, params, log)
   c.rank = ran.rank_id or entry.card
   c.card = c.rank
   log("INFO", T("sources", c.card, table.concat(entry.data.sources, ", ")))
+  local older = entry.data.older or {}
+  if #older > 0 then
+    anomaly("WARNING", "1", T("several_dumps", c.card, entry.dir, entry.data.window_source or "?", list_text(older, 8)))
+  end
   for _, side in ipairs({ "dispatch", "combine" }) do check_side(c, side, c[side], anomaly, log) end
   if d.ran and cs.ran and d.cores ~= cs.cores then anomaly("WARNING", "1", T("core_mismatch", c.card, d.cores, cs.cores)) end
   c.ep, c.moe, c.bs = ran.ep_world_size or 0, ran.moe_expert_num or 0, ran.bs

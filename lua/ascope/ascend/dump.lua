@@ -88,17 +88,42 @@ function M.read_raw(path)
 end
 
 --- The files of one card folder, by kind. walked: its files as fs.walk gives them, when the
--- caller has them already (else the folder is walked here).
+-- caller has them already (else the folder is walked here). A folder that holds dumps of several
+-- times (an earlier exception left beside the new one) gives the newest dump's files, and
+-- `older` the others: a window of one dump read with the inputs of another would be neither.
 function M.card_files(dir, walked)
-  local files = { workspace = {}, input = {}, raw = {}, window = {}, kernels = {} }
-  for _, f in ipairs((discover.files("moe_dump", dir, nil, walked)) or {}) do
-    local part = files[f.of.part]
-    if f.of.index then
-      part[f.of.index] = f.path
+  local files = { workspace = {}, input = {}, raw = {}, window = {}, kernels = {}, older = {} }
+  local found, newest = (discover.files("moe_dump", dir, nil, walked)) or {}, nil
+  for _, f in ipairs(found) do
+    local t = f.of.part ~= "kernels" and M.time_of_names({ f.path })
+    if t and (not newest or t > newest) then newest = t end
+  end
+  local ops = {} -- the operators the newest dump's files name: the kernel objects to keep
+  local kept = {}
+  for _, f in ipairs(found) do
+    local t = f.of.part ~= "kernels" and M.time_of_names({ f.path })
+    if t and t ~= newest then
+      files.older[#files.older + 1] = f.path
     else
-      part[#part + 1] = f.path
+      kept[#kept + 1] = f
+      local op = f.of.part ~= "kernels" and discover.basename(f.path):match("(MoeDistribute%a+V?%d?)")
+      if op then ops[op] = true end
     end
   end
+  for _, f in ipairs(kept) do
+    local op = f.of.part == "kernels" and discover.basename(f.path):match("^(MoeDistribute%a+V?%d?)_")
+    if op and next(ops) and not ops[op] and #files.older > 0 then
+      files.older[#files.older + 1] = f.path -- the kernel object of an older dump's operator
+    else
+      local part = files[f.of.part]
+      if f.of.index then
+        part[f.of.index] = f.path
+      else
+        part[#part + 1] = f.path
+      end
+    end
+  end
+  table.sort(files.older)
   return files
 end
 
@@ -138,7 +163,7 @@ end
 -- or nil, message. soc: the socs entry of rules/win_layout.lua; want: the window size.
 function M.read_card(dir, soc, want, walked)
   local files = M.card_files(dir, walked)
-  local out = { inputs = {}, sources = {} }
+  local out = { inputs = {}, sources = {}, older = files.older }
   -- the operator: the dump header, else the kernel object, else the file names
   for _, k in ipairs(files.kernels) do
     local op = discover.basename(k):match("^(MoeDistribute%a+V?%d?)_")

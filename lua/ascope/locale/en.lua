@@ -156,6 +156,7 @@ return {
   ["moe.send_len"] = "7. card %d: epSendCounts has %d elements, %d expected",
   ["moe.send_ok"] = "7. card %d: epSendCounts as expected",
   ["moe.seven"] = "7. epSendCounts / assistInfoForCombine",
+  ["moe.several_dumps"] = "1. card %d: %s holds several dumps: the newest (%s) is read, not %s",
   ["moe.shared"] = "1.2 card %d is a shared-expert card; local experts: %d",
   ["moe.slots"] = "%s %s: %d status slots, per core %s, live buffer %d",
   ["field.card_text"] = "card %d: %s",

@@ -156,6 +156,7 @@ return {
   ["moe.send_len"] = "7. 卡%d：epSendCounts 有 %d 个元素，应为 %d 个",
   ["moe.send_ok"] = "7. 卡%d的epsendcnt没有异常",
   ["moe.seven"] = "7. 开始所有卡的assistInfoForCombine、epsendcnt对比",
+  ["moe.several_dumps"] = "1. 卡%d：%s 中有多份dump数据：只读取最新的一份（%s），不读取 %s",
   ["moe.shared"] = "1.2 卡%d为共享专家卡；本卡专家数为：%d",
   ["moe.slots"] = "%s %s 总状态位:%d，各核分配到的状态位数量:%s，状态区:%d",
   ["field.card_text"] = "卡%d：%s",
