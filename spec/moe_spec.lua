@@ -476,6 +476,24 @@ describe("moe window analysis", function()
     assert.same({ 3 }, r.cross.root_cards)
   end)
 
+  it("START_A2_CLUSTER=1: each machine's per-card findings name the card by its global rank", function()
+    local cards = mh.cluster({ state = "dispatch_stuck", cards = 4, moe = 16, cores = 8, fault = 3 })
+    assert.same({ 0, 0 }, mh.machine_results(dir, cards)) -- machine 1 holds ranks 2 and 3 as its cards 0 and 1
+    local code, out = h.run("--lang", "en", "moe", "TARGET_DIR=" .. dir .. "/results", "SOC_VERSION=910B",
+      "START_A2_CLUSTER=1", "-o", dir .. "/merged")
+    assert.equal(0, code, out)
+    local s = core.json.load(dir .. "/merged/moe_summary.json")
+    local stuck = {}
+    for _, a in ipairs(s.anomalies) do
+      if a.analysis == "2" then
+        stuck[#stuck + 1] = a.card
+        assert.equal(i18n.t("moe.stuck", a.card, "dispatch", 4), a.message)
+      end
+    end
+    table.sort(stuck)
+    assert.same({ 0, 1, 2 }, stuck)
+  end)
+
   it("START_A2_CLUSTER=1: a rank that no machine holds is a card not analysed, exit 1", function()
     local cards = mh.cluster({ state = "healthy", cards = 4, moe = 16 })
     cards[3] = nil
