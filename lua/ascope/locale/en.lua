@@ -587,7 +587,8 @@ are byte for byte those of the same command run without --shard, with the same e
   ["opt.merge.output"] = "folder for the results",
   ["opt.merge.jobs"] = "outputs written in parallel (default: CPUs)",
   ["cmd.moe.summary"] = "diagnose MoeDistributeDispatch/Combine hangs from the window dumps of every card",
-  ["cmd.moe.details"] = [[Cards are TARGET_DIR/<n>/ in numeric order. Each card folder holds a raw Ascend exception dump,
+  ["cmd.moe.details"] = [[Card folders are TARGET_DIR/<n>/, read in numeric order; a card is named by its window's
+rankId, and every rank below epWorldSize needs one. Each card folder holds a raw Ascend exception dump,
 files split by msaicerr (*.workspace.<i>.*.npy, *.input.<i>.*.npy|bin), or an mc2_exception_info_*
 window dump; the window is the last 1 MiB of workspace 1 (910_93) or of the mc2 file (950, 910B),
 laid out as rules/win_layout.lua says. Per card: 1 input checks, 2 execution order, 3 dispatch
@@ -598,7 +599,7 @@ win_data_list.csv, win_status_list.csv, win_analysis_error.csv, win_all_card_dat
 win_all_card_expandidx.csv (UTF-8 with BOM, --encoding gbk for the old consumers),
 moe_summary.json and moe_report.html. The step-by-step lines of each card go to stderr, the
 summary, the anomalies and the verdict to stdout. Exit code 1 when a card's dump could not
-be read, holds window fields no window can hold (a shifted or damaged window) or an expertIds
+be read or is missing, holds window fields no window can hold (a shifted or damaged window) or an expertIds
 input that does not fit its shape, or a machine's moe_summary.json cannot be merged: the card or
 machine is named, the others are still analysed and written. With --shard K/N only the K-th of N
 slices of the cards is read and analysed (checks 1-4) into a partial result; 'ascope merge' of all

@@ -573,7 +573,8 @@ chrome://tracing 打开）。有 rank 无法读取或只读到一部分（如 tr
   ["opt.merge.output"] = "结果的输出目录",
   ["opt.merge.jobs"] = "并行写出的输出数（默认：CPU 数）",
   ["cmd.moe.summary"] = "根据各卡 win 区 dump 数据诊断 MoeDistributeDispatch/Combine 卡死",
-  ["cmd.moe.details"] = [[按数字顺序读取 TARGET_DIR/<n>/ 各卡目录中的原始 dump、msaicerr 拆分文件或 mc2_exception_info 窗口 dump，
+  ["cmd.moe.details"] = [[按数字顺序读取 TARGET_DIR/<n>/ 各卡目录中的原始 dump、msaicerr 拆分文件或 mc2_exception_info 窗口 dump
+（卡号取 win 区中的 rankid，epworldsize 以下的每个 rank 都应有 dump），
 解析 win 区（布局见 rules/win_layout.lua），依次进行 1 输入异常分析、2 执行序分析、3 dispatch 与 4 combine 状态位
 分析、5 数据归档、6 多卡对比、7 epSendCounts/assistInfoForCombine 校验、8 各卡等待关系与起始卡（结论），
 输出 win_*.csv、moe_summary.json 与 moe_report.html。使用 --shard K/N 时只读取并分析第 K 个（共 N 个）卡分片
