@@ -122,6 +122,33 @@ describe("memory attribution: the documented example", function()
     assert.equal(1, s.releases)
     assert.equal(1536, s.leak_suspects.size_kb)
   end)
+
+  it("counts a row whose call stack is empty or starts with a blank frame as without a call stack", function()
+    local pt = dir .. "/train/rank0_ascend_pt"
+    h.write(pt .. "/profiler_info_0.json", "{}")
+    h.write(pt .. "/ASCEND_PROFILER_OUTPUT/trace_view.json", "[" .. table.concat({
+      ev("aten::add", "100.0", 100, ""), ev("aten::mul", "100.0", 100, " ;\\r\\nmain.py(3): <module>"),
+      ev("aten::sub", "100.0", 100, "a.py(1): f") }, ",") .. "]")
+    h.write(pt .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv", HEADER ..
+      "aten::add,1024,150,,,,,1,4,1,,,,1,NPU:0\n" ..
+      "aten::mul,1024,160,,,,,2,4,2,,,,1,NPU:0\n" ..
+      "aten::sub,2048,170,,,,,4,4,4,,,,1,NPU:0\n")
+    local r = assert(memory.parse(dir, { jobs = 1 }))
+    local c = r.ranks[1].summary.components[1]
+    assert.equal(3, r.ranks[1].summary.matched) -- matched, as the reference matches them
+    assert.equal(2048, c.no_stack.size_kb)
+    assert.equal(0.5, c.no_stack.share)
+    assert.same({ "aten::add", "aten::mul" }, { c.no_stack.operators[1].name, c.no_stack.operators[2].name })
+    -- no call site named "": the two rows are the keyless one
+    local sites = {}
+    for _, site in ipairs(c.top_call_sites.sites) do sites[site.call_site] = site.size_kb end
+    assert.same({ ["a.py(1): f"] = 2048, ["(no call stack)"] = 2048 }, sites)
+    assert.equal(2048, c.live_at_peak.no_stack_kb)
+    -- memory_events.csv keeps the stacks as the trace gives them
+    local stacks = {}
+    for row in r:rows() do stacks[#stacks + 1] = row.call_stack end
+    assert.same({ "", " ;\r\nmain.py(3): <module>", "a.py(1): f" }, stacks)
+  end)
 end)
 
 -- Live at peak by brute force from the CSV text alone (no ascope analysis code), over the rows

@@ -43,9 +43,21 @@ function M.attribute(mem, trace, mode)
     if mode == "within-or-latest" then rows, matched = w_rows, w_matched end
   end
   local call_stack = trace.stack:take(rows)
-  return { rows = rows, call_stack = call_stack, top = stacktree.top(call_stack),
+  return { rows = rows, call_stack = call_stack, top = M.named_tops(stacktree.top(call_stack)),
            matched = matched, suspects = suspects, latest_matched = latest_matched,
            changed_by_fallback = changed or 0 }
+end
+
+--- The call sites of a column of top frames: a blank top frame (an empty "Call stack", or one
+-- whose first frame is blank: " ;\r\nmain.py(3): <module>") names no call site, so its rows
+-- count as without a call stack. The test goes once per distinct top, in C; only when some
+-- top is blank are the rows copied (a Lua pass over them).
+function M.named_tops(top)
+  local blank = top:map(function(s) if s == "" then return 1 end end)
+  if blank:kind() == "string" then return top end -- all missing: no top is blank
+  local keep = column.new("integer")
+  for i = 1, #top do keep:push(blank[i] == nil and i or nil) end
+  return top:take(keep)
 end
 
 --- A function name -> component from the rules' components table
@@ -117,7 +129,7 @@ end
 -- reserved peak likewise. Live at the peak: the allocations (size > 0) alive at that instant t (start <= t < start +
 -- duration, or never released), by call_stack_top; the rest of the peak (peak minus live) was
 -- allocated before the first row of the file or is not listed. no_stack: the share of allocated
--- KB whose row has no call stack, and the operators behind it.
+-- KB whose row has no call stack (or a blank top frame: M.named_tops), and the operators behind it.
 function M.summarize_component(ev, rows, top_n)
   local size, top = ev.size_kb, ev.top
   local site_list, allocated_kb, allocations, nsites = top_groups(top, size, { positive = size, rows = rows }, nil, top_n)
@@ -133,7 +145,7 @@ function M.summarize_component(ev, rows, top_n)
       { positive = size, alive_at = { ev.start_ns, ev.dur_ns, peak_ns }, rows = rows }, peak_mb and peak_mb * 1024, top_n)
   end
   local op_list, no_stack_kb, no_stack_count = top_groups(ev.name, size,
-    { positive = size, missing = ev.call_stack, rows = rows }, nil, 5, "name")
+    { positive = size, missing = top, rows = rows }, nil, 5, "name")
   return {
     events = #rows,
     rows = rows,
