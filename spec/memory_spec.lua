@@ -834,6 +834,10 @@ describe("memory on real samples: what surrounds the rows", function()
     end
     assert.same({ "short.py(2): g", "short.py(2): g" }, tops("latest"))
     assert.same({ "long.py(1): f", "short.py(2): g" }, tops("within-or-latest"))
+    -- --match within: within-or-latest would give the second row the stack within leaves it without
+    assert.same({ "long.py(1): f", "" }, tops("within"))
+    local within = assert(memory.parse(dir .. "/in", { jobs = 1, match = "within" })).ranks[1].summary
+    assert.equal(1, within.changed_by_fallback)
     -- level0 has 7 suspect matches, but within-or-latest would change none of them: no hint
     local code2, _, err2 = h.run("memory", level0, "-o", dir .. "/l0", "-q")
     assert.equal(0, code2)

@@ -22,7 +22,8 @@ M.MODES = { "latest", "within", "within-or-latest" }
 -- Returns {rows (column of 1-based trace rows, null = none), call_stack (string column),
 --          top (string column), matched, suspects, latest_matched, changed_by_fallback}:
 -- suspects are the latest matches whose operator had already ended (ts + dur < Allocation
--- Time); changed_by_fallback is how many rows within-or-latest would attribute differently.
+-- Time); changed_by_fallback is how many rows within-or-latest would attribute differently
+-- from the mode used (within-or-latest itself: from latest, the rows it changed).
 function M.attribute(mem, trace, mode)
   local n = mem.n
   if not trace or trace.n == 0 then
@@ -35,6 +36,9 @@ function M.attribute(mem, trace, mode)
   if mode == "within" then
     _, latest_matched, suspects = ix:latest(mem.name, mem.alloc_ns)
     rows, matched = ix:within(mem.name, mem.alloc_ns)
+    -- within-or-latest matches every row latest matches (a within match is a latest one too),
+    -- and differs from within on the rows only latest matches
+    changed = latest_matched - matched
   else -- one pass gives latest and the count of changed rows, which decides whether "latest"
     -- suggests the other mode
     local w_rows, w_matched, latest
