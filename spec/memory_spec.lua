@@ -123,6 +123,19 @@ describe("memory attribution: the documented example", function()
     assert.equal(1536, s.leak_suspects.size_kb)
   end)
 
+  it("a release total without a release time hides no other release's peak", function()
+    local pt = dir .. "/train/rank0_ascend_pt"
+    h.write(pt .. "/profiler_info_0.json", "{}")
+    h.write(pt .. "/ASCEND_PROFILER_OUTPUT/trace_view.json", "[" .. ev("aten::a", "0.0", 1, "a.py(1): a") .. "]")
+    -- the first row's release total (100 MB) has no release time: seen at no instant of the file
+    h.write(pt .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv", HEADER ..
+      "aten::a,10,10,,,,,5,8,5,100,9,,1,NPU:0\n" ..
+      "aten::a,20,20,40,40,20,20,6,8,6,50,12,,1,NPU:0\n")
+    local c = assert(memory.parse(dir, { jobs = 1 })).ranks[1].summary.components[1]
+    assert.same({ allocated_mb = 50, time_ns = 40000, row = 2, at = "release" }, c.peak)
+    assert.same({ reserved_mb = 12, time_ns = 40000 }, c.peak_reserved)
+  end)
+
   it("counts a row whose call stack is empty or starts with a blank frame as without a call stack", function()
     local pt = dir .. "/train/rank0_ascend_pt"
     h.write(pt .. "/profiler_info_0.json", "{}")

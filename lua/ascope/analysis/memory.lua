@@ -111,14 +111,30 @@ local function top_groups(keys, size, opts, whole_kb, top_n, label)
   return out, total_kb, count, ngroups, keyless_kb
 end
 
+-- The rows of `rows` where col has a value, for a look at the values of a column (vals): rows
+-- itself when every row with a value of vals has one of col (the usual case, counted in C),
+-- else picked in a Lua pass.
+local function rows_with(col, rows, vals)
+  local _, _, lacking = column.group_sum(nil, vals, { missing = col, rows = rows })
+  if lacking == 0 then return rows end
+  local out = column.new("integer")
+  for k = 1, #rows do
+    local i = rows[k]
+    if col[i] ~= nil then out:push(i) end
+  end
+  return out
+end
+
 -- The largest of a total over the rows, at the instant it was seen: at an allocation (at,
--- start_ns) or, where the release's total (rel) is larger still, at that release (release_ns).
+-- start_ns) or, where the release's total (rel) is larger still, at that release (release_ns):
+-- the largest release total among the rows that give a release time, as a total without its
+-- instant was seen at no instant the file gives.
 -- Returns row, value, time_ns, "allocation"|"release"; nil when no row has the total.
 local function largest(at, rel, start_ns, release_ns, rows)
   local row, v = at:argmax(rows)
   local rrow, rv = nil, nil
-  if rel then rrow, rv = rel:argmax(rows) end
-  if rrow and release_ns[rrow] and (not row or rv > v) then return rrow, rv, release_ns[rrow], "release" end
+  if rel then rrow, rv = rel:argmax(rows_with(release_ns, rows, rel)) end
+  if rrow and (not row or rv > v) then return rrow, rv, release_ns[rrow], "release" end
   if row then return row, v, start_ns[row], "allocation" end
   return nil
 end
