@@ -646,6 +646,37 @@ describe("ascope memory command line", function()
     local rows = h.csv_rows(dir .. "/memory_events.csv")
     assert.equal("19071.60547", rows[5].total_allocated_mb)
   end)
+
+  it("the trace and the summary call the same rows never released: those without a Duration", function()
+    local pt = dir .. "/in/train/rank0_ascend_pt"
+    h.write(pt .. "/profiler_info_0.json", "{}")
+    h.write(pt .. "/ASCEND_PROFILER_OUTPUT/trace_view.json", "[" .. ev("aten::a", "0.0", 1, "a.py(1): a") .. "]")
+    -- a Release Time without a Duration, a Duration without a Release Time, and both
+    h.write(pt .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv", HEADER ..
+      "aten::a,10,10,500,,,,1,8,1,,,,1,NPU:0\n" ..
+      "aten::a,20,20,,,1000,,2,8,2,,,,1,NPU:0\n" ..
+      "aten::a,30,30,40,40,10,10,3,8,3,,,,1,NPU:0\n")
+    assert.equal(0, (h.run("memory", dir .. "/in", "-o", dir .. "/out", "-q")))
+    local s = core.json.load(dir .. "/out/memory_summary.json").ranks[1]
+    assert.equal(10, s.leak_suspects.size_kb)
+    local t = assert(core.json.load(dir .. "/out/memory_trace.json"))
+    assert.same({}, (trace_check.check(t)))
+    local slices = {}
+    for _, e in ipairs(t.traceEvents) do
+      if e.ph == "b" or e.ph == "e" then
+        local sl = slices[e.id] or {}
+        slices[e.id] = sl
+        sl[e.ph] = e.ts
+        if e.ph == "b" then sl.size, sl.never = e.args.size_kb, e.args.never_released or false end
+      end
+    end
+    local by_size = {}
+    for _, sl in pairs(slices) do by_size[sl.size] = { sl.b, sl.e, sl.never } end
+    -- the row with a Duration runs its 1000 us; the one without runs to the trace's last instant
+    assert.same({ 10, 1020, true }, by_size[10])
+    assert.same({ 20, 1020, false }, by_size[20])
+    assert.same({ 30, 40, false }, by_size[30])
+  end)
 end)
 
 -- Rows of a CSV file as text, counted by the value of one column where another is not empty

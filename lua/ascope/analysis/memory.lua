@@ -139,6 +139,28 @@ local function largest(at, rel, start_ns, release_ns, rows)
   return nil
 end
 
+--- The one rule of "never released", for the summary (leak suspects, live at the peak) and the
+-- trace (open slices) alike: a row without a Duration, whatever its Release Time. Returns the
+-- column whose missing values mark those rows.
+function M.never_released(ev) return ev.dur_ns end
+
+--- When each allocation ends: Allocation Time + Duration; none for a row never released
+-- (M.never_released). A row that gives both ends at its Release Time, the same instant as the
+-- profiler writes it, so only a file with rows that give just one of them costs a Lua pass.
+-- ev: {start_ns, dur_ns, release_ns}.
+function M.end_ns(ev)
+  local dur, release = M.never_released(ev), ev.release_ns
+  local _, _, dur_only = column.group_sum(nil, dur, { missing = release })
+  local _, _, release_only = column.group_sum(nil, release, { missing = dur })
+  if dur_only == 0 and release_only == 0 then return release end
+  local out, start = column.new("integer"), ev.start_ns
+  for i = 1, #dur do
+    local s0, d = start[i], dur[i]
+    out:push(s0 and d and s0 + d or nil)
+  end
+  return out
+end
+
 --- Summary of one component's rows.
 -- ev: the rank's columns {name, size_kb, start_ns, dur_ns, release_ns, allocated_mb, reserved_mb,
 -- rel_allocated_mb, rel_reserved_mb, call_stack, top}; rows: the component's rows (integer
@@ -153,8 +175,8 @@ end
 function M.summarize_component(ev, rows, top_n)
   local size, top = ev.size_kb, ev.top
   local site_list, allocated_kb, allocations, nsites = top_groups(top, size, { positive = size, rows = rows }, nil, top_n)
-  local leak_list, leaked_kb, _, nleaks = top_groups(top, size, { positive = size, missing = ev.dur_ns, rows = rows },
-    nil, top_n)
+  local leak_list, leaked_kb, _, nleaks = top_groups(top, size,
+    { positive = size, missing = M.never_released(ev), rows = rows }, nil, top_n)
   local peak_row, peak_mb, peak_ns, peak_at = largest(ev.allocated_mb, ev.rel_allocated_mb, ev.start_ns,
     ev.release_ns, rows)
   local reserved_row, reserved_mb, reserved_ns = largest(ev.reserved_mb, ev.rel_reserved_mb, ev.start_ns,
@@ -162,7 +184,8 @@ function M.summarize_component(ev, rows, top_n)
   local live_list, live_kb, live_count, live_sites, live_no_stack_kb = {}, 0, 0, 0, 0
   if peak_ns then
     live_list, live_kb, live_count, live_sites, live_no_stack_kb = top_groups(top, size,
-      { positive = size, alive_at = { ev.start_ns, ev.dur_ns, peak_ns }, rows = rows }, peak_mb and peak_mb * 1024, top_n)
+      { positive = size, alive_at = { ev.start_ns, M.never_released(ev), peak_ns }, rows = rows },
+      peak_mb and peak_mb * 1024, top_n)
   end
   local op_list, no_stack_kb, no_stack_count = top_groups(ev.name, size,
     { positive = size, missing = top, rows = rows }, nil, 5, "name")
@@ -193,7 +216,8 @@ function M.summarize(ev, top_n)
   local size, top = ev.size_kb, ev.top
   local site_list, allocated_kb, allocations, nsites = top_groups(top, size, { positive = size }, nil, top_n)
   local _, _, releases = column.group_sum(nil, size, { negative = size })
-  local leak_list, leaked_kb, _, nleaks = top_groups(top, size, { positive = size, missing = ev.dur_ns }, nil, top_n)
+  local leak_list, leaked_kb, _, nleaks = top_groups(top, size, { positive = size, missing = M.never_released(ev) },
+    nil, top_n)
   local components, peak = {}, nil
   for _, part in ipairs(M.rows_by(ev.component)) do
     local s = M.summarize_component(ev, part.rows, top_n)

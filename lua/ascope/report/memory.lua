@@ -244,16 +244,17 @@ local function counters(w, pid, name, ts, cols, rows)
   end
 end
 
--- the last instant of the trace: never-released allocations run to it
-local function trace_end(ranks)
+-- the last instant of the trace: never-released allocations run to it. ends: each rank's
+-- analysis.end_ns.
+local function trace_end(ranks, ends)
   local last
   local function see(col)
     local _, _, _, mx = col:stats()
     if mx and (not last or mx > last) then last = mx end
   end
-  for _, r in ipairs(ranks) do
+  for i, r in ipairs(ranks) do
     see(r.start_ns)
-    see(r.release_ns)
+    see(ends[i])
     if r.record then see(r.record.ts_ns) end
   end
   return last
@@ -264,8 +265,9 @@ end
 --   counters: "<component> operators" (the running totals of operator_memory.csv rows of that
 --     pool) and "<component>" (memory_record.csv), args allocated / reserved / active in MB;
 --   one async slice per allocation (ph b/e, cat = component, name = operator, id unique in the
---     file): it begins at Allocation Time and ends at Release Time; a never-released allocation
---     ends at the last instant of the trace with args.never_released = true.
+--     file): it begins at Allocation Time and ends after its Duration (analysis.end_ns); a
+--     never-released allocation (no Duration: analysis.never_released, the summary's rule) ends
+--     at the last instant of the trace with args.never_released = true.
 -- Async slices need not nest, so allocations that overlap partially are drawn as they are. Call
 -- stacks go to "stackFrames" once and slices point at them with "sf" ("0": no call stack). Frame
 -- names and call_stack_top are labels for a viewer, capped at fmt.LABEL_MAX bytes.
@@ -296,7 +298,10 @@ function M.trace_json(result, path)
       sfs[i] = tree:ids(r.call_stack)
       has_frames = has_frames or sfs[i]:stats() > 0
     end
-    local start, release, size = all_ranks(ranks, "start_ns"), all_ranks(ranks, "release_ns"), all_ranks(ranks, "size_kb")
+    local ends = {}
+    for i, r in ipairs(ranks) do ends[i] = analysis.end_ns(r) end
+    local start, size = all_ranks(ranks, "start_ns"), all_ranks(ranks, "size_kb")
+    local stop = #ranks == 1 and ends[1] or core.column.concat(ends)
     local pid = #ranks == 1 and pids[1] or core.column.concat(pids)
     local sf = #ranks == 1 and sfs[1] or core.column.concat(sfs)
     local head = { ',"cat":', { all_ranks(ranks, "component"), string = true }, ',"name":',
@@ -317,13 +322,13 @@ function M.trace_json(result, path)
     begin_released[#begin_released + 1] = "}}"
     begin_open[#begin_open + 1] = ',"never_released":true}}'
     local ts = { start, scale = 3 }
-    w:rows(event("b", ts, begin_released), { first = false, need = { start, release }, positive = size })
-    w:rows(event("b", ts, begin_open), { first = false, need = { start }, positive = size, missing = release })
-    w:rows(event("e", { release, scale = 3 }, { "}" }), { first = false, need = { start, release }, positive = size })
-    local last = trace_end(ranks)
+    w:rows(event("b", ts, begin_released), { first = false, need = { start, stop }, positive = size })
+    w:rows(event("b", ts, begin_open), { first = false, need = { start }, positive = size, missing = stop })
+    w:rows(event("e", { stop, scale = 3 }, { "}" }), { first = false, need = { start, stop }, positive = size })
+    local last = trace_end(ranks, ends)
     if last then
       w:rows(event("e", fmt.us(last), { ',"args":{"never_released":true}}' }),
-             { first = false, need = { start }, positive = size, missing = release })
+             { first = false, need = { start }, positive = size, missing = stop })
     end
   end
   -- the members straight from the tree: a million distinct stacks make hundreds of MB of them
