@@ -376,6 +376,15 @@ describe("memory on real samples", function()
       .. "names are empty", cs.note)
   end)
 
+  it("a database's operators are PYTORCH_API's rows of type op, as ENUM_API_TYPE names it", function()
+    -- hostile/api_types.db: an op row on chain 1, a trace row and a queue row with chains of their own
+    local cs = assert(require("ascope.ascend.memory_db").call_stacks(h.fixtures .. "/hostile/api_types.db"))
+    assert.equal(1, cs.n)
+    assert.same({ "aten::empty" }, cs.name:totable())
+    assert.same({ 1000 }, cs.ts:totable())
+    assert.same({ "a.py(1): f" }, cs.stack:totable())
+  end)
+
   it("a database's frames of odd kinds: a number as text, the least id as none, a depth that is no number last", function()
     -- hostile/frames_odd.db: chain 0's rows in table order (frame 4, depth 'abc'), (3, 0), (2, 1),
     -- (-2^63, 2); STRING_IDS without TEXT affinity names 2 by the integer 42, -2^63 by a text

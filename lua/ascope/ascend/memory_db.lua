@@ -86,15 +86,20 @@ local NO_ID = "-9223372036854775808"
 local function is_chain(col) return ("typeof(%s) = 'integer' AND %s <> %s"):format(col, col, NO_ID) end
 local CHAINS = "SELECT DISTINCT id FROM PYTORCH_CALLCHAINS WHERE " .. is_chain("id")
 
--- the operators with a call stack, each with the number k of its chain
+-- the operators with a call stack, each with the number k of its chain (%%s: OPS or nothing)
 local API_SQL = profdb.STRINGS .. ([[
 SELECT COALESCE(n.value, '') AS name, %s AS ts, %s - %s AS dur, ch.k AS chain
   FROM PYTORCH_API p
   JOIN (SELECT id, DENSE_RANK() OVER (ORDER BY id) AS k FROM (%s)) ch ON ch.id = %s
   LEFT JOIN S n ON n.id = p.name
- WHERE %s IS NOT NULL
+ WHERE %s IS NOT NULL%%s
  ORDER BY 2, p.rowid]]):format(W("p.startNs"), W("p.endNs"), W("p.startNs"), CHAINS, W("p.callchainId"),
   W("p.startNs"))
+-- PYTORCH_API holds operators and the profiler's queue, trace and mstx rows; the text export
+-- takes call stacks from the cpu_op events only, which are the rows of type 'op' as
+-- ENUM_API_TYPE names it (50001 in msprof's databases). A database without that table cannot
+-- tell them apart: every row is taken.
+local OPS = "\n   AND p.type IN (SELECT id FROM ENUM_API_TYPE WHERE name = 'op')"
 
 -- every chain's frames as string ids with their depth, in the table's order: a profiler writes
 -- each chain's rows together, innermost (stackDepth 0) first, chains in id order, and a sort of
@@ -125,7 +130,7 @@ SELECT id, CAST(value AS TEXT) AS value
 -- one long frame in every chain would take the frame's length times the chains.
 function M.stack_budget(size) return 256 * 1048576 + 8 * size end
 
---- The operators that carry a Python call stack, as trace.call_stacks's columns: {n, name, ts,
+--- The operators (type 'op') that carry a Python call stack, as trace.call_stacks's columns: {n, name, ts,
 -- dur (ns), stack} (frames joined by ";\r\n", innermost first, as trace_view.json writes them),
 -- or nil, message. A database without PYTORCH_API or PYTORCH_CALLCHAINS (the profiler ran
 -- without with_stack), or whose stacks would take more than stack_budget, gives no operators,
@@ -188,7 +193,8 @@ function M.call_stacks(path)
     h:close()
     return without(i18n.t("memory.db_stacks_too_big", budget / 1048576))
   end
-  local r, qerr = read_table(h, API_SQL, "PYTORCH_API", { "startNs", "endNs" })
+  local typed = h:has_table("ENUM_API_TYPE")
+  local r, qerr = read_table(h, API_SQL:format(typed and OPS or ""), "PYTORCH_API", { "startNs", "endNs" })
   if not r then return nil, qerr end
   local c = kinds(r, { name = "string", ts = "integer", dur = "integer", chain = "integer" })
   local out = { n = r.n, name = c.name, ts = c.ts, dur = c.dur, stack = stacks:take(c.chain) }
