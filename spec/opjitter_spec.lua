@@ -88,6 +88,20 @@ describe("opjitter", function()
     assert.truthy(out2:find("[ERROR] card 0: no profiling data; its values are NA", 1, true), out2)
   end)
 
+  it("a job of several nodes: the rank of profiler_info_<N>.json is the card, not the node-local Device_id", function()
+    local D = "MoeDistributeDispatchV2"
+    for r = 0, 3 do
+      local pt = ("%s/node%d/rank%d_ascend_pt"):format(dir, r // 2, r)
+      h.write(("%s/profiler_info_%d.json"):format(pt, r), ('{"rank_id": %d}'):format(r))
+      h.write(pt .. "/ASCEND_PROFILER_OUTPUT/kernel_details.csv", "Device_id," .. HEADER
+        .. ("%d,1,%s_1,%s,AI_VECTOR_CORE,1001.000,%d,100,1.0\n"):format(r % 2, D, D, 10 + r))
+    end
+    local r = assert(opjitter.run(dir))
+    assert.same({}, r.failed)
+    assert.same({ 0, 1, 2, 3 }, r.found)
+    assert.equal(3, r.rows[1].jitter)
+  end)
+
   it("reports an unreadable card file by name, keeps the other cards, and exits 1", function()
     local D = "MoeDistributeDispatchV2"
     card(dir, 0, { { D, "10" }, { D, "12" } })

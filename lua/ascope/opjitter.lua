@@ -55,9 +55,16 @@ function M.rules(user_file)
   return rules_mod.load("opjitter", user_file) -- checked against its schema (ascope.rule_schemas)
 end
 
--- The card of a kernel file: its Device_id column, else the rank of its *_ascend_pt folder,
--- else a number in a folder name (card_3, device3, rank_3, or a folder named 3).
+-- The card of a kernel file: the rank its profiler gave its *_ascend_pt folder (the N of
+-- profiler_info_N.json, else its rank_id: as discovery reads a rank), else its Device_id column,
+-- else a number in a folder name (card_3, device3, rank_3, or a folder named 3). The rank comes
+-- first: on a job of several nodes Device_id is the card's number on its node (0-7 on each),
+-- the same on every node.
 local function card_of(path, data)
+  local home = discover.rank_of_file(path)
+  if home and (home.rank_source == "profiler_info" or home.rank_source == "rank_id") then
+    return home.rank, home.rank_source
+  end
   local d = data and data.device and data.device[1]
   if d and tonumber(d) then return math.tointeger(tonumber(d)), "Device_id" end
   local dir = discover.dirname(path)

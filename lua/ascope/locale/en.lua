@@ -628,7 +628,7 @@ N parts runs 6, 7 and 8 over every card and writes the outputs of the single run
   ["out.moe_report.html"] = "card x core grids of missing status slots, run counts",
   ["cmd.opjitter.summary"] = "operators whose duration jitters across cards (kernel_details.csv / op_summary_*.csv), and aiv outliers",
   ["cmd.opjitter.details"] = [[Finds every card's kernel_details.csv or op_summary_*.csv under PROFILING_PATH (the card from
-Device_id, the rank of its *_ascend_pt folder, or a folder name), lines up the n-th call of each
+the rank of its *_ascend_pt folder, Device_id, or a folder name), lines up the n-th call of each
 operator type across cards with card 0 as the reference, and writes OUT/profiling_all_data.csv
 (max, min, jitter = max - min, one column per card, NA for missing values or cards),
 OUT/profiling_avg_data.csv (calls, valid calls - call 0 and calls with fewer than two values
