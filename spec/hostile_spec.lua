@@ -196,9 +196,10 @@ describe("hostile input to memory", function()
     code, _, err = h.run("memory", dir .. "/in", "-o", dir .. "/out", "--rank-list", "0-99999999999999999999999")
     assert.equal(2, code)
     assert.truthy(err:find("is not a rank number", 1, true), err)
-    -- a range of 10^11 ranks costs nothing: only rank 1 is in it
+    -- a range of 10^11 ranks costs nothing: only rank 1 is in it, and the others are named as a range
     code, _, err = h.run("memory", dir .. "/in", "-o", dir .. "/out", "-q", "--rank-list", "1-99999999999")
-    assert.equal(0, code, err)
+    assert.equal(1, code, err)
+    assert.truthy(err:find("no rank 2-99999999999 under", 1, true), err)
     assert.same({ 1 }, (ranks_in(dir .. "/out/memory_summary.json")))
     -- 1000 workers asked for under 40 open files: clamped, no busy loop, both ranks read
     local _, _, c2 = os.execute(("ulimit -n 40; timeout 60 %s memory %s -o %s/out2 -q -j 1000 >/dev/null 2>%s/e"):format(

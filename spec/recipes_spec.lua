@@ -120,7 +120,7 @@ describe("the six jobs through require 'ascope'", function()
         for k, x in pairs(t) do c[k] = plain(x) end
         return c
       end
-      local opts = { input = %q, rank_list = "0-3", role = { "memory_data" }, jobs = 1, match = "latest" }
+      local opts = { input = %q, rank_list = "0", role = { "memory_data" }, jobs = 1, match = "latest" }
       local before = plain(opts)
       local m = assert(ascope.memory.run(opts))
       local ok, paths = ascope.memory.write(m, %q, { formats = { "json", "csv" } })
@@ -133,7 +133,7 @@ describe("the six jobs through require 'ascope'", function()
     ]]):format(input, dir .. "/lib", dir .. "/bad", input))
     assert.equal("", printed)
     assert.is_true(v.same_opts, "run() wrote into the caller's options")
-    assert.same({ input = input, rank_list = "0-3", role = { "memory_data" }, jobs = 1, match = "latest" }, v.opts)
+    assert.same({ input = input, rank_list = "0", role = { "memory_data" }, jobs = 1, match = "latest" }, v.opts)
     assert.equal(1, v.ranks)
     assert.equal(#rows, v.events)
     assert.equal(#rows, v.legacy_events) -- the positional form run(input, opts)

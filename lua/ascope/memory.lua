@@ -237,8 +237,10 @@ function M.read_rank(group, opts, rules, listings)
 end
 
 --- Group rank folders by (role, rank), applying the rank and role filters. A folder reached a
--- second time (same real path or same profiler identity) is left out and named in duplicates.
--- A rank list that is not one: nil, message, "usage".
+-- second time (same real path or same profiler identity) is left out and named in duplicates;
+-- a rank or role asked for that no folder has is named in unmatched (ascope.ranks.unmatched).
+-- Returns groups, unknown, duplicates, unreadable, unmatched. A rank list that is not one: nil,
+-- message, "usage".
 function M.groups(input, opts)
   local ranks, rerr = ranks_mod.parse(opts.rank_list)
   if rerr then return nil, rerr, "usage" end
@@ -274,7 +276,7 @@ function M.groups(input, opts)
       g.dirs[#g.dirs + 1] = d
     end
   end
-  return groups, unknown, duplicates, dirs.unreadable
+  return groups, unknown, duplicates, dirs.unreadable, ranks_mod.unmatched(ranks, role_list, dirs, input)
 end
 
 -- A role none of whose ranks has operator_memory.csv (or a database for it) was profiled
@@ -377,9 +379,11 @@ function M.plan(a, b)
   local rules, rerr = M.rules(opts.rules)
   if not rules then return nil, rerr end
   opts.match = opts.match or (rules.match and rules.match.default_mode) or "latest"
-  local groups, unknown, duplicates, unreadable = M.groups(input, opts)
+  local groups, unknown, duplicates, unreadable, unmatched = M.groups(input, opts)
   if not groups then return nil, unknown, duplicates end
-  if #groups == 0 and #unknown == 0 and #(unreadable or {}) == 0 then return nil, t("memory.no_ranks", input) end
+  if #groups == 0 and #unknown == 0 and #(unreadable or {}) == 0 then
+    return nil, #unmatched > 0 and table.concat(unmatched, "; ") or t("memory.no_ranks", input)
+  end
   local unprofiled
   groups, unprofiled = M.unprofiled_roles(groups)
   -- what discovery listed in each rank folder stays with the plan, out of its context (plain
@@ -399,7 +403,7 @@ function M.plan(a, b)
   return {
     units = units, rules = rules, opts = opts, listings = listings,
     context = { input = input, match = opts.match, groups = groups, unknown = unknown_dirs, duplicates = duplicates,
-                unreadable = unreadable or {}, unprofiled = unprofiled },
+                unreadable = unreadable or {}, unprofiled = unprofiled, unmatched = unmatched },
   }
 end
 
@@ -416,6 +420,9 @@ function M.assemble(context, outcomes, rules)
                                 rules = rules }, Result)
   for _, why in ipairs(context.unreadable) do -- ranks may hide there: the run fails, the others are kept
     result.failed[#result.failed + 1] = { role = "?", rank = nil, dirs = {}, reason = why }
+  end
+  for _, why in ipairs(context.unmatched or {}) do -- asked for and absent: not analysed, the run fails
+    result.failed[#result.failed + 1] = { role = "?", rank = nil, dirs = {}, reason = why, unmatched = true }
   end
   for _, d in ipairs(context.unknown) do
     result.failed[#result.failed + 1] = {
@@ -531,7 +538,7 @@ function M.anomalies(result)
   local out = {}
   for _, f in ipairs(result.failed) do
     out[#out + 1] = { severity = "ERROR", rank = f.rank, role = f.role, analysis = "memory read",
-                      message = t("input.rank_failed", tostring(f.rank or "?"), f.role, f.reason) }
+                      message = f.unmatched and f.reason or t("input.rank_failed", tostring(f.rank or "?"), f.role, f.reason) }
   end
   for _, r in ipairs(result.ranks) do
     for _, p in ipairs(r.problems) do

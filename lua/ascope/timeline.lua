@@ -125,7 +125,7 @@ function M.inputs(input, opts)
   if not dirs then return nil, err end
   local out, missing = {}, {}
   for _, why in ipairs(dirs.unreadable or {}) do -- ranks may hide there: the run fails, the others are kept
-    missing[#missing + 1] = { role = "?", rank = nil, dirs = {}, reason = why }
+    missing[#missing + 1] = { role = "?", rank = nil, dirs = {}, reason = why, unmatched = true }
   end
   for _, d in ipairs(dirs) do
     if not ranks or (d.rank and ranks[d.rank]) then
@@ -141,6 +141,9 @@ function M.inputs(input, opts)
                                   reason = t("timeline.no_trace_in", d.dir) }
       end
     end
+  end
+  for _, why in ipairs(ranks_mod.unmatched(ranks, nil, dirs, input)) do -- asked for and absent: the run fails
+    missing[#missing + 1] = { role = "?", rank = nil, dirs = {}, reason = why, unmatched = true }
   end
   if #out == 0 and #missing == 0 then
     local trace = find_trace(input)

@@ -76,7 +76,9 @@ function M.finish(result, opts)
     end
   end
   if partial > 0 then log.error("%s", t("memory.partial_ranks", partial)) end
-  if #result.failed > 0 then log.error("%s", t("memory.failed_ranks", #result.failed)) end
+  local unread = 0 -- a rank asked for and absent was not read: its own message says so
+  for _, f in ipairs(result.failed) do unread = unread + (f.unmatched and 0 or 1) end
+  if unread > 0 then log.error("%s", t("memory.failed_ranks", unread)) end
   return (failed or #result.unreadable > 0) and 1 or 0, found, result, report.summary_data(result)
 end
 

@@ -48,7 +48,9 @@ function M.finish(res, opts)
       unread = unread + 1
     end
   end
-  for _, f in ipairs(res.failed) do log.error("%s", t("input.rank_failed", tostring(f.rank or "?"), f.role or "", f.reason)) end
+  for _, f in ipairs(res.failed) do
+    log.error("%s", f.unmatched and f.reason or t("input.rank_failed", tostring(f.rank or "?"), f.role or "", f.reason))
+  end
   return (#res.unreadable > 0 or unread > 0) and 1 or 0, timeline.anomalies(res), res, report.data(res)
 end
 
