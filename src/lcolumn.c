@@ -882,14 +882,17 @@ static int column_group_sum(lua_State *L) {
   return 6;
 }
 
-/* col:argmax([rows]) -> row of the largest value (the first of equals) and the value; nil if
- * none. rows: an integer column of 1-based rows to look at (default all), in the order that
- * decides which of equals is first. */
+/* col:argmax([rows [, present]]) -> row of the largest value (the first of equals) and the
+ * value; nil if none. rows: an integer column of 1-based rows to look at (default all), in the
+ * order that decides which of equals is first. present: a column as long as col; a row where it
+ * has no value is not looked at (a total whose instant is missing). */
 static int col_argmax(lua_State *L) {
   asc_col *c = lasc_checkcolumn(L, 1);
   luaL_argcheck(L, c->kind != ASC_STR, 1, "not a numeric column");
   asc_col *only = lua_isnoneornil(L, 2) ? NULL : lasc_checkcolumn(L, 2);
   luaL_argcheck(L, !only || asc_kind_integer(only->kind), 2, "rows must be an integer column");
+  asc_col *present = lua_isnoneornil(L, 3) ? NULL : lasc_checkcolumn(L, 3);
+  luaL_argcheck(L, !present || present->n == c->n, 3, "present must be as long as the column");
   size_t best = 0, m = only ? only->n : c->n;
   double bv = 0;
   int found = 0;
@@ -901,6 +904,7 @@ static int col_argmax(lua_State *L) {
       i = (size_t)r - 1;
     }
     double v;
+    if (present && is_null(present, i)) continue;
     if (num_at(c, i, &v) && (!found || v > bv)) best = i, bv = v, found = 1;
   }
   if (!found) return 0;

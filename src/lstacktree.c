@@ -118,14 +118,16 @@ static int tree_json(lua_State *L) {
   return 1;
 }
 
-/* stacktree.top(col) -> string column: per row of a string column of call stacks, its top
- * frame (see ascope/stacktop.h; "" for a stack whose top frame is blank, missing where the
- * stack is). Each distinct stack is read once, in C; a stack that is its own top frame keeps
- * its id, so a huge frame without separators is never copied. The result shares the column's
- * string table. */
+/* stacktree.top(col [, blank]) -> string column: per row of a string column of call stacks,
+ * its top frame (see ascope/stacktop.h; "" for a stack whose top frame is blank, or missing
+ * when blank is false; missing where the stack is). Each distinct stack is read once, in C; a
+ * stack that is its own top frame keeps its id, so a huge frame without separators is never
+ * copied. The result shares the column's string table. */
+#define BLANK_TOP UINT32_MAX /* top_of's mark of a blank top frame when blank is false */
 static int stack_top(lua_State *L) {
   asc_col *c = lasc_checkcolumn(L, 1);
   luaL_argcheck(L, c->kind == ASC_STR, 1, "a string column expected");
+  int keep_blank = lua_isnoneornil(L, 2) || lua_toboolean(L, 2);
   lua_settop(L, 1);
   lua_getiuservalue(L, 1, 1); /* 2: the string table */
   asc_strtab *st = lasc_checkstrings(L, 2);
@@ -146,13 +148,15 @@ static int stack_top(lua_State *L) {
         size_t len, at, tlen;
         const char *s = asc_strtab_get(st, id, &len);
         asc_stack_top(s, len, &at, &tlen);
-        if (tlen == len) {
+        if (tlen == 0 && !keep_blank) {
+          top_of[k] = BLANK_TOP;
+        } else if (tlen == len) {
           top_of[k] = id;
         } else if (asc_strtab_intern(st, s + at, tlen, &top_of[k])) { /* s stays where it is */
           return luaL_error(L, "stacktree: out of memory");
         }
       }
-      top = top_of[k];
+      top = top_of[k] == BLANK_TOP ? 0 : top_of[k];
     }
     if (asc_col_push_str(o, top)) return luaL_error(L, "stacktree: out of memory");
   }

@@ -34,8 +34,12 @@ function Column:take(rows) end
 ---@param i integer
 ---@return integer
 function Column:id(i) end
+---The row of the largest value (the first of equals) among rows, skipping the rows where
+---present has no value.
+---@param rows? ascope.Column
+---@param present? ascope.Column
 ---@return integer? row, number? value
-function Column:argmax() end
+function Column:argmax(rows, present) end
 
 ---@class ascope.ColumnModule
 local column = {}
@@ -428,10 +432,12 @@ local stacktree = {}
 ---@return ascope.StackTree
 function stacktree.new() end
 ---Per row of a string column of call stacks, its top frame (the text before the first ";\r\n",
----else before the first ";\n", trimmed); missing where the stack is.
+---else before the first ";\n", trimmed); missing where the stack is, and where the top frame is
+---blank when blank is false.
 ---@param stacks ascope.Column
+---@param blank? boolean
 ---@return ascope.Column
-function stacktree.top(stacks) end
+function stacktree.top(stacks, blank) end
 ---Call stacks from their frames' rows, as a profiler database holds them: one stack per run of
 ---equal chain keys (rows whose key is missing belong to none), its frames joined with ";\r\n"
 ---in row order, straight into the string table. Returns the stacks, each one's key and the count

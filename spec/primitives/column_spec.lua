@@ -56,6 +56,12 @@ describe("column.group_sum and argmax over some rows", function()
     assert.same({ 5, 5 }, { vals:argmax(column.new("integer", { 1, 5, 3 })) })
     local ties = column.new("number", { 7, 7, 7 })
     assert.same({ 3, 7 }, { ties:argmax(column.new("integer", { 3, 1 })) })
+    -- a row whose `present` value is missing is not looked at: rows 2 and 4 hold the two largest
+    local when = column.new("integer")
+    for _, v in ipairs({ 10, false, 30, false, 50 }) do when:push(v or nil) end
+    assert.same({ 5, 5 }, { vals:argmax(nil, when) })
+    assert.same({ 3, 3 }, { vals:argmax(rows, when) })
+    assert.is_nil(vals:argmax(column.new("integer", { 4 }), when))
     assert.is_nil(vals:argmax(column.new("integer")))
   end)
 

@@ -134,6 +134,13 @@ describe("stacktree", function()
     assert.equal("", top[6])
     -- a stack that is its own top frame keeps its string: nothing copied
     assert.equal(col:id(4), top:id(4))
+    -- with blank = false a blank top frame is no value, as no stack is
+    local named = core.stacktree.top(col, false)
+    for i = 1, #col do
+      assert.equal(top[i] ~= "" and top[i] or nil, named[i], ("row %d"):format(i))
+    end
+    assert.is_nil(named[5])
+    assert.is_nil(named[7])
     assert.has_error(function() core.stacktree.top(core.column.new("integer", { 1 })) end)
   end)
 

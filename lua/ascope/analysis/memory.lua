@@ -47,21 +47,9 @@ function M.attribute(mem, trace, mode)
     if mode == "within-or-latest" then rows, matched = w_rows, w_matched end
   end
   local call_stack = trace.stack:take(rows)
-  return { rows = rows, call_stack = call_stack, top = M.named_tops(stacktree.top(call_stack)),
+  return { rows = rows, call_stack = call_stack, top = stacktree.top(call_stack, false),
            matched = matched, suspects = suspects, latest_matched = latest_matched,
            changed_by_fallback = changed or 0 }
-end
-
---- The call sites of a column of top frames: a blank top frame (an empty "Call stack", or one
--- whose first frame is blank: " ;\r\nmain.py(3): <module>") names no call site, so its rows
--- count as without a call stack. The test goes once per distinct top, in C; only when some
--- top is blank are the rows copied (a Lua pass over them).
-function M.named_tops(top)
-  local blank = top:map(function(s) if s == "" then return 1 end end)
-  if blank:kind() == "string" then return top end -- all missing: no top is blank
-  local keep = column.new("integer")
-  for i = 1, #top do keep:push(blank[i] == nil and i or nil) end
-  return top:take(keep)
 end
 
 --- A function name -> component from the rules' components table
@@ -111,20 +99,6 @@ local function top_groups(keys, size, opts, whole_kb, top_n, label)
   return out, total_kb, count, ngroups, keyless_kb
 end
 
--- The rows of `rows` where col has a value, for a look at the values of a column (vals): rows
--- itself when every row with a value of vals has one of col (the usual case, counted in C),
--- else picked in a Lua pass.
-local function rows_with(col, rows, vals)
-  local _, _, lacking = column.group_sum(nil, vals, { missing = col, rows = rows })
-  if lacking == 0 then return rows end
-  local out = column.new("integer")
-  for k = 1, #rows do
-    local i = rows[k]
-    if col[i] ~= nil then out:push(i) end
-  end
-  return out
-end
-
 -- The largest of a total over the rows, at the instant it was seen: at an allocation (at,
 -- start_ns) or, where the release's total (rel) is larger still, at that release (release_ns):
 -- the largest release total among the rows that give a release time, as a total without its
@@ -133,7 +107,7 @@ end
 local function largest(at, rel, start_ns, release_ns, rows)
   local row, v = at:argmax(rows)
   local rrow, rv = nil, nil
-  if rel then rrow, rv = rel:argmax(rows_with(release_ns, rows, rel)) end
+  if rel then rrow, rv = rel:argmax(rows, release_ns) end
   if rrow and (not row or rv > v) then return rrow, rv, release_ns[rrow], "release" end
   if row then return row, v, start_ns[row], "allocation" end
   return nil
@@ -171,7 +145,7 @@ end
 -- reserved peak likewise. Live at the peak: the allocations (size > 0) alive at that instant t (start <= t < start +
 -- duration, or never released), by call_stack_top; the rest of the peak (peak minus live) was
 -- allocated before the first row of the file or is not listed. no_stack: the share of allocated
--- KB whose row has no call stack (or a blank top frame: M.named_tops), and the operators behind it.
+-- KB whose row has no call stack (or a blank top frame, which names no call site), and the operators behind it.
 function M.summarize_component(ev, rows, top_n)
   local size, top = ev.size_kb, ev.top
   local site_list, allocated_kb, allocations, nsites = top_groups(top, size, { positive = size, rows = rows }, nil, top_n)
