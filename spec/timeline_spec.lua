@@ -789,6 +789,46 @@ describe("timeline host-bound gaps must recur", function()
   end)
 end)
 
+describe("timeline steps of a device that runs behind the host", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.cleanup(dir) end)
+
+  -- by launch every step is 800 us of MatMuls in a 900 us run, then a 100 us all-reduce; host
+  -- windows would hold the end of the step before (the first one no all-reduce at all)
+  for _, lag in ipairs({ 0, 300, 600, 1500 }) do
+    it(("gives each step the tasks it launched, %d us behind"):format(lag), function()
+      gen.device_lagging(dir .. "/lag.json", 10, lag)
+      local r = analyse(dir .. "/lag.json")
+      assert.equal(5, r.step.id)
+      assert.near(1.0, r.step.stage_ms, 1e-9)
+      assert.near(0, r.step.preparing_ms, 1e-9)
+      assert.near((4000 + lag) / 1000, r.step.start_ms, 1e-9)
+      assert.near(0.8, r.dashboard.op_utilization, 1e-9)
+      assert.near(0.9, r.dashboard.critical_path_ratio, 1e-9)
+      assert.near(0, r.comm_jitter.cv, 1e-9)
+      for _, c in ipairs(r.jitter.series.comm) do assert.near(0.1, c, 1e-9) end
+      assert.same({ "lane_idle", "overlap_low" }, fired(r))
+    end)
+  end
+
+  it("keeps the host's windows where no flow says what the host launched", function()
+    -- the same trace without its flows: the first host window holds no all-reduce
+    local lanes = core.json.load((function()
+      gen.device_lagging(dir .. "/lag.json", 10, 600)
+      return dir .. "/lag.json"
+    end)())
+    local kept = {}
+    for _, e in ipairs(lanes) do
+      if e.ph ~= "s" and e.ph ~= "f" then kept[#kept + 1] = core.json.encode(e) end
+    end
+    h.write(dir .. "/noflow.json", "[" .. table.concat(kept, ",\n") .. "]")
+    local r = analyse(dir .. "/noflow.json")
+    assert.equal(0, r.jitter.series.comm[1])
+    assert.near(0.1, r.jitter.series.comm[2], 1e-9)
+  end)
+end)
+
 describe("timeline raw top operator off the critical path", function()
   local dir
   before_each(function() dir = h.tmpdir() end)

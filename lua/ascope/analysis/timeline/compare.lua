@@ -12,17 +12,19 @@ M.CATEGORIES = {
   { "free", "free" }, { "bubble", "bubble" },
 }
 
-local KINDS = { device = true, comm = true, host = true }
+local DEVICE_KINDS, HOST_KINDS = { device = true, comm = true }, { host = true }
 
--- summed slice time by name in [w0, w1) on device, communication and host lanes (the step
--- markers themselves left out)
-local function by_name(m, w0, w1)
+-- summed slice time by name in window w on device and communication lanes (its device side)
+-- and host lanes (its host side), the step markers themselves left out
+local function by_name(m, w)
   local tl = m.tl
   local step_pattern = m.rules.patterns.step
   local out = {}
-  for _, r in ipairs(model_mod.window_rows(m, w0, w1, KINDS)) do
-    local n = tl.name[r]
-    if n and not n:match(step_pattern) then out[n] = (out[n] or 0) + tl.dur[r] end
+  for _, side in ipairs({ { w.d0 or w.w0, w.d1 or w.w1, DEVICE_KINDS }, { w.w0, w.w1, HOST_KINDS } }) do
+    for _, r in ipairs(model_mod.window_rows(m, side[1], side[2], side[3])) do
+      local n = tl.name[r]
+      if n and not n:match(step_pattern) then out[n] = (out[n] or 0) + tl.dur[r] end
+    end
   end
   return out
 end
@@ -47,7 +49,7 @@ function M.steps(m, sets, wins, typical_k, long_tail, want, top_n)
     local a, b = ls[c[2]] / 1e6, ts[c[2]] / 1e6
     cats[#cats + 1] = { name = c[1], long_ms = a, typical_ms = b, delta_ms = a - b }
   end
-  local la, ta = by_name(m, wins[k].w0, wins[k].w1), by_name(m, tw.w0, tw.w1)
+  local la, ta = by_name(m, wins[k]), by_name(m, tw)
   local ops = {}
   for n, t in pairs(la) do
     local d = t - (ta[n] or 0)

@@ -3,9 +3,10 @@
 -- context every dimension reads); each dimension is one module of analysis/timeline/dimensions/,
 -- registered in analysis/timeline/dimensions.lua, which computes it and says how it is reported.
 -- Definitions (README "ascope timeline" has them too):
---   step       the ProfilerStep window; the typical step is --step K or the one with the median
---              wall time. stage = first to last compute or communication task in the window
---              (the profiler's Stage); preparing = the host-only time before it
+--   step       the ProfilerStep window (its device side: the tasks it launched, device_windows);
+--              the typical step is --step K or the one with the median wall time. stage =
+--              first to last compute or communication task in the window (the profiler's
+--              Stage); preparing = the host-only time before it
 --   source     the Overlap Analysis lanes when the trace has them (the profiler's own split of
 --              the step into Computing, Communication and Free), else the device tasks
 --   1 critical_path_ratio = busy union of compute, communication and copy tasks / stage;
@@ -20,7 +21,7 @@
 --   6 jitter: analysis/timeline/jitter.lua   7 hotspots: path.lua   8 phases: phases.lua
 local model_mod = require "ascope.analysis.timeline.model"
 local core = require "ascope_core"
-local interval, match = core.interval, core.match
+local interval, match, column = core.interval, core.match, core.column
 local t = require("ascope.i18n").t
 local per_step = require "ascope.analysis.timeline.per_step"
 local dimensions = require "ascope.analysis.timeline.dimensions"
@@ -34,31 +35,100 @@ M.MAX_STEPS = 20000
 
 local P2P_KINDS = { device = true, comm = true }
 local HOST_KINDS = { host = true, other = true }
+local DEVICE_SIDE = { device = true, comm = true }
 
 -- The time each compute-stream task waited launched: from the start of its last launch flow
 -- to the task's start. A task may have two flows: the framework's enqueue (async_npu, from the
 -- Python thread) and the launch itself (HostToDevice, from the launching thread); it is on the
 -- device's queue only from the later. A compute gap inside that time is none of the host's: a
 -- task was there, waiting for the device.
-local function queued(m)
+-- The compute-stream tasks that have a launch flow from the host, each with the start of its last one:
+-- launched = {at = launch starts, task = task rows, ts = task starts}, plain lists in no order.
+local function launched(m)
   local tl, ends = m.tl, m.launch_ends
-  local a, b = {}, {}
-  if #ends > 0 then
-    local starts = tl.ts:take(m.flow_starts):take(match.last(m.flow_start_ids, m.launch_end_ids)):totable()
-    local held = match.within(tl.lane, tl.ts, tl.dur, tl.lane:take(ends), tl.ts:take(ends))
-    local latest = {}
-    for k = 1, #ends do
-      local task, s = held[k], starts[k]
-      if task and s and (not latest[task] or s > latest[task]) then latest[task] = s end
+  local out = { at = {}, task = {}, ts = {} }
+  if #ends == 0 then return out end
+  local from = m.flow_starts:take(match.last(m.flow_start_ids, m.launch_end_ids))
+  local starts, lanes = tl.ts:take(from):totable(), tl.lane:take(from):totable()
+  local held = match.within(tl.lane, tl.ts, tl.dur, tl.lane:take(ends), tl.ts:take(ends))
+  local latest = {}
+  for k = 1, #ends do
+    local task, s, lane = held[k], starts[k], m.lanes[lanes[k]]
+    -- a flow from a device or communication stream is a dependency between tasks, not a launch
+    if task and s and lane and not DEVICE_SIDE[lane.kind] and (not latest[task] or s > latest[task]) then
+      latest[task] = s
     end
-    for task, s in pairs(latest) do a[#a + 1], b[#b + 1] = s, tl.ts[task] end
   end
+  local at, rows, ts = out.at, out.task, out.ts
+  for task, s in pairs(latest) do
+    local n = #at + 1
+    at[n], rows[n], ts[n] = s, task, tl.ts[task]
+  end
+  return out
+end
+
+local function queued(l)
   -- clipped to everything: an interval that ends where it starts (or before) is none
-  return interval.union(a, b, nil, math.mininteger, math.maxinteger)
+  return interval.union(l.at, l.ts, nil, math.mininteger, math.maxinteger)
+end
+
+-- the tasks that start a step on the device: the first this many launched in its window
+local FIRST_LAUNCHED = 64
+
+--- The device's side of each step window (w.d0, w.d1), as the profiler assigns a task to the
+-- step that launched it, not to the step whose host time it runs in: a device running behind
+-- the host runs the end of step k while the host is in step k + 1, and a host window would
+-- give that end to k + 1 (each step would show its predecessor's communication). A window's
+-- device side starts at the first task launched in it (the earliest of the first FIRST_LAUNCHED
+-- launched, as streams run side by side) and runs to the next one's. The last one runs to the
+-- end of the last task it launched, and at least as far behind its host window's end as the
+-- device was behind at its start (the tasks of the step before still running in it): its
+-- communication has no launch flow. Without launch flows, or for a window that launched
+-- nothing, the device side is the host window.
+local function device_windows(m, wins, l, sets)
+  for _, w in ipairs(wins) do w.d0, w.d1 = w.w0, w.w1 end
+  local n = #l.at
+  if n == 0 or not wins[1].id then return end
+  local at, order = l.at, column.new("integer", l.at):order():totable()
+  local function first_at_or_after(at_t) -- in launch order: the first launch at or after at_t
+    local lo, hi = 1, n + 1
+    while lo < hi do
+      local mid = (lo + hi) // 2
+      if at[order[mid]] < at_t then lo = mid + 1 else hi = mid end
+    end
+    return lo
+  end
+  local tl, prev = m.tl, nil
+  for k, w in ipairs(wins) do
+    local first, d0 = first_at_or_after(w.w0), nil
+    for j = first, math.min(first + FIRST_LAUNCHED - 1, n) do
+      local i = order[j]
+      if at[i] >= w.w1 then break end
+      if not d0 or l.ts[i] < d0 then d0 = l.ts[i] end
+    end
+    -- device sides follow each other: a window that starts before the last one's start
+    -- (launched nothing, or its first task overtook) starts there
+    d0 = d0 or w.w0
+    if prev and d0 < prev.d0 then d0 = prev.d0 end
+    w.d0 = d0
+    if prev then prev.d1 = d0 end
+    if k == #wins then
+      local _, behind_to = sets.compute:union(sets.comm):clip(w.w0, d0):bounds()
+      local d1 = w.w1 + math.max((behind_to or w.w0) - w.w0, 0)
+      for j = first, n do
+        local i = order[j]
+        if at[i] >= w.w1 then break end
+        local e = tl.ts[l.task[i]] + (tl.dur[l.task[i]] or 0)
+        if e > d1 then d1 = e end
+      end
+      w.d1 = d1
+    end
+    prev = w
+  end
 end
 
 -- Busy sets of the whole trace that every step's split is cut from.
-local function trace_sets(m)
+local function trace_sets(m, l)
   local comm_rows = model_mod.concat({ model_mod.rows_of(m, "comm"), model_mod.rows_of(m, "device", "comm") })
   return {
     compute = m.busy(m, model_mod.rows_of(m, "device", "compute")),
@@ -68,7 +138,7 @@ local function trace_sets(m)
     p2p_wait = m.busy(m, m.tagged_rows(m, "p2p_wait", P2P_KINDS)),
     launch = m.busy(m, m.tagged_rows(m, "host_launch", HOST_KINDS)),
     dataloader = m.busy(m, m.tagged_rows(m, "dataloader", HOST_KINDS)),
-    queued = queued(m),
+    queued = queued(l),
   }
 end
 
@@ -116,7 +186,7 @@ local function typical_step(ctx)
   ctx.s = s
   if not lo then return end
   local wall = (s and s.wall) or w.wall or span
-  local preparing = w.id and math.max(lo - w.w0, 0) or 0
+  local preparing = s and s.preparing or per_step.preparing(ctx.sets, w, lo)
   r.step = { id = w.id, wall_ms = ms(wall), stage_ms = ms(stage), span_ms = ms(span), preparing_ms = ms(preparing),
              window_start_ms = w.id and ms(w.w0) or nil, start_ms = ms(lo) }
   ctx.step_lo, ctx.wall, ctx.preparing = lo, wall, preparing
@@ -170,7 +240,10 @@ function M.analyse(tl, rules, re, step_trace, opts)
   if not wins then return nil, k end
   local w = wins[k]
   ctx.model, ctx.steps, ctx.wins, ctx.k, ctx.w = m, steps, wins, k, w
-  ctx.sets = trace_sets(m)
+  local l = launched(m)
+  ctx.sets = trace_sets(m, l)
+  device_windows(m, wins, l, ctx.sets)
+  l = nil -- luacheck: ignore 311 (a million launches' lists are garbage from here)
   ctx.splits = #steps > 0 and per_step.all(ctx.sets, wins, M.MAX_STEPS) or nil
   ctx.jitter_windows = #steps > 0 and wins or nil
   if step_trace and w.id then
@@ -178,7 +251,7 @@ function M.analyse(tl, rules, re, step_trace, opts)
       if tonumber(srow.step) == w.id then ctx.step_row = srow end
     end
   end
-  ctx.comp_lanes = lanes_composition(m, ctx.sets, w.w0, w.w1)
+  ctx.comp_lanes = lanes_composition(m, ctx.sets, w.d0, w.d1)
   typical_step(ctx)
   r.step = r.step or { id = w.id }
   for _, d in ipairs(dimensions.list) do d.compute(ctx) end

@@ -48,13 +48,16 @@ end
 -- last compute or communication; stage: the span less the receive waits in it (bubble), as
 -- the profiler's Stage = end-to-end - Bubble.
 function M.split(sets, w)
-  local comp, comm = sets.compute:clip(w.w0, w.w1), sets.comm:clip(w.w0, w.w1)
+  -- the device's side of the window (the tasks the step launched), as analysis/timeline
+  -- sets it; the host's is w0, w1
+  local d0, d1 = w.d0 or w.w0, w.d1 or w.w1
+  local comp, comm = sets.compute:clip(d0, d1), sets.comm:clip(d0, d1)
   local act = comp:union(comm)
   local lo, hi = act:bounds()
   if not lo then return nil end
   local s = { id = w.id, lo = lo, hi = hi, span = hi - lo }
   s.wall = w.wall or s.span
-  s.preparing = w.id and math.max(lo - w.w0, 0) or 0
+  s.preparing = M.preparing(sets, w, lo)
   local waits = sets.p2p_wait:clip(lo, hi)
   local comm_x = comm:subtract(waits)
   s.compute, s.comm = comp:total(), comm_x:total()
@@ -68,6 +71,15 @@ function M.split(sets, w)
   s.launch_gap = gaps:intersect(sets.launch:clip(lo, hi)):subtract(sets.queued):total()
   s.dataloader_serial = sets.dataloader:clip(w.w0, hi):subtract(comp):total()
   return s
+end
+
+--- The host-only time at the start of a step whose stage starts at lo: from the window's start,
+-- or from the last device task still running in it (the step before, on a device that runs
+-- behind the host), to lo. 0 without step markers.
+function M.preparing(sets, w, lo)
+  if not w.id then return 0 end
+  local _, busy_to = sets.compute:union(sets.comm):clip(w.w0, lo):bounds()
+  return math.max(lo - math.max(w.w0, busy_to or w.w0), 0)
 end
 
 --- Splits of all windows (at most `limit`, evenly spread, so a trace of thousands of steps stays

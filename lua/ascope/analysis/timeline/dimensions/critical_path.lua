@@ -18,17 +18,19 @@ function M.compute(ctx)
   -- 1 - Free / Stage as the profiler has it: its Stage leaves a pipeline's receive waits out
   -- (Bubble), and so does the busy time over it
   local bubble = sets.p2p_wait:clip(lo, hi):total()
-  local edges, skipped = path.flow_edges(m, w.w0, w.w1)
+  -- a flow ends on a host slice (the framework's enqueue to its dequeue) or on a device task:
+  -- the flows of both sides of the window
+  local edges, skipped = path.flow_edges(m, math.min(w.w0, w.d0), math.max(w.w1, w.d1))
   if skipped > 0 then
     r.warnings[#r.warnings + 1] = require("ascope.i18n").t("timeline.flows_skipped", skipped)
   end
   ctx.edges = edges -- the alignment's: flows only
-  local waits = path.sync_edges(m, w.w0, w.w1)
+  local waits = path.sync_edges(m, w.d0, w.d1)
   r.critical_path = { critical_path_ratio = ratio(dev:total() - bubble, stage - bubble), busy_union_ms = ms(dev:total()),
                       span_ms = ms(stage), flow_edges = #edges, wait_edges = #waits }
   local all = waits -- the waits, then the flows (a step may hold more edges than Lua's stack)
   for _, e in ipairs(edges) do all[#all + 1] = e end
-  local len, p, nnodes, gain, comm_time = path.longest(m, w.w0, w.w1, lo, hi, all)
+  local len, p, nnodes, gain, comm_time = path.longest(m, w.d0, w.d1, lo, hi, all)
   if len then
     local cp = r.critical_path
     cp.longest_path_ms, cp.longest_path_tasks, cp.dag_nodes = ms(len), #p, nnodes

@@ -10,7 +10,7 @@ function M.compute(ctx)
   if not p then return end
   local r = ctx.r
   r.hotspots, r.raw_top, r.raw_top_off_path =
-    path.hotspots(ctx.model, p.tasks, p.gain, p.comm_time, ctx.w.w0, ctx.w.w1, ctx.top_n)
+    path.hotspots(ctx.model, p.tasks, p.gain, p.comm_time, ctx.w.d0, ctx.w.d1, ctx.top_n)
 end
 
 function M.json(r, kit) return { hotspots = kit.array(r.hotspots) } end

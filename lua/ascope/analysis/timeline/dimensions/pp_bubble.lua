@@ -10,7 +10,7 @@ local M = { id = "pp_bubble", explain = true }
 function M.compute(ctx)
   local r, s, w, opts = ctx.r, ctx.s, ctx.w, ctx.opts
   if not s then return end
-  if ctx.sets.p2p_wait:clip(w.w0, w.w1):total() > 0 then
+  if ctx.sets.p2p_wait:clip(w.d0, w.d1):total() > 0 then
     r.pp_bubble = { pp_bubble_ratio = ratio(s.bubble, ctx.wall), bubble_ms = ms(s.bubble), step_ms = ms(ctx.wall) }
     local row = ctx.step_row
     if row and row.bubble_us then r.pp_bubble.profiler_bubble_ms = row.bubble_us / 1000 end
