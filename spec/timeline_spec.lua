@@ -675,6 +675,23 @@ describe("timeline rules on generated runs with known truth", function()
     assert.near(1 / 3 - 3 / 15, r12.pp_bubble.excess, 1e-12)
   end)
 
+  it("a receive wait is the pipeline's bubble: no communication to hide, no operator to optimise", function()
+    -- 8 stages x 2 micro-batches: the 2100 us receive wait is the longest chain of the step
+    gen.pipeline(dir .. "/pp8.json", 8, 2, 100, 200, 3)
+    local r = analyse(dir .. "/pp8.json")
+    assert.near(2.1, r.critical_path.composition.bubble, 1e-12)
+    assert.near(0.01, r.critical_path.composition.p2p, 1e-12)
+    assert.near(0.01 / 2.11, r.critical_path.comm_share, 1e-12)
+    assert.same({}, fired(r))
+    -- 5 x 5: the 600 us wait is the slowest operator by raw time, the compute stream's 750 us
+    -- the longest chain
+    gen.pipeline(dir .. "/pp5.json", 5, 5, 100, 50, 3)
+    local r5 = analyse(dir .. "/pp5.json")
+    assert.equal("hcom_receive_2", r5.raw_top)
+    assert.near(0.75, r5.critical_path.longest_path_ms, 1e-12)
+    assert.same({}, fired(r5))
+  end)
+
   it("stream waits tie the critical path across streams: exposed communication on it, hidden not", function()
     gen.stream_waits(dir .. "/waits.json", 5, true)
     local r = analyse(dir .. "/waits.json")

@@ -24,6 +24,7 @@ local core = require "ascope_core"
 local interval, match, column = core.interval, core.match, core.column
 local t = require("ascope.i18n").t
 local per_step = require "ascope.analysis.timeline.per_step"
+local heap = require "ascope.heap"
 local dimensions = require "ascope.analysis.timeline.dimensions"
 
 local M = {}
@@ -49,7 +50,8 @@ local function launched(m)
   local out = { at = {}, task = {}, ts = {} }
   if #ends == 0 then return out end
   local from = m.flow_starts:take(match.last(m.flow_start_ids, m.launch_end_ids))
-  local starts, lanes = tl.ts:take(from):totable(), tl.lane:take(from):totable()
+  -- the start lanes read one by one from their column: a table of them would cost 16 bytes a flow
+  local starts, lanes = tl.ts:take(from):totable(), tl.lane:take(from)
   local held = match.within(tl.lane, tl.ts, tl.dur, tl.lane:take(ends), tl.ts:take(ends))
   local latest = {}
   for k = 1, #ends do
@@ -89,7 +91,7 @@ local function device_windows(m, wins, l, sets)
   for _, w in ipairs(wins) do w.d0, w.d1 = w.w0, w.w1 end
   local n = #l.at
   if n == 0 or not wins[1].id then return end
-  local at, order = l.at, column.new("integer", l.at):order():totable()
+  local at, order = l.at, column.new("integer", l.at):order()
   local function first_at_or_after(at_t) -- in launch order: the first launch at or after at_t
     local lo, hi = 1, n + 1
     while lo < hi do
@@ -113,7 +115,7 @@ local function device_windows(m, wins, l, sets)
     w.d0 = d0
     if prev then prev.d1 = d0 end
     if k == #wins then
-      local _, behind_to = sets.compute:union(sets.comm):clip(w.w0, d0):bounds()
+      local _, behind_to = sets.compute:clip(w.w0, d0):union(sets.comm:clip(w.w0, d0)):bounds()
       local d1 = w.w1 + math.max((behind_to or w.w0) - w.w0, 0)
       for j = first, n do
         local i = order[j]
@@ -243,7 +245,10 @@ function M.analyse(tl, rules, re, step_trace, opts)
   local l = launched(m)
   ctx.sets = trace_sets(m, l)
   device_windows(m, wins, l, ctx.sets)
-  l = nil -- luacheck: ignore 311 (a million launches' lists are garbage from here)
+  -- the launches' lists are garbage from here: about two rows' worth of Lua table a launch,
+  -- collected before the dimensions make their own
+  l = nil -- luacheck: ignore 311
+  heap.release(2 * #m.launch_ends)
   ctx.splits = #steps > 0 and per_step.all(ctx.sets, wins, M.MAX_STEPS) or nil
   ctx.jitter_windows = #steps > 0 and wins or nil
   if step_trace and w.id then

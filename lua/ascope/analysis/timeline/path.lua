@@ -188,9 +188,9 @@ end
 function M.category(m, r)
   local lane = m.lanes[m.tl.lane[r]]
   if lane.kind == "host" or lane.kind == "other" then return "host" end
-  if patterns.test(m.re.patterns.p2p, m.tl.name[r]) or patterns.test(m.re.patterns.p2p_wait, m.tl.name[r]) then
-    return "p2p"
-  end
+  -- a receive wait is the pipeline's bubble: the stage waiting for another, no transfer to hide
+  if patterns.test(m.re.patterns.p2p_wait, m.tl.name[r]) then return "bubble" end
+  if patterns.test(m.re.patterns.p2p, m.tl.name[r]) then return "p2p" end
   local cls = model_mod.class_of(m, r)
   if cls == "compute" then return "compute:" .. (model_mod.task_type_of(m, r) or "unknown") end
   return cls
@@ -407,6 +407,9 @@ function M.hotspots(m, path, gain, comm_time, w0, w1, top_n)
   end
   local raw_top = names[1]
   if not raw_top then return out end
+  -- a receive wait is the pipeline's bubble (pp_bubble), no operator to optimise: whether the
+  -- path holds it says nothing about where to look
+  if patterns.test(m.re.patterns.p2p_wait, raw_top) then return out, raw_top, false end
   local top_rows = rows_of[raw_top]
   if m.lanes[tl.lane[top_rows[1]]].kind ~= "comm" then return out, raw_top, (on_path[raw_top] or 0) == 0 end
   local busy = interval.from_durations(tl.ts, tl.dur, top_rows)

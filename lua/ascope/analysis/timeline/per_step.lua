@@ -78,7 +78,7 @@ end
 -- behind the host), to lo. 0 without step markers.
 function M.preparing(sets, w, lo)
   if not w.id then return 0 end
-  local _, busy_to = sets.compute:union(sets.comm):clip(w.w0, lo):bounds()
+  local _, busy_to = sets.compute:clip(w.w0, lo):union(sets.comm:clip(w.w0, lo)):bounds()
   return math.max(lo - math.max(w.w0, busy_to or w.w0), 0)
 end
 
