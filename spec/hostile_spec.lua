@@ -187,6 +187,42 @@ describe("hostile input to memory", function()
     assert.truthy(rerr:find("not a regular file", 1, true), rerr)
   end)
 
+  it("refuses a FIFO given to plog or graph, alone or beside other files, and keeps the others' results", function()
+    local line = "[ERROR] RUNTIME(1,python):2024-06-01-10:00:01.000.000 [rt.cc:1]2 Aicore kernel execute failed, "
+      .. "device_id=0, stream_id=5, task_id=1, kernel_name=MoeDistributeDispatch_1"
+    h.write(dir .. "/p/device-0/plog-1.log", line .. "\n")
+    h.write(dir .. "/g/device_0/graph_1.json", '[{"name": "MoeDistributeDispatch_1"}]')
+    assert(core.fs.mkdirs(dir .. "/p/device-1"))
+    assert(core.fs.mkdirs(dir .. "/g/device_1"))
+    local fifos = { dir .. "/p/device-1/plog-2.log", dir .. "/g/device_1/graph_1.json" }
+    for _, p in ipairs(fifos) do assert(os.execute("mkfifo " .. p)) end
+    -- each run is bounded: reading a FIFO with no writer waits forever
+    local function run(cmd, input, out)
+      local _, _, code = os.execute(("timeout 30 %s %s %s -o %s >%s/o 2>%s/e"):format(h.bin, cmd, input, out, dir, dir))
+      return code, h.read(dir .. "/e")
+    end
+    for _, c in ipairs({ { "plog", dir .. "/p", fifos[1] }, { "graph", dir .. "/g", fifos[2] } }) do
+      local code, err = run(c[1], c[2], dir .. "/out_" .. c[1])
+      assert.equal(1, code, err)
+      assert.truthy(err:find(c[3] .. " (not a regular file", 1, true), err)
+      code, err = run(c[1], c[3], dir .. "/one_" .. c[1])
+      assert.equal(1, code, err)
+      assert.truthy(err:find(c[3] .. " (not a regular file", 1, true), err)
+    end
+    -- the other card's results are still there
+    local s = assert(core.json.load(dir .. "/out_plog/plog_summary.json"))
+    assert.equal(1, s.categories.aicore_kernel_failed.count)
+    assert.same({ "MoeDistributeDispatch_1" }, assert(core.json.load(dir .. "/out_graph/graph_summary.json")).cards["0"])
+    -- the classifier refuses one when asked directly
+    local plog = require "ascope.plog"
+    local rules = assert(plog.rules())
+    local cl = assert(plog.classifier(rules))
+    local tally = assert(core.logclass.tally({ rules = #rules.classifiers }))
+    local ok, cerr = cl:scan(fifos[1], tally, 1, 1, function() end)
+    assert.is_nil(ok)
+    assert.truthy(tostring(cerr):find("not a regular file", 1, true), tostring(cerr))
+  end)
+
   it("checks -j and --rank-list, clamps workers to the open-file limit, and keeps rank ranges small", function()
     rank(dir .. "/in", "a", 0)
     rank(dir .. "/in", "b", 1)

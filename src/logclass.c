@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ascope/fs.h"
 #include "ascope/lpat.h"
 
 #define BLOCK ASC_LOGCLASS_BLOCK_MAX
@@ -709,8 +710,8 @@ fail:
 
 int asc_logclass_scan(asc_logclass *lc, const char *path, int (*fn)(void *, const asc_logclass_line *),
                       void *ud, asc_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return asc_fail(err, path, -1, 0, 0, "cannot open: %s", strerror(errno));
+  FILE *f = asc_open_input(path, err); /* a FIFO or device is refused, not waited on */
+  if (!f) return -1;
   /* a file of one block is one chunk: workers could only wait for it, and starting them costs
    * more than a small file's scan (a tree of 40k small plogs: 100 us a file) */
   struct stat st;

@@ -254,24 +254,38 @@ end
 
 --- Every file of a walked input kind under path (a file is taken as it is when the kind is
 -- as_is, else when its name is of the kind), in path order: {{path, of = what M.of_kind says}},
--- and the messages of the folders that could not be read ({} when none); nil, message when path
--- is not there. rules: the job's rules, for the kinds whose names they give. walked: the
--- files under path as fs.walk gave them, when the caller has walked it already (a folder is
--- walked once per run, not once per question asked about it).
+-- and the messages of the folders that could not be read and of the names of the kind that are
+-- no regular file ({} when none); nil, message when path is not there. A FIFO, device or socket
+-- (path itself, or a name of the kind under it) is named, never opened: reading one waits
+-- forever. rules: the job's rules, for the kinds whose names they give. walked: the files
+-- under path as fs.walk gave them, when the caller has walked it already (a folder is walked
+-- once per run, not once per question asked about it).
 function M.files(kind, path, rules, walked)
   local k = input_kind(kind)
   local st = fs.stat(path)
   if not st then return nil, i18n.t("input.no_such", path) end
-  local all, unreadable = { path }, nil
+  if st.type == "other" then return {}, { i18n.t("input.not_regular", path) } end
+  local all, unreadable, others = { path }, nil, false
   if st.type ~= "file" then
-    if walked then all = walked else all, unreadable = fs.walk(path) end
+    if walked then
+      all = walked
+    else
+      -- the names that are neither file nor folder come too, to be named when of the kind
+      all, unreadable = fs.walk(path, { others = true })
+      others = true
+    end
   end
+  unreadable = unreadable or {}
   local out = {}
   for _, p in ipairs(all or {}) do
     local of = (st.type == "file" and k.as_is) or M.of_kind(kind, basename(p), rules)
-    if of then out[#out + 1] = { path = p, of = of } end
+    if of and others and not is_file(p) then
+      unreadable[#unreadable + 1] = i18n.t("input.not_regular", p)
+    elseif of then
+      out[#out + 1] = { path = p, of = of }
+    end
   end
-  return out, unreadable or {}
+  return out, unreadable
 end
 
 --- Where an input kind is looked for in a rank folder, as text for a message.
