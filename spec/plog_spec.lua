@@ -60,6 +60,29 @@ describe("plog", function()
       r.failed[1].reason)
   end)
 
+  it("reads the time of every line shape of host and device logs, the device's TSCH(-1,null) included", function()
+    local shapes = {
+      "[ERROR] TSCH(-1,null):2024-03-08-16:35:48.123.456 [ts_task.c:120] aicore error, device_id=4, stream_id=5, task_id=7, retCode=0x26",
+      "[ERROR] RUNTIME(3977,python):2024-03-08-16:35:49.123.456 [device_error_proc.cc:816] [3977663]report error module_name=EZ9999",
+      "[ERROR] AICPU(2876,aicpu_scheduler):2024-03-08-16:35:50.123.456 [ae_kernel.cc:88][tid:2901] EZ9999 aicpu failed",
+      "[ERROR] GE(3975660,python):2024-03-08-16:35:51.123.456 [graph.cc:1]3977663 E19999: Inner Error!",
+      "[ERROR] DRV(-1,null):2024-03-08-16:35:52.123 [dev.c:1] EE9999 device fault",
+    }
+    local parse = require("ascope.ascend.plog").parse_line
+    local p = parse(shapes[1])
+    assert.same({ "ERROR", "TSCH", "-1", "null", "2024-03-08-16:35:48.123.456" }, { p.level, p.module, p.pid, p.pname, p.time })
+    h.write(dir .. "/device-4/device-1_2.log", table.concat(shapes, "\n") .. "\n")
+    local r = assert(plog.run(dir))
+    assert.equal(0, r.unclassified.count)
+    assert.same({ [4] = "2024-03-08-16:35:48.123.456" }, r.first_error)
+    assert.equal("2024-03-08-16:35:48.123.456", r.failures[1].time)
+    assert(plog.write(r, dir .. "/out", { formats = { "csv" } }))
+    local times = {}
+    for _, rec in ipairs(h.csv_rows(dir .. "/out/error_plog.csv")) do times[tonumber(rec.line)] = rec.time end
+    assert.same({ "2024-03-08-16:35:48.123.456", "2024-03-08-16:35:49.123.456", "2024-03-08-16:35:50.123.456",
+                  "2024-03-08-16:35:51.123.456", "2024-03-08-16:35:52.123" }, times)
+  end)
+
   it("reads the bus error in the runtime's AI Core exception line, and no longer code as 0x800000", function()
     local aic = "The error from device(chipId:0, dieId:0), serial number is 1, there is an aicore error exception, "
       .. "core id is 12, error code = 0x800000, dump info: pc start: 0x1240c0000000, current: 0x1240c0000c34"

@@ -1,7 +1,8 @@
 --- Reading Ascend plog / device logs: the line layout, the log files under a path, the card of a
 -- file, and the classifier in C (core.logclass) that streams the files line by line.
 -- Line format: [LEVEL] MODULE(PID,PNAME):YYYY-MM-DD-hh:mm:ss.mmm.uuu [file.cc:123]TID msg (the
--- thread id may be separate: [file.cc:816] [3977663]msg); other lines are continuation text.
+-- thread id may be separate: [file.cc:816] [3977663]msg; a device-side module has no process:
+-- TSCH(-1,null)); other lines are continuation text.
 -- @module ascope.ascend.plog
 local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
@@ -10,9 +11,10 @@ local model = require "ascope.analysis.timeline.model"
 local M = {}
 
 -- The line layout: [LEVEL] MODULE(PID,PNAME):TIME rest, where rest may begin with [file.cc:123]
--- and a thread id. The classifier reads the same patterns in C; they are in the subset it
--- matches in linear time.
-local HEADER = "^%[(%u+)%]%s+([%w_%-]+)%((%d+),([^)]*)%):(%d%d%d%d%-%d%d%-%d%d%-[%d:%.]+)%s*(.*)$"
+-- and a thread id. PID is -1 on the device's own modules (TSCH(-1,null), DRV(-1,null)): a line
+-- the header does not match has no time, and its card no first error. The classifier reads the
+-- same patterns in C; they are in the subset it matches in linear time.
+local HEADER = "^%[(%u+)%]%s+([%w_%-]+)%((%-?%d+),([^)]*)%):(%d%d%d%d%-%d%d%-%d%d%-[%d:%.]+)%s*(.*)$"
 local SOURCE = "^%[([^%]]*)%]%s*(.*)$"
 local THREAD = "^%[?(%d+)%]?%s*(.*)$"
 
