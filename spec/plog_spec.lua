@@ -165,6 +165,28 @@ describe("plog", function()
     assert.equal(#records, #rows)
   end)
 
+  it("judges a card by its first failing kernel in time, not by the failures that follow it", function()
+    local function fail(time, task, kernel, device)
+      return line("ERROR", "RUNTIME", time, ("Aicore kernel execute failed, device_id=%d, stream_id=5, task_id=%d, "
+        .. "kernel_name=%s"):format(device, task, kernel))
+    end
+    -- card 0 failed in dispatch at 00:01, its MatMul at 00:03 followed (in a file read first);
+    -- card 1 failed in a MatMul at 00:02, its combine at 00:04 followed
+    h.write(dir .. "/device-0/plog-1.log", fail("00:03", 9, "MatMulV2_1", 0) .. "\n")
+    h.write(dir .. "/device-0/plog-2.log", fail("00:01", 3, "MoeDistributeDispatchV2_1", 0) .. "\n")
+    h.write(dir .. "/device-1/plog-1.log", fail("00:02", 4, "MatMulV2_2", 1) .. "\n" .. fail("00:04", 5, "MoeDistributeCombineV2_1", 1) .. "\n")
+    local r = assert(plog.run(dir))
+    assert.same({ { card = 1, kernel_name = "MatMulV2_2", task_id = "4" } }, r.non_moe_failures)
+    -- each card's failures in the order they happened
+    assert.same({ "3", "9", "4", "5" }, { r.failures[1].task_id, r.failures[2].task_id, r.failures[3].task_id,
+                                          r.failures[4].task_id })
+    local errs = {}
+    for _, a in ipairs(plog.anomalies(r)) do
+      if a.severity == "ERROR" then errs[#errs + 1] = a.card end
+    end
+    assert.same({ 1 }, errs)
+  end)
+
   it("takes a user classifier from a rule file without rebuilding", function()
     tree(dir)
     h.write(dir .. "/r.lua", [[return { classifiers = {

@@ -93,8 +93,8 @@ local write = recipe.writer(M.spec, report.write)
 function M.write(res, outdir, wopts) return write(res, outdir, wopts) end
 
 --- Findings: {severity, card, analysis, message}: a WARNING per category found (with its count)
--- and for the unclassified [ERROR] lines, an ERROR per failure on a kernel that is not a
--- dispatch/combine one.
+-- and for the unclassified [ERROR] lines, an ERROR per card whose first failing kernel (the
+-- earliest) is not a dispatch/combine one.
 function M.anomalies(res) return analysis.anomalies(res, M.MAX_FAILURES) end
 
 return M

@@ -14,6 +14,18 @@ local M = {}
 -- the classifier fields a failure is made of
 local KEYS = { "kernel_name", "origin_op_name", "stream_id", "task_id" }
 
+-- Whether failure a came before b on their card: by the time of their first line (a failure
+-- whose line had no time after those with one), then by file and line. The times are the logs'
+-- own fixed-width text, so their order is the text's.
+local function earlier(a, b)
+  if a.time ~= b.time then
+    if not a.time or not b.time then return a.time ~= nil end
+    return a.time < b.time
+  end
+  if a.file ~= b.file then return a.file < b.file end
+  return a.line < b.line
+end
+
 -- Failures, one per failing (card, task): a line with a task id opens or completes its task's
 -- entry; a kernel or op name on a line without a task id goes to the card's latest entry that
 -- lacks it, else waits for the card's next entry (or makes one of its own at the end). Of the
@@ -82,10 +94,10 @@ function M.failure_tracker(max)
       fill(fl, w.kernel_name, w.origin_op_name, nil, nil, w.kernel_file, w.kernel_line)
       list[#list + 1] = fl
     end
+    -- each card's failures in the order they happened: its first is where it failed
     table.sort(list, function(a, b)
       if a.card ~= b.card then return a.card < b.card end
-      if a.file ~= b.file then return a.file < b.file end
-      return a.line < b.line
+      return earlier(a, b)
     end)
     return list
   end
@@ -142,20 +154,39 @@ function M.classify(files, rules, classifier, number, csv, max)
   return res
 end
 
---- The failures whose kernel (else op) is not one of the rules' moe_kernels.
-function M.non_moe(failures, rules)
-  local out = {}
+--- Each card's first failure that names a kernel (else an op), by time: card -> failure. The
+-- failures after it on the card are its consequences (a peer waiting for the failed kernel
+-- times out in its own), so what the card failed on is this one.
+function M.first_failures(failures)
+  local first = {}
   for _, fl in ipairs(failures) do
+    if fl.kernel_name or fl.origin_op_name then
+      local f = first[fl.card]
+      if not f or earlier(fl, f) then first[fl.card] = fl end
+    end
+  end
+  return first
+end
+
+--- The cards whose first failing kernel (else op; see first_failures) is not one of the rules'
+-- moe_kernels, in card order: {card, kernel_name, task_id}.
+function M.non_moe(failures, rules)
+  local first, cards = M.first_failures(failures), {}
+  for card in pairs(first) do cards[#cards + 1] = card end
+  table.sort(cards)
+  local out = {}
+  for _, card in ipairs(cards) do
+    local fl = first[card]
     local kernel = fl.kernel_name or fl.origin_op_name
-    if kernel and not model.matches(kernel, rules.moe_kernels) then
-      out[#out + 1] = { card = fl.card, kernel_name = kernel, task_id = fl.task_id }
+    if not model.matches(kernel, rules.moe_kernels) then
+      out[#out + 1] = { card = card, kernel_name = kernel, task_id = fl.task_id }
     end
   end
   return out
 end
 
 --- Findings: {severity, card, analysis, message}: a WARNING per category found (with its count)
--- and for the unclassified [ERROR] lines, an ERROR per failure on a kernel that is not a
+-- and for the unclassified [ERROR] lines, an ERROR per card whose first failing kernel is not a
 -- dispatch/combine one. max: the failing tasks followed at most (for the message).
 function M.anomalies(res, max)
   local out = {}
