@@ -1,8 +1,10 @@
 -- Rules of `ascope graph`: which graph files are read, how node names are found in each kind,
 -- and which nodes are compared. Override with --rules FILE.
 return {
-  -- nodes kept (Lua patterns, case-insensitive): the MoE dispatch/combine family by default
-  filter = { "MoeDistribute", "moe_distribute" },
+  -- nodes kept (Lua patterns, case-insensitive): left out, the MoE dispatch/combine kernels plog
+  -- judges failures by too (ascope.ascend.moe_kernels: moe_?distribute_?dispatch and
+  -- moe_?distribute_?combine, every spelling: MoeDistributeDispatchV2, moe_distribute_combine)
+  -- filter = { "moe_?distribute_?dispatch", "moe_?distribute_?combine" },
   -- file kinds: name pattern -> node pattern (captures the node name, in file order); ends: a
   -- pattern the file's last bytes must match (a JSON graph cut short is an error)
   files = {

@@ -91,8 +91,10 @@ return {
   },
   -- the order of the fields' columns in error_plog.csv (fields not listed follow, by name)
   field_order = { "device_id", "stream_id", "report_stream_id", "task_id", "kernel_name", "origin_op_name", "error_code" },
-  -- kernels of the MoE dispatch/combine family (case-insensitive Lua patterns)
-  moe_kernels = { "moedistributedispatch", "moedistributecombine" },
+  -- kernels of the MoE dispatch/combine family (case-insensitive Lua patterns): left out, the
+  -- ones graph compares too (ascope.ascend.moe_kernels: moe_?distribute_?dispatch and
+  -- moe_?distribute_?combine, every spelling: MoeDistributeDispatchV2, moe_distribute_combine)
+  -- moe_kernels = { "moe_?distribute_?dispatch", "moe_?distribute_?combine" },
   examples = 10, -- lines shown per category (at most 100)
   -- files read: every file under the path whose name matches one of these
   files = { "%.log$", "%.txt$", "^plog", "^device" },

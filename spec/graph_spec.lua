@@ -30,6 +30,14 @@ describe("graph", function()
     assert.is_false(model.matcher("matmul|^add")("x_Add"))
   end)
 
+  it("compares the dispatch/combine nodes in every spelling and no other node", function()
+    local moe = { "MoeDistributeDispatch_1", "moe_distribute_combine_2", "MoeDistributeDispatchV2_3",
+                  "MOEDISTRIBUTECOMBINEV2_4", "npu_moe_distribute_dispatch_v2_5" }
+    atc(dir .. "/graph_1_device0.json", { moe[1], "MoeGatingTopK_1", moe[2], moe[3], "AllToAllV_1", moe[4], moe[5] })
+    local r = assert(graph.run(dir))
+    assert.same(moe, r.graphs[0].nodes)
+  end)
+
   it("reads a file a block at a time and finds what one search of the whole text finds", function()
     local reader = require "ascope.ascend.graph"
     local block, overlap = reader.BLOCK, reader.OVERLAP

@@ -187,6 +187,25 @@ describe("plog", function()
     assert.same({ 1 }, errs)
   end)
 
+  it("knows dispatch/combine kernels in every spelling, as graph does", function()
+    local moe = { "MoeDistributeDispatch_1", "MoeDistributeCombine_2", "moe_distribute_dispatch_3",
+                  "moe_distribute_combine_4", "MoeDistributeDispatchV2_5", "MoeDistributeCombineV2_6",
+                  "MOE_DISTRIBUTE_DISPATCH_V2_7", "aclnnMoeDistributeCombineV2_8" }
+    local lines = {}
+    for card, kernel in ipairs(moe) do
+      lines[card] = line("ERROR", "RUNTIME", "00:01", ("Aicore kernel execute failed, device_id=%d, stream_id=5, task_id=1, "
+        .. "kernel_name=%s"):format(card, kernel))
+    end
+    lines[#lines + 1] = line("ERROR", "RUNTIME", "00:01", "Aicore kernel execute failed, device_id=0, stream_id=5, "
+      .. "task_id=1, kernel_name=MoeGatingTopK_9")
+    h.write(dir .. "/plog-1.log", table.concat(lines, "\n") .. "\n")
+    local r = assert(plog.run(dir))
+    assert.equal(#moe + 1, #r.failures)
+    assert.same({ { card = 0, kernel_name = "MoeGatingTopK_9", task_id = "1" } }, r.non_moe_failures)
+    -- one definition: the kernels plog judges failures by are the nodes graph compares
+    assert.same(plog.rules().moe_kernels, require("ascope.graph").rules().filter)
+  end)
+
   it("takes a user classifier from a rule file without rebuilding", function()
     tree(dir)
     h.write(dir .. "/r.lua", [[return { classifiers = {

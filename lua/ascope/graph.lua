@@ -10,6 +10,7 @@ local reader = require "ascope.ascend.graph"
 local analysis = require "ascope.analysis.graph"
 local report = require "ascope.report.graph"
 local rules_mod = require "ascope.rules"
+local moe_kernels = require "ascope.ascend.moe_kernels"
 local recipe = require "ascope.recipe"
 local i18n = require "ascope.i18n"
 
@@ -36,7 +37,9 @@ M.spec = {
 }
 
 function M.rules(user_file)
-  return rules_mod.load("graph", user_file) -- checked against its schema (ascope.rule_schemas)
+  local rules, err = rules_mod.load("graph", user_file) -- checked against its schema (ascope.rule_schemas)
+  if rules then rules.filter = moe_kernels.or_default(rules.filter) end
+  return rules, err
 end
 
 -- the pieces, as the job offered them before the split

@@ -10,6 +10,7 @@ local reader = require "ascope.ascend.plog"
 local analysis = require "ascope.analysis.plog"
 local report = require "ascope.report.plog"
 local rules_mod = require "ascope.rules"
+local moe_kernels = require "ascope.ascend.moe_kernels"
 local recipe = require "ascope.recipe"
 local i18n = require "ascope.i18n"
 
@@ -36,7 +37,9 @@ M.spec = {
 }
 
 function M.rules(user_file)
-  return rules_mod.load("plog", user_file) -- checked against its schema (ascope.rule_schemas)
+  local rules, err = rules_mod.load("plog", user_file) -- checked against its schema (ascope.rule_schemas)
+  if rules then rules.moe_kernels = moe_kernels.or_default(rules.moe_kernels) end
+  return rules, err
 end
 
 -- At most this many failures (distinct failing card and task, and cards with kernel or op lines
