@@ -96,6 +96,37 @@ describe("graph", function()
     assert.same({ 1, 0 }, s.pairs[3].counts[C2])
   end)
 
+  it("compares every card with the order most cards have, and names card 0 when it is the odd one", function()
+    local D, C = "MoeDistributeDispatchV2_1", "MoeDistributeCombineV2_1"
+    atc(dir .. "/graph_1_device0.json", { C, D })
+    for card = 1, 3 do atc(("%s/graph_1_device%d.json"):format(dir, card), { D, C }) end
+    local r = assert(graph.run(dir))
+    assert.same({ card = 1, cards = { 1, 2, 3 }, tie = 0 }, r.reference)
+    local v = {}
+    for _, p in ipairs(r.pairs) do v[p.b] = p.a .. " " .. p.verdict end
+    assert.same({ [0] = "1 order", [2] = "1 identical", [3] = "1 identical" }, v)
+    local found = {}
+    for _, a in ipairs(graph.anomalies(r)) do found[#found + 1] = a.severity .. " " .. a.card end
+    assert.same({ "ERROR 0" }, found)
+    local code, out = h.run("--lang", "en", "graph", dir, "-o", dir .. "/out")
+    assert.equal(0, code)
+    assert.truthy(out:find("[INFO] reference: card 1, whose order 3 of the 4 cards have", 1, true), out)
+    assert.truthy(out:find("[ERROR] card 1 vs card 0: same nodes in another order", 1, true), out)
+    assert.equal(1, core.json.load(dir .. "/out/graph_summary.json").reference.card)
+    -- two orders of two cards each: no majority, said so; the group of the lowest card is the
+    -- reference, whatever order the files are read in
+    atc(dir .. "/graph_1_device0.json", { C, D })
+    atc(dir .. "/graph_1_device3.json", { C, D })
+    r = assert(graph.run(dir))
+    assert.same({ card = 0, cards = { 0, 3 }, tie = 1 }, r.reference)
+    found = {}
+    for _, a in ipairs(graph.anomalies(r)) do found[#found + 1] = a.severity .. " " .. a.card end
+    assert.same({ "WARNING 0", "ERROR 1", "ERROR 2" }, found)
+    code, out = h.run("--lang", "en", "graph", dir, "-o", dir .. "/out")
+    assert.equal(0, code)
+    assert.truthy(out:find("[WARNING] no order has a majority: 2 orders of 2 card(s) each; the reference is card 0", 1, true), out)
+  end)
+
   it("reports a graph file whose card cannot be told, and a user filter", function()
     atc(dir .. "/graph_a.json", { "MoeDistributeDispatchV2_1" })
     atc(dir .. "/graph_x_device0.json", { "MoeDistributeDispatchV2_1", "AllToAllV_1" })

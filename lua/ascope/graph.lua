@@ -1,4 +1,5 @@
---- The graph job: the operator order of every card's compiled graph against the lowest card's.
+--- The graph job: the operator order of every card's compiled graph against the order most
+-- cards have.
 -- A recipe (see README "Lua API"): spec, run, write, anomalies, rules.
 --     local graph = require "ascope.graph"
 --     local r = assert(graph.run({ input = "graphs/" }))
@@ -45,13 +46,14 @@ end
 -- the pieces, as the job offered them before the split
 M.nodes, M.compare = reader.nodes, analysis.compare
 
---- Compare the graph files of every card under opts.input with the lowest card's.
+--- Compare the graph files of every card under opts.input with the order most cards have.
 -- @tparam table|string opts `input` (the folder of the graph files), `rules` (a user rule file),
 -- `filter` (node name patterns, `|` between alternatives), `output` (the run's output folder:
 -- files inside it are not read). The form run(path, opts) works too.
 -- @tparam[opt] table more the options, in the form run(path, opts)
--- @treturn table `{input, cards, graphs, pairs, failed, unreadable, skipped_output}`; each pair
--- has `a`, `b`, `verdict` and, when they differ, `first_divergence` or `counts`
+-- @treturn table `{input, cards, graphs, reference, pairs, failed, unreadable, skipped_output}`;
+-- `reference` = `{card, cards, tie}` (see ascope.analysis.graph.reference); each pair has `a`
+-- (the reference card), `b`, `verdict` and, when they differ, `first_divergence` or `counts`
 -- @treturn[2] nil when the input cannot be used at all (no such path, no graph file, bad rules)
 -- @treturn[2] string why
 function M.run(opts, more)
@@ -88,8 +90,9 @@ function M.run(opts, more)
   table.sort(cards)
   if #cards == 0 and #failed == 0 then return nil, i18n.t("graph.no_files", path) end
   local unreadable = recipe.unreadable(failed)
+  local ref = analysis.reference(cards, by_card)
   return { cards = cards, graphs = by_card, failed = failed, unreadable = unreadable, input = path, rules = rules,
-           skipped_output = skipped, pairs = analysis.pairs(cards, by_card) }
+           skipped_output = skipped, reference = ref, pairs = analysis.pairs(cards, by_card, ref) }
 end
 
 local write = recipe.writer(M.spec, report.write)
@@ -102,7 +105,7 @@ local write = recipe.writer(M.spec, report.write)
 function M.write(res, outdir, wopts) return write(res, outdir, wopts) end
 
 --- Findings: {severity, card, cards, analysis, message}, one ERROR per card whose nodes differ
--- from the reference card's (in order or in number).
+-- from the reference card's (in order or in number), a WARNING when no order has a majority.
 M.anomalies = analysis.anomalies
 
 return M

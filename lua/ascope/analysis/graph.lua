@@ -1,4 +1,6 @@
---- The graph comparison: every card's node sequence against the lowest card's. Verdicts:
+--- The graph comparison: every card's node sequence against the reference, the sequence most
+-- cards have (a card that differs from the majority is the odd one, whichever its number; card
+-- 0 is no better a witness than card 5). Verdicts:
 -- "identical" (same nodes in the same order), "order" (the same multiset of nodes in another
 -- order; first_divergence is the first 0-based index where they part), "count" (some node
 -- occurs a different number of times; counts = node -> {count on a, count on b}).
@@ -35,23 +37,61 @@ function M.compare(a, b)
   return { verdict = "count", counts = diff, first_divergence = first }
 end
 
---- Each card (in cards, sorted) against the first: {a, b, verdict, ...} per pair.
-function M.pairs(cards, by_card)
+--- The reference of cards (sorted): the cards grouped by identical sequences, the largest group
+-- the majority; of groups of the same size the one holding the lowest card, so that the choice
+-- does not depend on reading order. Returns {card (its lowest card), cards (the group), tie (the
+-- number of other groups as large: no majority then)}, or nil when there is no card.
+function M.reference(cards, by_card)
+  local groups, by_key = {}, {}
+  for _, c in ipairs(cards) do
+    -- the names with their lengths: no two different sequences make one key
+    local parts = {}
+    for i, n in ipairs(by_card[c].nodes) do parts[i] = #n .. ":" .. n end
+    local key = table.concat(parts, "\0")
+    local g = by_key[key]
+    if not g then
+      g = { c }
+      by_key[key], groups[#groups + 1] = g, g
+    else
+      g[#g + 1] = c
+    end
+  end
+  local best, tie = nil, 0
+  for _, g in ipairs(groups) do -- in the order of their lowest card
+    if not best or #g > #best then
+      best, tie = g, 0
+    elseif #g == #best then
+      tie = tie + 1
+    end
+  end
+  return best and { card = best[1], cards = best, tie = tie }
+end
+
+--- Each card (in cards, sorted) but the reference's (ref, see M.reference) against it:
+-- {a = the reference card, b, verdict, ...} per pair.
+function M.pairs(cards, by_card, ref)
   local out = {}
-  local ref = cards[1]
-  for k = 2, #cards do
-    local c = cards[k]
-    local cmp = M.compare(by_card[ref].nodes, by_card[c].nodes)
-    cmp.a, cmp.b = ref, c
-    out[#out + 1] = cmp
+  if not ref then return out end
+  for _, c in ipairs(cards) do
+    if c ~= ref.card then
+      local cmp = M.compare(by_card[ref.card].nodes, by_card[c].nodes)
+      cmp.a, cmp.b = ref.card, c
+      out[#out + 1] = cmp
+    end
   end
   return out
 end
 
 --- Findings: {severity, card, cards, analysis, message}, one ERROR per card whose nodes differ
--- from the reference card's (in order or in number).
+-- from the reference card's (in order or in number), and a WARNING when no order has a
+-- majority (the reference is then the lowest card of the largest groups).
 function M.anomalies(res)
   local out = {}
+  local ref = res.reference
+  if ref and ref.tie > 0 then
+    out[#out + 1] = { severity = "WARNING", card = ref.card, analysis = "graph",
+                      message = i18n.t("graph.tie", ref.tie + 1, #ref.cards, ref.card) }
+  end
   for _, p in ipairs(res.pairs) do
     if p.verdict ~= "identical" then
       local where = p.first_divergence and i18n.t("graph.from_index", p.first_divergence) or ""

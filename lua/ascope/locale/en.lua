@@ -268,6 +268,8 @@ return {
   ["graph.order_at"] = "card %d vs card %d: same nodes in another order; first difference at index %d (%s vs %s)",
   ["graph.counts_differ"] = "card %d vs card %d: node counts differ: %s",
   ["graph.pairs_differ"] = "%d of %d card pair(s) differ",
+  ["graph.reference"] = "reference: card %d, whose order %d of the %d cards have (the majority's lowest card)",
+  ["graph.tie"] = "no order has a majority: %d orders of %d card(s) each; the reference is card %d, the lowest of their cards",
   ["graph.results"] = "graph: results in %s",
   ["memory.rank_line"] = "rank %s (%s): %d events, %d allocations, match %s (%s)%s",
   ["memory.peak_item"] = "%s %.1f MB at %s ms",
@@ -541,18 +543,19 @@ the root cards (first to fail by the first plog error, else the dump time) and t
 plog, graph and opjitter that point at them; the anomalies and the verdict are also written as
 JSON and HTML (the outputs are listed below). Exit code 0 when the analyses ran (findings are reported,
 not failures; --fail-on error|warning makes them exit 3), 1 when an input could not be read.]],
-  ["cmd.graph.summary"] = "compare the operator order of every card's compiled graph with card 0",
+  ["cmd.graph.summary"] = "compare the operator order of every card's compiled graph with the order most cards have",
   ["cmd.graph.details"] = [[Reads the per-card graph files under GRAPH_PATH: graph_*_device<N>.json (atc --mode=1 --json),
 dynamo_*_graph_* (.txt, .pbtxt, .py) and ge_onnx*.pbtxt / ge_proto*.txt; the card from the file
 name or its folders (device<N>, global_rank<N>, rank<N>). Node names are taken in file order and
-filtered by rules/graph.lua (default: MoeDistribute). Each card is compared with the lowest:
-identical, the same nodes in another order (with the first index where they part), or
-different counts (per node). Writes OUT/graph_summary.json.]],
+filtered by rules/graph.lua (default: the dispatch/combine kernels, in every spelling). Each card
+is compared with the reference, the order most cards have (the lowest card of the largest group
+of identical cards; a tie is a warning): identical, the same nodes in another order (with the
+first index where they part), or different counts (per node). Writes OUT/graph_summary.json.]],
   ["opt.graph.output"] = "folder for the results",
   ["opt.graph.filter"] = "nodes to compare (Lua patterns, | between alternatives)",
   ["opt.graph.rules"] = "a rule file that adds to or overrides rules/graph.lua",
   ["opt.graph.format"] = "outputs to write: json",
-  ["out.graph_summary.json"] = "node names per card and each card's verdict against the lowest",
+  ["out.graph_summary.json"] = "node names per card, the reference card (the majority's order) and each card's verdict against it",
   ["cmd.help.summary"] = "the list of commands, or the usage of one: ascope help memory",
   ["cmd.help.details"] = "'ascope help COMMAND', 'ascope COMMAND --help' and 'ascope COMMAND -h' print the same text.",
   ["cmd.memory.summary"] = "attribute every NPU allocation (operator_memory.csv) to its Python call stack (trace_view.json)",

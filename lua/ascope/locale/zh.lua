@@ -268,6 +268,8 @@ return {
   ["graph.order_at"] = "卡%d <-> 卡%d：算子相同但执行顺序不同；首个不同在第%d个（%s 与 %s）",
   ["graph.counts_differ"] = "卡%d <-> 卡%d：算子执行次数不同：%s",
   ["graph.pairs_differ"] = "%d/%d 组卡对比存在差异",
+  ["graph.reference"] = "基准：卡%d，%d/%d 张卡的执行顺序与其相同（多数卡中卡号最小者）",
+  ["graph.tie"] = "没有占多数的执行顺序：%d 种顺序各有 %d 张卡；以其中卡号最小的卡%d为基准",
   ["graph.results"] = "graph：结果位于 %s",
   ["memory.rank_line"] = "rank %s（%s）：%d 条记录，%d 次申请，匹配率 %s（%s）%s",
   ["memory.peak_item"] = "%s %.1f MB（%s ms）",
@@ -537,14 +539,15 @@ return {
 汇总所有异常及其来源，并给出结论：各卡等待关系、起始卡（按 plog 首个错误、否则按 dump 时间排序）及 plog、graph、
 opjitter 中指向这些卡的发现；异常与结论另写为 JSON 和 HTML（输出文件见下）。分析能运行时退出码为 0
 （--fail-on error|warning 时有相应发现退出码为 3），有输入无法读取时为 1。]],
-  ["cmd.graph.summary"] = "对比各卡图文件中算子的执行顺序与次数（以 0 卡为基准）",
-  ["cmd.graph.details"] = [[读取 GRAPH_PATH 下各卡图文件，按文件顺序提取节点名（默认过滤 MoeDistribute），与 0 卡对比：
-完全一致、顺序不同（给出首个不同的下标）或次数不同（给出各节点次数）。输出 graph_summary.json。]],
+  ["cmd.graph.summary"] = "对比各卡图文件中算子的执行顺序与次数（以多数卡的顺序为基准）",
+  ["cmd.graph.details"] = [[读取 GRAPH_PATH 下各卡图文件，按文件顺序提取节点名（默认过滤各种写法的 dispatch/combine 算子），
+与基准对比：基准为多数卡共有的执行顺序（完全相同的卡中数量最多的一组里卡号最小者；数量相同时给出警告）。
+结论为完全一致、顺序不同（给出首个不同的下标）或次数不同（给出各节点次数）。输出 graph_summary.json。]],
   ["opt.graph.output"] = "结果的输出目录",
   ["opt.graph.filter"] = "参与对比的节点（Lua 模式，多个之间用 | 分隔）",
   ["opt.graph.rules"] = "补充或覆盖 rules/graph.lua 的规则文件",
   ["opt.graph.format"] = "要写出的输出：json",
-  ["out.graph_summary.json"] = "各卡节点名及与最小卡号对比的结论",
+  ["out.graph_summary.json"] = "各卡节点名、基准卡（多数卡的顺序）及各卡与其对比的结论",
   ["cmd.help.summary"] = "列出所有命令，或显示某个命令的用法：ascope help memory",
   ["cmd.help.details"] = "'ascope help COMMAND'、'ascope COMMAND --help' 与 'ascope COMMAND -h' 输出相同。",
   ["cmd.memory.summary"] = "将每次 NPU 内存申请（operator_memory.csv）关联到 Python 调用栈（trace_view.json）",

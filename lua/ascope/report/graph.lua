@@ -20,7 +20,9 @@ function M.data(res)
   end
   local failed = array()
   for i, f in ipairs(res.failed) do failed[i] = { path = f.path, card = f.card, reason = f.reason } end
-  return { input = res.input, cards = cards, pairs = pairs_, failed = failed }
+  local ref = res.reference
+  return { input = res.input, cards = cards, pairs = pairs_, failed = failed,
+           reference = ref and { card = ref.card, cards = array(ref.cards), tie = ref.tie } }
 end
 
 --- Write graph_summary.json into out (formats: a set with "json"). Returns true or nil, message.
@@ -38,6 +40,11 @@ function M.lines(res)
   local out = { "[INFO] " .. t("graph.files", #res.cards, table.concat(res.cards, ", ")) }
   for _, c in ipairs(res.cards) do
     out[#out + 1] = "[INFO] " .. t("graph.card_nodes", c, #res.graphs[c].nodes, table.concat(res.graphs[c].files, ", "))
+  end
+  local ref = res.reference
+  if ref and #res.cards > 1 then
+    out[#out + 1] = "[INFO] " .. t("graph.reference", ref.card, #ref.cards, #res.cards)
+    if ref.tie > 0 then out[#out + 1] = "[WARNING] " .. t("graph.tie", ref.tie + 1, #ref.cards, ref.card) end
   end
   local bad = 0
   for _, p in ipairs(res.pairs) do
