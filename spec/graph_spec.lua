@@ -138,7 +138,7 @@ describe("graph", function()
     assert.equal(1, code)
   end)
 
-  it("takes an empty, foreign or cut graph file for unreadable, not for a card without nodes", function()
+  it("takes an empty, foreign, cut or damaged graph file for unreadable, not for a card with fewer nodes", function()
     local nodes = { "MoeDistributeDispatchV2_1", "MoeDistributeCombineV2_1" }
     atc(dir .. "/graph_1_device0.json", nodes)
     atc(dir .. "/graph_1_device1.json", nodes)
@@ -147,16 +147,35 @@ describe("graph", function()
       [2] = { "", "no node name found" },
       [3] = { ("\0x"):rep(200), "no node name found" }, -- UTF-16 text, in effect
       [4] = { ("["):rep(100000), "no node name found" },
-      [5] = { whole:sub(1, #whole - 30), "cut short" },
+      [5] = { whole:sub(1, #whole - 30), (":1:%d (byte %d): invalid JSON (the file ends early: truncated?)"):format(#whole - 29,
+        #whole - 30) },
     }
+    -- cut after a node, at a "}": it ends as a graph ends, and has a node fewer
+    local after = select(2, whole:find('"Cast"}', 1, true))
+    bad[6] = { whole:sub(1, after), (":1:%d (byte %d): invalid JSON (the file ends early: truncated?)"):format(after + 1, after) }
+    -- yajl's place for what follows the document: past the token it stopped at
+    bad[7] = { whole .. "}", (":1:%d (byte %d): invalid JSON: parse error: trailing garbage"):format(#whole + 2, #whole + 1) }
+    -- on several lines, cut inside a name: the line and column of the end
+    local lines = whole:gsub(", ", ",\n  "):sub(1, -60)
+    local last = lines:match(".*\n()")
+    bad[8] = { lines, (":%d:%d (byte %d): invalid JSON (the file ends early: truncated?)"):format(select(2, lines:gsub("\n", "")) + 1,
+      #lines - last + 2, #lines) }
     for card, b in pairs(bad) do h.write(("%s/graph_1_device%d.json"):format(dir, card), b[1]) end
-    local r = assert(graph.run(dir, {}))
-    assert.same({ 0, 1 }, r.cards)
-    assert.equal("identical", r.pairs[1].verdict)
-    assert.equal(4, #r.failed)
-    for _, f in ipairs(r.failed) do
-      assert.truthy(f.reason:find(f.path .. ": " .. bad[f.card][2], 1, true), f.reason)
+    local reader = require "ascope.ascend.graph"
+    local block, overlap = reader.BLOCK, reader.OVERLAP
+    -- the JSON is checked as the blocks are read: the place is the same whatever their size
+    for _, sizes in ipairs({ { block, overlap }, { 100, 60 } }) do
+      reader.BLOCK, reader.OVERLAP = sizes[1], sizes[2]
+      local r = assert(graph.run(dir, {}))
+      assert.same({ 0, 1 }, r.cards)
+      assert.equal("identical", r.pairs[1].verdict)
+      assert.equal(7, #r.failed)
+      for _, f in ipairs(r.failed) do
+        local sep = bad[f.card][2]:sub(1, 1) == ":" and "" or ": "
+        assert.truthy(f.reason:find(f.path .. sep .. bad[f.card][2], 1, true), f.reason)
+      end
     end
+    reader.BLOCK, reader.OVERLAP = block, overlap
     local code, _, err = h.run("graph", dir, "-o", dir .. "/out")
     assert.equal(1, code)
     assert.falsy(err:find("node counts differ", 1, true), err)

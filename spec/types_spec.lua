@@ -33,6 +33,7 @@ describe("the lua-language-server definitions", function()
       MatchIndex = core.match.index(core.column.new("string", { "a" }), core.column.new("integer", { 1 })),
       bin = core.bin, BinView = core.bin.from_string("abcd"), db = core.db, Database = db, fs = core.fs,
       par = core.par, stacktree = core.stacktree, StackTree = core.stacktree.new(), ascope_core = core,
+      JsonChecker = core.json.checker("x.json"),
     }, 60)
     records:close()
     writer:close()

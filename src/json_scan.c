@@ -666,72 +666,115 @@ static void locate(const char *path, long long off, long *line, long *col) {
   fclose(f);
 }
 
-/* yajl's own verdict on the file: its message and the byte offset it stopped at. */
-static int yajl_verdict(const char *path, char *msg, size_t msgsz, long long *off, int *at_end) {
-  msg[0] = '\0';
-  FILE *f = fopen(path, "rb");
-  if (!f) return 0;
-  yajl_handle h = yajl_alloc(NULL, NULL, NULL);
-  if (!h) {
-    fclose(f);
-    return 0;
+/* yajl's verdict on a document fed a block at a time: the place of the first error is counted
+ * from the bytes fed (offset, line, column), so a reader checks the file in the one pass it
+ * reads it in. */
+struct asc_json_checker {
+  yajl_handle h;
+  long long base;    /* the file offset of the next byte fed */
+  long line;         /* the line of that byte */
+  long long line_at; /* the file offset where that line starts */
+  int failed;
+  asc_error first; /* the error, told again to a caller that goes on */
+};
+
+asc_json_checker *asc_json_checker_new(void) {
+  asc_json_checker *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  if (!(c->h = yajl_alloc(NULL, NULL, NULL))) {
+    free(c);
+    return NULL;
   }
-  yajl_config(h, yajl_dont_validate_strings, 1);
-  static const size_t CH = 1 << 20;
-  unsigned char *buf = malloc(CH);
-  long long base = 0;
-  size_t n;
-  int found = 0;
-  while (buf && (n = fread(buf, 1, CH, f)) > 0) {
-    size_t skip = base == 0 && n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0; /* as the scan does */
-    if (yajl_parse(h, buf + skip, n - skip) != yajl_status_ok) {
-      size_t used = yajl_get_bytes_consumed(h) + skip;
-      *off = base + (long long)(used > n ? n : used);
-      unsigned char *m = yajl_get_error(h, 0, buf + skip, n - skip);
-      snprintf(msg, msgsz, "%s", m ? (char *)m : "parse error");
-      if (m) yajl_free_error(h, m);
-      found = 1;
-      *at_end = 0;
-      break;
-    }
-    base += (long long)n;
+  yajl_config(c->h, yajl_dont_validate_strings, 1);
+  c->line = 1;
+  return c;
+}
+
+void asc_json_checker_free(asc_json_checker *c) {
+  if (!c) return;
+  yajl_free(c->h);
+  free(c);
+}
+
+static void advance(asc_json_checker *c, const unsigned char *p, size_t n) {
+  const unsigned char *q = p, *e = p + n;
+  while ((q = memchr(q, '\n', (size_t)(e - q))) != NULL) {
+    c->line++;
+    c->line_at = c->base + (long long)(++q - p);
   }
-  if (buf && !found && yajl_complete_parse(h) != yajl_status_ok) {
-    unsigned char *m = yajl_get_error(h, 0, buf, 0);
-    snprintf(msg, msgsz, "%s", m ? (char *)m : "premature EOF");
-    if (m) yajl_free_error(h, m);
-    *off = base;
-    *at_end = 1;
-    found = 1;
-  }
-  free(buf);
-  yajl_free(h);
-  fclose(f);
+  c->base += (long long)n;
+}
+
+/* yajl's message, on one line. */
+static void yajl_message(asc_json_checker *c, const unsigned char *text, size_t n, char *msg, size_t msgsz,
+                         const char *none) {
+  unsigned char *m = yajl_get_error(c->h, 0, text, n);
+  snprintf(msg, msgsz, "%s", m ? (char *)m : none);
+  if (m) yajl_free_error(c->h, m);
   for (char *q = msg; *q; q++)
     if (*q == '\n') *q = ' ';
   size_t ml = strlen(msg);
   while (ml && msg[ml - 1] == ' ') msg[--ml] = '\0';
-  return found;
 }
 
-static int parse_error(const char *path, long long fast_off, const char *fast_msg, int truncated,
-                       asc_error *err) {
-  char msg[256];
-  long long off = fast_off;
-  int at_end = truncated, valid = 0;
-  if (!yajl_verdict(path, msg, sizeof msg, &off, &at_end)) {
-    valid = 1;
-    snprintf(msg, sizeof msg, "%s", fast_msg);
-    off = fast_off;
-    at_end = truncated;
+int asc_json_checker_feed(asc_json_checker *c, const char *path, const unsigned char *buf, size_t n,
+                          asc_error *err) {
+  if (c->failed) return *err = c->first, -1;
+  /* a UTF-8 byte order mark before the document, as the scan skips it */
+  size_t skip = c->base == 0 && n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+  if (yajl_parse(c->h, buf + skip, n - skip) != yajl_status_ok) {
+    size_t used = yajl_get_bytes_consumed(c->h) + skip;
+    char msg[256];
+    yajl_message(c, buf + skip, n - skip, msg, sizeof msg, "parse error");
+    advance(c, buf, used > n ? n : used);
+    c->failed = 1;
+    asc_fail(&c->first, path, c->base, c->line, c->base - c->line_at + 1, "invalid JSON: %s", msg);
+    return *err = c->first, -1;
   }
-  long line, col;
-  locate(path, off, &line, &col);
-  if (!valid && at_end)
-    return asc_fail(err, path, off, line, col, "invalid JSON (the file ends early: truncated?): %s", msg);
-  if (!valid) return asc_fail(err, path, off, line, col, "invalid JSON: %s", msg);
+  advance(c, buf, n);
+  return 0;
+}
+
+int asc_json_checker_end(asc_json_checker *c, const char *path, asc_error *err) {
+  if (c->failed) return *err = c->first, -1;
+  if (yajl_complete_parse(c->h) == yajl_status_ok) return 0;
+  char msg[256];
+  yajl_message(c, (const unsigned char *)"", 0, msg, sizeof msg, "premature EOF");
+  c->failed = 1;
+  asc_fail(&c->first, path, c->base, c->line, c->base - c->line_at + 1,
+           "invalid JSON (the file ends early: truncated?): %s", msg);
+  return *err = c->first, -1;
+}
+
+/* yajl's verdict on the file as an error naming the place, or 0 when yajl found none (or the
+ * file could not be read again). */
+static int json_verdict(const char *path, asc_error *err) {
+  asc_error ignored;
+  FILE *f = asc_open_input(path, &ignored);
+  if (!f) return 0;
+  asc_json_checker *c = asc_json_checker_new();
+  static const size_t CH = 1 << 20;
+  unsigned char *buf = malloc(CH);
+  int rc = 0;
+  size_t n;
+  if (c && buf) {
+    while (rc == 0 && (n = fread(buf, 1, CH, f)) > 0) rc = asc_json_checker_feed(c, path, buf, n, err);
+    if (rc == 0) rc = asc_json_checker_end(c, path, err);
+  }
+  free(buf);
+  asc_json_checker_free(c);
+  fclose(f);
+  return rc;
+}
+
+/* The scan's own error at fast_off, told as yajl tells it when yajl finds one (a file that ends
+ * early included). */
+static int parse_error(const char *path, long long fast_off, const char *fast_msg, asc_error *err) {
+  if (json_verdict(path, err)) return -1;
   /* valid JSON that is not a trace the scan can read (a bare value, nesting too deep) */
-  return asc_fail_text(err, path, off, line, col, fast_msg);
+  long line, col;
+  locate(path, fast_off, &line, &col);
+  return asc_fail_text(err, path, fast_off, line, col, fast_msg);
 }
 
 void asc_json_result_free(asc_json_result *res, size_t nfields) {
@@ -846,7 +889,7 @@ static int scan_file(const char *path, const asc_json_spec *spec, asc_json_range
       else if (rg)
         rc = asc_fail_text(err, path, base + (long long)(sc.bad_at - buf), 0, 0, sc.bad_msg);
       else
-        rc = parse_error(path, base + (long long)(sc.bad_at - buf), sc.bad_msg, 0, err);
+        rc = parse_error(path, base + (long long)(sc.bad_at - buf), sc.bad_msg, err);
       goto done;
     }
     /* NEED: keep the unconsumed tail, read more, grow the buffer for a unit larger than it */
@@ -856,7 +899,7 @@ static int scan_file(const char *path, const asc_json_spec *spec, asc_json_range
       else if (rg)
         rc = asc_fail(err, path, base + (long long)end, 0, 0, "premature EOF");
       else
-        rc = parse_error(path, base + (long long)end, "premature EOF", 1, err);
+        rc = parse_error(path, base + (long long)end, "premature EOF", err);
       goto done;
     }
     if (start > 0) {

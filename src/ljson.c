@@ -353,6 +353,69 @@ static int l_decode(lua_State *L) {
   return decode_text(L, s, n, luaL_optstring(L, 2, "(string)"));
 }
 
+/* json.checker(path) -> c: c:feed(block) and c:finish() -> true, or nil and "file:line:col (byte
+ * N): invalid JSON ...": whether the blocks a reader reads, in order, are one JSON document (path
+ * only names the file in the message) */
+#define CHECKER_MT "ascope.json.checker"
+
+typedef struct {
+  asc_json_checker *c;
+} checker_ud;
+
+static int checker_gc(lua_State *L) {
+  checker_ud *u = luaL_checkudata(L, 1, CHECKER_MT);
+  asc_json_checker_free(u->c);
+  u->c = NULL;
+  return 0;
+}
+
+static asc_json_checker *check_checker(lua_State *L) {
+  checker_ud *u = luaL_checkudata(L, 1, CHECKER_MT);
+  luaL_argcheck(L, u->c != NULL, 1, "checker already freed");
+  return u->c;
+}
+
+static int checker_result(lua_State *L, int rc, const asc_error *err) {
+  if (rc) return lasc_pusherror(L, err);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int checker_feed(lua_State *L) {
+  asc_json_checker *c = check_checker(L);
+  size_t n;
+  const char *block = luaL_checklstring(L, 2, &n);
+  lua_getiuservalue(L, 1, 1);
+  asc_error err;
+  return checker_result(
+      L, asc_json_checker_feed(c, lua_tostring(L, -1), (const unsigned char *)block, n, &err), &err);
+}
+
+static int checker_finish(lua_State *L) {
+  asc_json_checker *c = check_checker(L);
+  lua_getiuservalue(L, 1, 1);
+  asc_error err;
+  return checker_result(L, asc_json_checker_end(c, lua_tostring(L, -1), &err), &err);
+}
+
+static int l_checker(lua_State *L) {
+  luaL_checkstring(L, 1);
+  checker_ud *u = lua_newuserdatauv(L, sizeof *u, 1);
+  u->c = NULL;
+  if (luaL_newmetatable(L, CHECKER_MT)) {
+    static const luaL_Reg methods[] = {{"feed", checker_feed}, {"finish", checker_finish}, {NULL, NULL}};
+    lua_pushcfunction(L, checker_gc);
+    lua_setfield(L, -2, "__gc");
+    luaL_newlib(L, methods);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1); /* the path, for the messages */
+  if (!(u->c = asc_json_checker_new())) return lasc_oom(L);
+  return 1;
+}
+
 static int l_load(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   asc_error err;
@@ -545,8 +608,8 @@ static int l_encode(lua_State *L) {
   return 1;
 }
 
-static const luaL_Reg fns[] = {
-    {"scan", l_scan}, {"decode", l_decode}, {"load", l_load}, {"encode", l_encode}, {NULL, NULL}};
+static const luaL_Reg fns[] = {{"scan", l_scan},       {"decode", l_decode}, {"load", l_load},
+                               {"checker", l_checker}, {"encode", l_encode}, {NULL, NULL}};
 
 int lasc_open_json(lua_State *L) {
   luaL_newlib(L, fns);

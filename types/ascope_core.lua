@@ -109,6 +109,17 @@ function json.decode(text) end
 ---@param path string
 ---@return any|nil value, string? message
 function json.load(path) end
+---Checks that the blocks a reader reads, in order, make one JSON document (yajl, streamed).
+---@class ascope.JsonChecker
+local JsonChecker = {}
+---@param block string the next bytes of the file
+---@return true|nil ok, string? message "file:line:col (byte N): invalid JSON ..."
+function JsonChecker:feed(block) end
+---@return true|nil ok, string? message "file:line:col (byte N): invalid JSON (the file ends early ..."
+function JsonChecker:finish() end
+---@param path string the file, for the messages
+---@return ascope.JsonChecker
+function json.checker(path) end
 ---@param value any
 ---@param opts? {indent?: integer}
 ---@return string

@@ -69,4 +69,15 @@ typedef struct asc_json_result {
 int asc_json_scan(const char *path, const asc_json_spec *spec, asc_json_result *res, asc_error *err);
 void asc_json_result_free(asc_json_result *res, size_t nfields);
 
+/* Whether a file holds one valid JSON document, checked by yajl as its reader reads it, a block
+ * at a time (a UTF-8 byte order mark first is skipped): feed and end return 0, or -1 with err
+ * naming path, the byte offset, line and column, and yajl's message ("the file ends early" when
+ * it is cut short). Memory stays yajl's: the nesting, not the file. */
+typedef struct asc_json_checker asc_json_checker;
+asc_json_checker *asc_json_checker_new(void); /* NULL: out of memory */
+int asc_json_checker_feed(asc_json_checker *c, const char *path, const unsigned char *buf, size_t n,
+                          asc_error *err);
+int asc_json_checker_end(asc_json_checker *c, const char *path, asc_error *err);
+void asc_json_checker_free(asc_json_checker *c);
+
 #endif

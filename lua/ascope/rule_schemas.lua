@@ -94,7 +94,8 @@ M.plog = S.record({
 
 M.graph = S.record({
   filter = S.list(S.pattern()),
-  files = S.rules({ name = S.pattern(), node = S.pattern(), ends = S.pattern() }, { required = { "name", "node" } }),
+  files = S.rules({ name = S.pattern(), node = S.pattern(), ends = S.pattern(), json = S.boolean() },
+    { required = { "name", "node" } }),
   card = S.list(S.pattern()),
 }, { required = { "files", "card" } })
 

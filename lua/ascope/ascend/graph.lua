@@ -32,8 +32,10 @@ M.BLOCK, M.OVERLAP = 4 << 20, 1 << 20
 
 --- The filtered node names of one file, in file order; nil, message when it cannot be read,
 -- holds no node name at all (empty, another encoding, not a graph: compared, it would read as a
--- card with no nodes and fail the comparison for nothing) or does not end as its kind ends
--- (kind.ends, a Lua pattern the file's last bytes must match: a JSON graph cut short).
+-- card with no nodes and fail the comparison for nothing), is no valid JSON when its kind is
+-- (kind.json: a graph cut short or damaged, named with the byte where it stops being JSON: read
+-- as it is, it would be a card with fewer nodes) or does not end as its kind ends (kind.ends, a
+-- Lua pattern the file's last bytes must match).
 function M.nodes(path, kind, filter)
   local f, err = io.open(path, "rb")
   if not f then return nil, path .. ": " .. tostring(err) end
@@ -43,6 +45,10 @@ function M.nodes(path, kind, filter)
   -- at each block's start
   local node = kind.node:gsub("^%^", "%%^")
   local text, eof, found, tail = "", false, 0, ""
+  -- the JSON is checked in this one pass; its first error is told once the nodes are counted (a
+  -- file with no node name at all is named as such, whatever its JSON)
+  local checker = kind.json and core.json.checker(path)
+  local jerr
   while not eof do
     local block, rerr = f:read(M.BLOCK)
     if rerr then
@@ -50,6 +56,10 @@ function M.nodes(path, kind, filter)
       return nil, path .. ": " .. tostring(rerr)
     end
     eof = block == nil
+    if block and checker and not jerr then
+      local ok, e = checker:feed(block)
+      if not ok then jerr = e end
+    end
     text = text .. (block or "")
     -- the text kept from round to round holds the file's last bytes at the end
     if eof then tail = text:sub(-256) end
@@ -67,6 +77,11 @@ function M.nodes(path, kind, filter)
   end
   f:close()
   if found == 0 then return nil, i18n.t("graph.no_nodes", path, kind.id) end
+  if checker and not jerr then
+    local ok, e = checker:finish()
+    if not ok then jerr = e end
+  end
+  if jerr then return nil, jerr end
   if kind.ends and not tail:find(kind.ends) then return nil, i18n.t("graph.cut", path, kind.id) end
   return out
 end
