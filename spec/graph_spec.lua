@@ -127,6 +127,29 @@ describe("graph", function()
     assert.truthy(out:find("[WARNING] no order has a majority: 2 orders of 2 card(s) each; the reference is card 0", 1, true), out)
   end)
 
+  it("warns naming the cards between others that have no graph file, and only those", function()
+    for _, card in ipairs({ 0, 1, 3, 7 }) do atc(("%s/graph_1_device%d.json"):format(dir, card), { "MoeDistributeDispatch_1" }) end
+    local r = assert(graph.run(dir))
+    assert.same({ { 2, 2 }, { 4, 6 } }, r.missing)
+    local found = {}
+    for _, a in ipairs(graph.anomalies(r)) do found[#found + 1] = a.severity .. " " .. a.card .. " " .. a.message end
+    assert.same({ "WARNING 2 no graph file for card(s) 2, 4-6, between cards that have one: their order is not compared" },
+      found)
+    local code, out = h.run("--lang", "en", "graph", dir, "-o", dir .. "/out")
+    assert.equal(0, code)
+    assert.truthy(out:find("[WARNING] no graph file for card(s) 2, 4-6,", 1, true), out)
+    assert.same({ { 2, 2 }, { 4, 6 } }, core.json.load(dir .. "/out/graph_summary.json").missing_cards)
+    -- cards 8 to 10 alone (a node's cards): nothing below the lowest is missing; an unreadable
+    -- graph is named as such, not as missing
+    h.cleanup(dir)
+    dir = h.tmpdir()
+    for card = 8, 10 do atc(("%s/graph_1_device%d.json"):format(dir, card), { "MoeDistributeDispatch_1" }) end
+    h.write(dir .. "/graph_1_device9.json", "")
+    r = assert(graph.run(dir))
+    assert.same({}, r.missing)
+    assert.equal(1, #r.failed)
+  end)
+
   it("reports a graph file whose card cannot be told, and a user filter", function()
     atc(dir .. "/graph_a.json", { "MoeDistributeDispatchV2_1" })
     atc(dir .. "/graph_x_device0.json", { "MoeDistributeDispatchV2_1", "AllToAllV_1" })

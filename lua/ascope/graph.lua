@@ -13,6 +13,7 @@ local report = require "ascope.report.graph"
 local rules_mod = require "ascope.rules"
 local moe_kernels = require "ascope.ascend.moe_kernels"
 local recipe = require "ascope.recipe"
+local ranks = require "ascope.ranks"
 local i18n = require "ascope.i18n"
 
 local M = {}
@@ -51,7 +52,9 @@ M.nodes, M.compare = reader.nodes, analysis.compare
 -- `filter` (node name patterns, `|` between alternatives), `output` (the run's output folder:
 -- files inside it are not read). The form run(path, opts) works too.
 -- @tparam[opt] table more the options, in the form run(path, opts)
--- @treturn table `{input, cards, graphs, reference, pairs, failed, unreadable, skipped_output}`;
+-- @treturn table `{input, cards, graphs, reference, pairs, missing, failed, unreadable,
+-- skipped_output}`; `missing` = the card numbers between the lowest and the highest with no
+-- graph file, as ranges {{a, b}, ...};
 -- `reference` = `{card, cards, tie}` (see ascope.analysis.graph.reference); each pair has `a`
 -- (the reference card), `b`, `verdict` and, when they differ, `first_divergence` or `counts`
 -- @treturn[2] nil when the input cannot be used at all (no such path, no graph file, bad rules)
@@ -91,8 +94,17 @@ function M.run(opts, more)
   if #cards == 0 and #failed == 0 then return nil, i18n.t("graph.no_files", path) end
   local unreadable = recipe.unreadable(failed)
   local ref = analysis.reference(cards, by_card)
+  -- a card number between two others with no graph file at all (an unreadable one is named
+  -- already): its order is not compared, which the comparison alone would not show
+  local numbered = {}
+  for _, c in ipairs(cards) do numbered[c] = true end
+  for _, f in ipairs(failed) do if f.card then numbered[f.card] = true end end
+  local all = {}
+  for c in pairs(numbered) do all[#all + 1] = c end
+  table.sort(all)
   return { cards = cards, graphs = by_card, failed = failed, unreadable = unreadable, input = path, rules = rules,
-           skipped_output = skipped, reference = ref, pairs = analysis.pairs(cards, by_card, ref) }
+           skipped_output = skipped, reference = ref, pairs = analysis.pairs(cards, by_card, ref),
+           missing = ranks.gaps(all) }
 end
 
 local write = recipe.writer(M.spec, report.write)

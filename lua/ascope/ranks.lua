@@ -101,6 +101,19 @@ local function ranges_text(ranges)
   return #parts > 0 and table.concat(parts, ", ") or t("ranks.none")
 end
 
+--- Sorted ranges {{a, b}, ...} as a message shows them: "0-3, 5, 8-9" (the first 20, then "...").
+M.ranges_text = ranges_text
+
+--- The gaps of sorted numbers: the ranges {{a, b}, ...} strictly between the lowest and the
+-- highest that none of them falls on. Costs the numbers, not the gaps (cards 0 and 10^9: one range).
+function M.gaps(sorted)
+  local out = {}
+  for i = 2, #sorted do
+    if sorted[i] > sorted[i - 1] + 1 then out[#out + 1] = { sorted[i - 1] + 1, sorted[i] - 1 } end
+  end
+  return out
+end
+
 --- What a selection asks for that the input does not have, for every command that takes
 -- --rank-list (and --role): set (parse's; nil: every rank) and roles (a list of names; nil or
 -- empty: every role) against the rank folders found (found: a list of {rank, role}; rank nil

@@ -6,6 +6,7 @@
 -- occurs a different number of times; counts = node -> {count on a, count on b}).
 -- @module ascope.analysis.graph
 local i18n = require "ascope.i18n"
+local ranks = require "ascope.ranks"
 
 local M = {}
 
@@ -83,10 +84,15 @@ function M.pairs(cards, by_card, ref)
 end
 
 --- Findings: {severity, card, cards, analysis, message}, one ERROR per card whose nodes differ
--- from the reference card's (in order or in number), and a WARNING when no order has a
--- majority (the reference is then the lowest card of the largest groups).
+-- from the reference card's (in order or in number), a WARNING when no order has a majority
+-- (the reference is then the lowest card of the largest groups) and one naming the cards
+-- between the lowest and the highest that have no graph file.
 function M.anomalies(res)
   local out = {}
+  if res.missing and #res.missing > 0 then
+    out[#out + 1] = { severity = "WARNING", card = res.missing[1][1], analysis = "graph",
+                      message = i18n.t("graph.missing_cards", ranks.ranges_text(res.missing)) }
+  end
   local ref = res.reference
   if ref and ref.tie > 0 then
     out[#out + 1] = { severity = "WARNING", card = ref.card, analysis = "graph",

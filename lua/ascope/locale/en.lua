@@ -268,6 +268,7 @@ return {
   ["graph.order_at"] = "card %d vs card %d: same nodes in another order; first difference at index %d (%s vs %s)",
   ["graph.counts_differ"] = "card %d vs card %d: node counts differ: %s",
   ["graph.pairs_differ"] = "%d of %d card pair(s) differ",
+  ["graph.missing_cards"] = "no graph file for card(s) %s, between cards that have one: their order is not compared",
   ["graph.reference"] = "reference: card %d, whose order %d of the %d cards have (the majority's lowest card)",
   ["graph.tie"] = "no order has a majority: %d orders of %d card(s) each; the reference is card %d, the lowest of their cards",
   ["graph.results"] = "graph: results in %s",

@@ -268,6 +268,7 @@ return {
   ["graph.order_at"] = "卡%d <-> 卡%d：算子相同但执行顺序不同；首个不同在第%d个（%s 与 %s）",
   ["graph.counts_differ"] = "卡%d <-> 卡%d：算子执行次数不同：%s",
   ["graph.pairs_differ"] = "%d/%d 组卡对比存在差异",
+  ["graph.missing_cards"] = "卡 %s 没有图文件（其前后的卡都有）：未对比其执行顺序",
   ["graph.reference"] = "基准：卡%d，%d/%d 张卡的执行顺序与其相同（多数卡中卡号最小者）",
   ["graph.tie"] = "没有占多数的执行顺序：%d 种顺序各有 %d 张卡；以其中卡号最小的卡%d为基准",
   ["graph.results"] = "graph：结果位于 %s",

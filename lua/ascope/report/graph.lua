@@ -3,6 +3,7 @@
 local core = require "ascope_core"
 local writer = require "ascope.report.writer"
 local i18n = require "ascope.i18n"
+local ranks = require "ascope.ranks"
 local t = i18n.t
 
 local M = {}
@@ -21,7 +22,9 @@ function M.data(res)
   local failed = array()
   for i, f in ipairs(res.failed) do failed[i] = { path = f.path, card = f.card, reason = f.reason } end
   local ref = res.reference
-  return { input = res.input, cards = cards, pairs = pairs_, failed = failed,
+  local missing = array()
+  for i, ab in ipairs(res.missing or {}) do missing[i] = array({ ab[1], ab[2] }) end
+  return { input = res.input, cards = cards, pairs = pairs_, failed = failed, missing_cards = missing,
            reference = ref and { card = ref.card, cards = array(ref.cards), tie = ref.tie } }
 end
 
@@ -40,6 +43,9 @@ function M.lines(res)
   local out = { "[INFO] " .. t("graph.files", #res.cards, table.concat(res.cards, ", ")) }
   for _, c in ipairs(res.cards) do
     out[#out + 1] = "[INFO] " .. t("graph.card_nodes", c, #res.graphs[c].nodes, table.concat(res.graphs[c].files, ", "))
+  end
+  if res.missing and #res.missing > 0 then
+    out[#out + 1] = "[WARNING] " .. t("graph.missing_cards", ranks.ranges_text(res.missing))
   end
   local ref = res.reference
   if ref and #res.cards > 1 then
