@@ -83,6 +83,36 @@ describe("plog", function()
                   "2024-03-08-16:35:51.123.456", "2024-03-08-16:35:52.123" }, times)
   end)
 
+  it("names a gzip-compressed log, and reads the lines of a log padded with NUL bytes", function()
+    local err_line = line("ERROR", "RUNTIME", "00:01", "Aicore kernel execute failed, device_id=1, stream_id=2, task_id=3, "
+      .. "kernel_name=MoeDistributeCombine_1")
+    -- gzip's header and a deflate stream that holds the letters of an error line by chance
+    h.write(dir .. "/device-1/plog-1.log", "\31\139\8\0\0\0\0\0\0\3" .. err_line:sub(1, 60) .. " EZ9999 \0\1")
+    h.write(dir .. "/device-1/plog-2.log.gz", "\31\139\8\0\0\0\0\0\0\3\1\2")
+    -- a crash left 5000 NUL bytes; the next line was written after them, and a NUL inside a line
+    h.write(dir .. "/device-2/plog-1.log", err_line:gsub("device_id=1", "device_id=2") .. "\n" .. ("\0"):rep(5000)
+      .. line("ERROR", "GE", "00:02", "E19999 x\0\0 EZ9999") .. "\n" .. ("\0"):rep(100))
+    local r = assert(plog.run(dir))
+    local reasons = {}
+    for _, f in ipairs(r.failed) do reasons[#reasons + 1] = f.reason end
+    table.sort(reasons)
+    assert.same({ dir .. "/device-1/plog-1.log:1:1 (byte 0): gzip-compressed (it begins with 1F 8B): decompress it first (gunzip)",
+                  dir .. "/device-1/plog-2.log.gz:1:1 (byte 0): gzip-compressed (it begins with 1F 8B): decompress it first (gunzip)" },
+      reasons)
+    assert.same({ { path = dir .. "/device-2/plog-1.log", bytes = 5102 } }, r.nul_files)
+    assert.equal(1, r.categories.ez9999.count)
+    assert.equal(2, r.categories.ez9999.examples[1].line)
+    assert.equal(line("ERROR", "GE", "00:02", "E19999 x EZ9999"), r.categories.ez9999.examples[1].text)
+    assert.equal(1, r.categories.ge_error.count)
+    assert.equal(0, r.unclassified.count)
+    assert.same({ [2] = "2024-06-01-10:00:01.123.456" }, r.first_error)
+    local code, out, err = h.run("--lang", "en", "plog", dir, "-o", dir .. "/out")
+    assert.equal(1, code)
+    assert.truthy(err:find("gzip-compressed (it begins with 1F 8B): decompress it first (gunzip)", 1, true), err)
+    assert.truthy(out:find("[WARNING] " .. dir .. "/device-2/plog-1.log: 5102 NUL byte(s)", 1, true), out)
+    assert.equal(5102, core.json.load(dir .. "/out/plog_summary.json").nul_bytes[1].bytes)
+  end)
+
   it("reads the bus error in the runtime's AI Core exception line, and no longer code as 0x800000", function()
     local aic = "The error from device(chipId:0, dieId:0), serial number is 1, there is an aicore error exception, "
       .. "core id is 12, error code = 0x800000, dump info: pc start: 0x1240c0000000, current: 0x1240c0000c34"

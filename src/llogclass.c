@@ -575,9 +575,10 @@ static int slow_find(void *ud, size_t pattern, const char *s, size_t n, size_t i
 }
 
 /* classifier:scan(path, tally, file_number, default_group, on_key, {threads = n, block = bytes})
- * -> true, or nil, message. threads (default 1): threads classifying blocks of the file while
- * this one reads it and tallies in the file's order (the same tally as with one); block: the
- * bytes read at a time (default and most 4 MiB; a longer line is looked at through its head). */
+ * -> true and the NUL bytes dropped (see asc_logclass_scan), or nil, message. threads (default 1): threads
+ * classifying blocks of the file while this one reads it and tallies in the file's order (the same tally as
+ * with one); block: the bytes read at a time (default and most 4 MiB; a longer line is looked at through its
+ * head). */
 static int classifier_scan(lua_State *L) {
   classifier *cl = check_classifier(L, 1);
   const char *path = luaL_checkstring(L, 2);
@@ -619,7 +620,8 @@ static int classifier_scan(lua_State *L) {
   if (c.failed[0]) return luaL_error(L, "%s", c.failed);
   if (rc) return lasc_pusherror(L, &err);
   lua_pushboolean(L, 1);
-  return 1;
+  lua_pushinteger(L, (lua_Integer)asc_logclass_nul_bytes(cl->lc));
+  return 2;
 }
 
 /* tally:counts() -> {slot -> count} for the slots with lines (slot rules + 1: no rule matched) */

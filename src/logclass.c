@@ -54,7 +54,8 @@ struct asc_logclass {
   size_t nrules;
   field *fields;
   size_t nfields;
-  pat **all; /* every pattern, numbered */
+  unsigned long long nul_bytes; /* dropped by the last scan */
+  pat **all;                    /* every pattern, numbered */
   size_t npats, nslow;
   uint32_t *matched;
   asc_logclass_span *values;
@@ -708,8 +709,22 @@ fail:
   return NULL;
 }
 
+unsigned long long asc_logclass_nul_bytes(const asc_logclass *lc) { return lc->nul_bytes; }
+
+/* Drop the NUL bytes of p[0..n) in place: the bytes left, the dropped ones counted. */
+static size_t drop_nuls(char *p, size_t n, unsigned long long *count) {
+  char *z = memchr(p, '\0', n);
+  if (!z) return n;
+  char *w = z, *e = p + n;
+  for (char *r = z; r < e; r++)
+    if (*r) *w++ = *r;
+  *count += (unsigned long long)(e - w);
+  return (size_t)(w - p);
+}
+
 int asc_logclass_scan(asc_logclass *lc, const char *path, int (*fn)(void *, const asc_logclass_line *),
                       void *ud, asc_error *err) {
+  lc->nul_bytes = 0;
   FILE *f = asc_open_input(path, err); /* a FIFO or device is refused, not waited on */
   if (!f) return -1;
   /* a file of one block is one chunk: workers could only wait for it, and starting them costs
@@ -739,7 +754,14 @@ int asc_logclass_scan(asc_logclass *lc, const char *path, int (*fn)(void *, cons
                   (unsigned char)cur->buf[0], (unsigned char)cur->buf[1]);
     goto done;
   }
+  /* a compressed log (plog-1.log.gz, or gzip output kept under a .log name) is no text: its
+   * bytes would match nothing, or by chance anything */
+  if (have >= 2 && (unsigned char)cur->buf[0] == 0x1F && (unsigned char)cur->buf[1] == 0x8B) {
+    rc = asc_fail(err, path, 0, 1, 1, "gzip-compressed (it begins with 1F 8B): decompress it first (gunzip)");
+    goto done;
+  }
   if (have == 3 && memcmp(cur->buf, "\xEF\xBB\xBF", 3) == 0) have = 0;
+  have = drop_nuls(cur->buf, have, &lc->nul_bytes);
   for (;;) {
     char *buf = cur->buf;
     size_t got = fread(buf + have, 1, bsize - have, f);
@@ -748,6 +770,7 @@ int asc_logclass_scan(asc_logclass *lc, const char *path, int (*fn)(void *, cons
       rc = asc_fail(err, path, -1, 0, 0, "read error: %s", strerror(errno));
       goto done;
     }
+    got = drop_nuls(buf + have, got, &lc->nul_bytes); /* eof is the read's, not what is left */
     if (skipping) {
       /* the rest of a line longer than the block: dropped up to its end of line */
       char *nl = memchr(buf + have, '\n', got);

@@ -102,8 +102,13 @@ void asc_logclass_set_threads(asc_logclass *lc, int threads);
 void asc_logclass_set_block(asc_logclass *lc, size_t bytes);
 
 /* Stream a file: fn for every line that a rule matches or that is of the error level. fn
- * returns non-zero to stop. fn is called on the calling thread. */
+ * returns non-zero to stop. fn is called on the calling thread. NUL bytes are no text: they are
+ * dropped as the file is read (a log cut by a crash and written on is padded with them, and the
+ * line after the padding begins with them), and counted (asc_logclass_nul_bytes). A file that
+ * begins as gzip does (1F 8B) or with a UTF-16 byte order mark is an error. */
 int asc_logclass_scan(asc_logclass *lc, const char *path, int (*fn)(void *ud, const asc_logclass_line *line),
                       void *ud, asc_error *err);
+/* The NUL bytes the last scan dropped. */
+unsigned long long asc_logclass_nul_bytes(const asc_logclass *lc);
 
 #endif

@@ -120,7 +120,7 @@ function M.classify(files, rules, classifier, number, csv, max)
                                             key_fields = key_fields, csv = csv })
   if not tally then return nil, terr end
   local res = { categories = {}, records = csv and tally, files = files, failed = {}, rules = rules,
-                unclassified = { count = 0, examples = {} }, first_error = {} }
+                unclassified = { count = 0, examples = {} }, first_error = {}, nul_files = {} }
   local failures = M.failure_tracker(max)
   -- threads classify blocks of each file while this one tallies them in order: the CPUs idle
   -- now, or this process's share when a job runs several at once
@@ -130,7 +130,11 @@ function M.classify(files, rules, classifier, number, csv, max)
     local ok, err = classifier:scan(file, tally, k, reader.card_of_path(file),
       function(card, line, time, kernel, op, stream, task) add(card, kernel, op, stream, task, file, line, time) end,
       scan_opts)
-    if not ok then res.failed[#res.failed + 1] = { path = file, reason = err } end
+    if not ok then
+      res.failed[#res.failed + 1] = { path = file, reason = err }
+    elseif err > 0 then -- the NUL bytes dropped: the log was padded (a crash), its lines are read
+      res.nul_files[#res.nul_files + 1] = { path = file, bytes = err }
+    end
   end
   local function examples(slot)
     local out = tally:examples(slot)
@@ -208,6 +212,9 @@ function M.anomalies(res, max)
   end
   if res.cut_lines > 0 then
     out[#out + 1] = { severity = "WARNING", analysis = "plog", message = i18n.t("plog.cut_lines", res.cut_lines) }
+  end
+  for _, n in ipairs(res.nul_files) do
+    out[#out + 1] = { severity = "WARNING", analysis = "plog", message = i18n.t("plog.nul_bytes", n.path, n.bytes) }
   end
   for _, f in ipairs(res.non_moe_failures) do
     out[#out + 1] = { severity = "ERROR", card = f.card, analysis = "plog",

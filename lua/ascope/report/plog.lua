@@ -50,8 +50,10 @@ function M.data(res)
   for card, t in pairs(res.first_error) do first_error[tostring(card)] = t end
   local failed = array()
   for i, f in ipairs(res.failed) do failed[i] = { path = f.path, reason = f.reason } end
+  local nul = array()
+  for i, n in ipairs(res.nul_files) do nul[i] = { path = n.path, bytes = n.bytes } end
   return { input = res.input, files = #res.files, categories = cats, failures = failures,
-           non_moe_failures = non_moe, failed = failed, first_error = first_error,
+           non_moe_failures = non_moe, failed = failed, first_error = first_error, nul_bytes = nul,
            unclassified = { count = res.unclassified.count, examples = unclassified },
            failures_dropped = res.failures_dropped, cut_lines = res.cut_lines }
 end
@@ -118,6 +120,7 @@ function M.lines(res, max)
   end
   if res.failures_dropped > 0 then out[#out + 1] = "[WARNING] " .. t("plog.failures_capped", max, res.failures_dropped) end
   if res.cut_lines > 0 then out[#out + 1] = "[WARNING] " .. t("plog.cut_lines", res.cut_lines) end
+  for _, n in ipairs(res.nul_files) do out[#out + 1] = "[WARNING] " .. t("plog.nul_bytes", n.path, n.bytes) end
   return out
 end
 
