@@ -217,6 +217,44 @@ describe("plog", function()
     assert.same({ 1 }, errs)
   end)
 
+  it("claims every failing card failed on dispatch/combine only when each one's first failing kernel is known", function()
+    local function fail(time, task, device, kernel)
+      return line("ERROR", "RUNTIME", time, ("Aicore kernel execute failed, device_id=%d, stream_id=5, task_id=%d%s")
+        :format(device, task, kernel and (", kernel_name=" .. kernel) or ""))
+    end
+    -- card 0 failed in dispatch; card 3's failure names no kernel; card 5's first failure names
+    -- none, its dispatch failure came after it (a consequence, not what it failed on)
+    h.write(dir .. "/device-0/plog-1.log", fail("00:01", 1, 0, "MoeDistributeDispatchV2_1") .. "\n")
+    h.write(dir .. "/device-3/plog-1.log", fail("00:02", 7, 3) .. "\n")
+    h.write(dir .. "/device-5/plog-1.log", fail("00:01", 8, 5) .. "\n" .. fail("00:04", 9, 5, "MoeDistributeDispatchV2_1") .. "\n")
+    local r = assert(plog.run(dir))
+    assert.same({}, r.non_moe_failures)
+    assert.same({ 3, 5 }, { r.unknown_kernel_failures[1].card, r.unknown_kernel_failures[2].card })
+    assert.equal("7", r.unknown_kernel_failures[1].task_id)
+    local named = {}
+    for _, a in ipairs(plog.anomalies(r)) do
+      if a.cards then named[#named + 1] = { a.severity, a.cards, a.message } end
+    end
+    assert.same({ { "WARNING", { 3, 5 }, "2 card(s) failed without naming a kernel (their first failure names no kernel "
+      .. "and no op): 3, 5" } }, named)
+    local code, out = h.run("--lang", "en", "plog", dir, "-o", dir .. "/out", "--fail-on", "error")
+    assert.equal(0, code) -- not knowing the kernel is no failure elsewhere
+    assert.falsy(out:find("every failing card", 1, true))
+    assert.truthy(out:find("[WARNING] 2 card(s) failed without naming a kernel", 1, true))
+    local s = core.json.load(dir .. "/out/plog_summary.json")
+    assert.same({ 3, 5 }, { s.unknown_kernel_failures[1].card, s.unknown_kernel_failures[2].card })
+    assert.equal(0, #s.non_moe_failures)
+    local _, zh = h.run("--lang", "zh", "plog", dir, "-o", dir .. "/out")
+    assert.truthy(zh:find("2 张卡失败时未给出 kernel", 1, true))
+    -- once every card's first failure names a dispatch/combine kernel, the claim is made
+    os.remove(dir .. "/device-3/plog-1.log")
+    h.write(dir .. "/device-5/plog-1.log", fail("00:04", 9, 5, "moe_distribute_combine_2") .. "\n")
+    r = assert(plog.run(dir))
+    assert.same({}, r.unknown_kernel_failures)
+    local _, out2 = h.run("--lang", "en", "plog", dir, "-o", dir .. "/out")
+    assert.truthy(out2:find("[INFO] every failing card failed on a dispatch/combine kernel", 1, true))
+  end)
+
   it("knows dispatch/combine kernels in every spelling, as graph does", function()
     local moe = { "MoeDistributeDispatch_1", "MoeDistributeCombine_2", "moe_distribute_dispatch_3",
                   "moe_distribute_combine_4", "MoeDistributeDispatchV2_5", "MoeDistributeCombineV2_6",

@@ -57,7 +57,8 @@ M.parse_line, M.field_names, M.classifier, M.files = reader.parse_line, reader.f
 -- @tparam[opt] table more the options, in the form run(path, opts)
 -- @treturn table `{categories = {id -> {count, classifier, examples}}, record_count,
 -- unclassified = {count, examples}, failures` (one per failing card and task)`, failures_dropped,
--- cut_lines, non_moe_failures, first_error` (card -> time of its first [ERROR] line)`, files,
+-- cut_lines, non_moe_failures, unknown_kernel_failures` (cards whose first failure names no
+-- kernel and no op)`, first_error` (card -> time of its first [ERROR] line)`, files,
 -- failed, unreadable, records}`. The records of error_plog.csv (one row per line and category)
 -- wait in a spool, an anonymous temporary file, until `write`: memory does not grow with the
 -- number of lines found, and no file is named before `write`.
@@ -97,7 +98,8 @@ function M.write(res, outdir, wopts) return write(res, outdir, wopts) end
 
 --- Findings: {severity, card, analysis, message}: a WARNING per category found (with its count)
 -- and for the unclassified [ERROR] lines, an ERROR per card whose first failing kernel (the
--- earliest) is not a dispatch/combine one.
+-- earliest) is not a dispatch/combine one, a WARNING naming the cards whose first failure names
+-- no kernel.
 function M.anomalies(res) return analysis.anomalies(res, M.MAX_FAILURES) end
 
 return M

@@ -104,6 +104,13 @@ end
 --- Sorted ranges {{a, b}, ...} as a message shows them: "0-3, 5, 8-9" (the first 20, then "...").
 M.ranges_text = ranges_text
 
+--- Integers (a list, any order) as a message shows them: {5, 3, 4, 9} -> "3-5, 9".
+function M.list_text(numbers)
+  local set = {}
+  for _, n in ipairs(numbers) do set[n] = true end
+  return ranges_text(set_ranges(set))
+end
+
 --- The gaps of sorted numbers: the ranges {{a, b}, ...} strictly between the lowest and the
 -- highest that none of them falls on. Costs the numbers, not the gaps (cards 0 and 10^9: one range).
 function M.gaps(sorted)

@@ -7,6 +7,7 @@ local core = require "ascope_core"
 local model = require "ascope.analysis.timeline.model"
 local reader = require "ascope.ascend.plog"
 local i18n = require "ascope.i18n"
+local ranks = require "ascope.ranks"
 local workers = require "ascope.workers"
 
 local M = {}
@@ -154,44 +155,57 @@ function M.classify(files, rules, classifier, number, csv, max)
   res.record_count, res.cut_lines = stats.records, stats.cut
   res.failures = failures.result()
   res.failures_dropped = failures.dropped
-  res.non_moe_failures = M.non_moe(res.failures, rules)
+  res.non_moe_failures, res.unknown_kernel_failures = M.judge(res.failures, rules)
   return res
 end
 
---- Each card's first failure that names a kernel (else an op), by time: card -> failure. The
--- failures after it on the card are its consequences (a peer waiting for the failed kernel
--- times out in its own), so what the card failed on is this one.
+--- Each card's first failure, by time: card -> failure. The failures after it on the card are
+-- its consequences (a peer waiting for the failed kernel times out in its own), so what the card
+-- failed on is this one's kernel (else op); when it names neither, what the card failed on is
+-- unknown, whatever the later failures name.
 function M.first_failures(failures)
   local first = {}
   for _, fl in ipairs(failures) do
-    if fl.kernel_name or fl.origin_op_name then
-      local f = first[fl.card]
-      if not f or earlier(fl, f) then first[fl.card] = fl end
-    end
+    local f = first[fl.card]
+    if not f or earlier(fl, f) then first[fl.card] = fl end
   end
   return first
 end
 
---- The cards whose first failing kernel (else op; see first_failures) is not one of the rules'
--- moe_kernels, in card order: {card, kernel_name, task_id}.
-function M.non_moe(failures, rules)
+--- What each failing card failed on, in card order: the cards whose first failure (see
+-- first_failures) is on a kernel (else op) that is not one of the rules' moe_kernels
+-- ({card, kernel_name, task_id}), and the cards whose first failure names no kernel and no op
+-- ({card, stream_id, task_id, file, line}): those are neither, and the logs cannot say that every
+-- failing card failed on dispatch/combine.
+function M.judge(failures, rules)
   local first, cards = M.first_failures(failures), {}
   for card in pairs(first) do cards[#cards + 1] = card end
   table.sort(cards)
-  local out = {}
+  local non_moe, unknown = {}, {}
   for _, card in ipairs(cards) do
     local fl = first[card]
     local kernel = fl.kernel_name or fl.origin_op_name
-    if not model.matches(kernel, rules.moe_kernels) then
-      out[#out + 1] = { card = card, kernel_name = kernel, task_id = fl.task_id }
+    if not kernel then
+      unknown[#unknown + 1] = { card = card, stream_id = fl.stream_id, task_id = fl.task_id,
+                                file = fl.file, line = fl.line }
+    elseif not model.matches(kernel, rules.moe_kernels) then
+      non_moe[#non_moe + 1] = { card = card, kernel_name = kernel, task_id = fl.task_id }
     end
   end
-  return out
+  return non_moe, unknown
+end
+
+--- The cards of a list of judge's entries, as a message names them: "3, 5-7".
+function M.cards_text(list)
+  local cards = {}
+  for i, f in ipairs(list) do cards[i] = f.card end
+  return ranks.list_text(cards)
 end
 
 --- Findings: {severity, card, analysis, message}: a WARNING per category found (with its count)
 -- and for the unclassified [ERROR] lines, an ERROR per card whose first failing kernel is not a
--- dispatch/combine one. max: the failing tasks followed at most (for the message).
+-- dispatch/combine one, a WARNING naming the cards whose first failure names no kernel. max: the
+-- failing tasks followed at most (for the message).
 function M.anomalies(res, max)
   local out = {}
   local ids = {}
@@ -219,6 +233,13 @@ function M.anomalies(res, max)
   for _, f in ipairs(res.non_moe_failures) do
     out[#out + 1] = { severity = "ERROR", card = f.card, analysis = "plog",
                       message = i18n.t("plog.non_moe", f.card, f.kernel_name) }
+  end
+  local unknown = res.unknown_kernel_failures
+  if #unknown > 0 then
+    local cards = {}
+    for i, f in ipairs(unknown) do cards[i] = f.card end
+    out[#out + 1] = { severity = "WARNING", card = cards[1], cards = cards, analysis = "plog",
+                      message = i18n.t("plog.unknown_kernel", #unknown, ranks.list_text(cards)) }
   end
   return out
 end

@@ -205,6 +205,7 @@ return {
   ["plog.nul_bytes"] = "%s: %d NUL byte(s) (padding left by a crash?) were skipped; the lines around them are read",
   ["plog.failure"] = "card %d failed on kernel %s, op %s (stream %s, task %s) at %s:%d",
   ["plog.non_moe"] = "card %d did not fail on a dispatch/combine kernel but on %s",
+  ["plog.unknown_kernel"] = "%d card(s) failed without naming a kernel (their first failure names no kernel and no op): %s",
   ["plog.unclassified"] = "%d [ERROR] line(s) that no classifier knows (unclassified)",
   ["plog.unknown"] = "?",
   ["diagnose.results"] = "results in %s",
@@ -657,7 +658,7 @@ A missing card is reported and shown as NA; exit code 1 when a file could not be
 marked any_level, such as the UB link ras_code) are matched against rules/plog.lua: counts per
 category with the first lines of each (file:line), fields (device_id, stream_id, task_id, kernel_name,
 origin_op_name, error code), each card's failing kernel and op, and whether every card failed on
-a dispatch/combine kernel. Writes OUT/error_plog.csv and OUT/plog_summary.json.]],
+a dispatch/combine kernel (or which did not, or named no kernel). Writes OUT/error_plog.csv and OUT/plog_summary.json.]],
   ["opt.plog.output"] = "folder for the results",
   ["opt.plog.rules"] = "a rule file that adds to or overrides rules/plog.lua",
   ["opt.plog.format"] = "outputs to write: csv,json",

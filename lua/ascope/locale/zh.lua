@@ -205,6 +205,7 @@ return {
   ["plog.nul_bytes"] = "%s：跳过了 %d 个 NUL 字节（崩溃留下的填充？），其前后的日志行照常读取",
   ["plog.failure"] = "卡%d在 kernel %s、算子 %s 上执行失败（stream %s，task %s），位于 %s:%d",
   ["plog.non_moe"] = "卡%d没有在dispatch or combine 算子上执行失败，在了%s算子上执行失败",
+  ["plog.unknown_kernel"] = "%d 张卡失败时未给出 kernel（其首个失败既无 kernel 名也无算子名）：%s",
   ["plog.unclassified"] = "检测到 %d 条未被任何规则分类的 ERROR 日志（未分类）",
   ["plog.unknown"] = "?",
   ["diagnose.results"] = "结果位于 %s",
@@ -624,7 +625,7 @@ chrome://tracing 打开）。有 rank 无法读取或只读到一部分（如 tr
   ["out.opjitter_report.html"] = "抖动热力图（算子 x 调用）与最不稳定算子的各卡耗时",
   ["cmd.plog.summary"] = "对 plog/device 日志中的错误分类，并找出每张卡失败的 kernel 与算子",
   ["cmd.plog.details"] = [[读取 PLOG_PATH 下全部日志（流式，任意大小），按 rules/plog.lua 对 ERROR 行（及 any_level 分类器，如 UB 链路
-ras_code）分类：各类数量与前几条原始日志、提取字段、每张卡失败的 kernel 与算子、是否所有卡都失败在 dispatch/combine 上。
+ras_code）分类：各类数量与前几条原始日志、提取字段、每张卡失败的 kernel 与算子、是否所有卡都失败在 dispatch/combine 上（或哪些卡不是、哪些卡未给出 kernel）。
 输出 error_plog.csv 与 plog_summary.json。]],
   ["opt.plog.output"] = "结果的输出目录",
   ["opt.plog.rules"] = "补充或覆盖 rules/plog.lua 的规则文件",

@@ -3,6 +3,7 @@
 -- @module ascope.report.plog
 local core = require "ascope_core"
 local reader = require "ascope.ascend.plog"
+local analysis = require "ascope.analysis.plog"
 local writer = require "ascope.report.writer"
 local i18n = require "ascope.i18n"
 
@@ -44,6 +45,10 @@ function M.data(res)
   end
   local non_moe = array()
   for i, f in ipairs(res.non_moe_failures) do non_moe[i] = { card = f.card, kernel_name = f.kernel_name, task_id = f.task_id } end
+  local unknown = array()
+  for i, f in ipairs(res.unknown_kernel_failures) do
+    unknown[i] = { card = f.card, stream_id = f.stream_id, task_id = f.task_id, file = f.file, line = f.line }
+  end
   local unclassified = array()
   for i, e in ipairs(res.unclassified.examples) do unclassified[i] = { file = e.file, line = e.line, text = e.text } end
   local first_error = {}
@@ -53,7 +58,7 @@ function M.data(res)
   local nul = array()
   for i, n in ipairs(res.nul_files) do nul[i] = { path = n.path, bytes = n.bytes } end
   return { input = res.input, files = #res.files, categories = cats, failures = failures,
-           non_moe_failures = non_moe, failed = failed, first_error = first_error, nul_bytes = nul,
+           non_moe_failures = non_moe, unknown_kernel_failures = unknown, failed = failed, first_error = first_error, nul_bytes = nul,
            unclassified = { count = res.unclassified.count, examples = unclassified },
            failures_dropped = res.failures_dropped, cut_lines = res.cut_lines }
 end
@@ -83,7 +88,7 @@ end
 
 --- The console summary, as lines: the files read, each category (most lines first) with its
 -- examples, the unclassified lines, each card's failure, the kernels that are not
--- dispatch/combine ones, and what was capped or cut. max: the failing tasks followed at most.
+-- dispatch/combine ones and the cards that named none, and what was capped or cut. max: the failing tasks followed at most.
 function M.lines(res, max)
   local t = i18n.t
   local out = { "[INFO] " .. t("plog.files", #res.files, res.input) }
@@ -111,12 +116,15 @@ function M.lines(res, max)
     out[#out + 1] = "[INFO] " .. t("plog.failure", f.card, f.kernel_name or unknown, f.origin_op_name or unknown,
       f.stream_id or unknown, f.task_id or unknown, f.file, f.line)
   end
-  if #res.failures > 0 then
-    if #res.non_moe_failures == 0 then
-      out[#out + 1] = "[INFO] " .. t("plog.all_moe")
-    else
-      for _, f in ipairs(res.non_moe_failures) do out[#out + 1] = "[ERROR] " .. t("plog.non_moe", f.card, f.kernel_name) end
-    end
+  -- every failing card failed on dispatch/combine only when each one's first failing kernel is
+  -- known and is one: a card whose first failure names no kernel is named instead
+  local unknown_cards = res.unknown_kernel_failures
+  if #res.failures > 0 and #res.non_moe_failures == 0 and #unknown_cards == 0 then
+    out[#out + 1] = "[INFO] " .. t("plog.all_moe")
+  end
+  for _, f in ipairs(res.non_moe_failures) do out[#out + 1] = "[ERROR] " .. t("plog.non_moe", f.card, f.kernel_name) end
+  if #unknown_cards > 0 then
+    out[#out + 1] = "[WARNING] " .. t("plog.unknown_kernel", #unknown_cards, analysis.cards_text(unknown_cards))
   end
   if res.failures_dropped > 0 then out[#out + 1] = "[WARNING] " .. t("plog.failures_capped", max, res.failures_dropped) end
   if res.cut_lines > 0 then out[#out + 1] = "[WARNING] " .. t("plog.cut_lines", res.cut_lines) end
