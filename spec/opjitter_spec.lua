@@ -152,6 +152,31 @@ describe("opjitter", function()
       .. "mean 60.750, allowed 30.375 - 91.125", 1, true))
   end)
 
+  it("checks the aiv columns of dispatch/combine types in every spelling, the kernels plog and graph pick out", function()
+    -- calls 1..4 of each type: 100, 100, 400, 100 -> mean 175, allowed 87.5 - 262.5: call 3 is out
+    local rows = {}
+    for _, ty in ipairs({ "moe_distribute_combine", "MoeDistributeDispatchV2", "MOE_DISTRIBUTE_DISPATCH_V3", "Add" }) do
+      for _, v in ipairs({ "100", "100", "100", "400", "100" }) do rows[#rows + 1] = { ty, "10", v } end
+    end
+    card(dir, 0, rows)
+    local function out_of_range(r)
+      local got = {}
+      for _, v in ipairs(r.aiv) do
+        if v.column == "aiv_vec_time(us)" then got[#got + 1] = ("%s %d %s"):format(v.type, v.call, v.kind) end
+      end
+      table.sort(got)
+      return got
+    end
+    assert.same({ "MOE_DISTRIBUTE_DISPATCH_V3 3 out_of_range", "MoeDistributeDispatchV2 3 out_of_range",
+                  "moe_distribute_combine 3 out_of_range" }, out_of_range(assert(opjitter.run(dir))))
+    -- one definition: the types checked are the kernels plog judges failures by
+    assert.same(require("ascope.plog").rules().moe_kernels, opjitter.rules().aiv_types)
+    -- a user's own aiv_types replace them
+    h.write(dir .. "/r.lua", 'return { aiv_types = { "^add$", "dispatch_v3" } }')
+    assert.same({ "Add 3 out_of_range", "MOE_DISTRIBUTE_DISPATCH_V3 3 out_of_range" },
+      out_of_range(assert(opjitter.run(dir, { rules = dir .. "/r.lua" }))))
+  end)
+
   it("real kernel_details of two cards (values from an independent Python computation)", function()
     local r = assert(opjitter.run(h.real .. "/msinsight_pytorch_text_level0"))
     assert.same({ 0, 1 }, r.found)

@@ -15,6 +15,7 @@ local kernel_csv = require "ascope.ascend.kernel_csv"
 local csv_notes = require "ascope.ascend.csv_notes"
 local analysis = require "ascope.analysis.opjitter"
 local rules_mod = require "ascope.rules"
+local moe_kernels = require "ascope.ascend.moe_kernels"
 local shard = require "ascope.shard"
 local report = require "ascope.report.opjitter"
 local recipe = require "ascope.recipe"
@@ -52,7 +53,9 @@ M.spec = {
 }
 
 function M.rules(user_file)
-  return rules_mod.load("opjitter", user_file) -- checked against its schema (ascope.rule_schemas)
+  local rules, err = rules_mod.load("opjitter", user_file) -- checked against its schema (ascope.rule_schemas)
+  if rules then rules.aiv_types = moe_kernels.or_default(rules.aiv_types) end
+  return rules, err
 end
 
 -- The card of a kernel file: the rank its profiler gave its *_ascend_pt folder (the N of

@@ -1,5 +1,6 @@
 --- The MoE dispatch/combine kernels by name, one definition for the jobs that pick them out:
--- plog (did a card fail on one) and graph (the nodes compared). Lua patterns, matched
+-- plog (did a card fail on one), graph (the nodes compared) and opjitter (the types whose aiv
+-- columns are checked). Lua patterns, matched
 -- case-insensitively anywhere in a name (ascope.analysis.timeline.model.matcher), so that every
 -- spelling counts: MoeDistributeDispatch, MoeDistributeCombineV2, moe_distribute_dispatch,
 -- aclnnMoeDistributeDispatchV2, npu_moe_distribute_combine_v2, MOE_DISTRIBUTE_COMBINE.
