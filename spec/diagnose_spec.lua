@@ -122,6 +122,51 @@ describe("diagnose", function()
     assert.falsy(out:match("summary: %d+ finding.*$"):find("dump time", 1, true))
   end)
 
+  it("orders root cards by plog times only where the logs' device numbers can be the cards' ranks", function()
+    local cards = mh.cluster({ state = "dispatch_stuck", cards = 4, fault = { 1, 3 } }) -- card 1 dumped first
+    mh.write_cluster(dir .. "/dumps", cards, "mc2")
+    local function diagnose(logs)
+      h.cleanup(dir .. "/logs")
+      for path, time in pairs(logs) do
+        h.write(dir .. "/logs/" .. path, plog_line(time, "EZ9999 vector error") .. "\n")
+      end
+      local code, out = h.run("--lang", "en", "diagnose", "TARGET_DIR=" .. dir .. "/dumps", "SOC_VERSION=950",
+        "PLOG_PATH=" .. dir .. "/logs", "-o", dir .. "/out")
+      assert.equal(0, code, out)
+      return core.json.load(dir .. "/out/diagnose_summary.json"), out
+    end
+    local function warnings(s)
+      local out = {}
+      for _, a in ipairs(s.anomalies) do if a.source == "diagnose" then out[#out + 1] = a.severity .. " " .. a.message end end
+      return out
+    end
+    -- one node's debug and run logs: device 3 failed first, the plog times order the roots
+    local s = diagnose({ ["n0/log/debug/device-1/device-9_1.log"] = "20", ["n0/log/run/device-3/device-9_2.log"] = "10",
+                         ["n0/log/debug/device-3/device-9_3.log"] = "30" })
+    assert.equal("plog", s.verdict.first_fail_from)
+    assert.same({ 3, 1 }, s.verdict.root_cards)
+    assert.same({}, warnings(s))
+    -- two nodes both have a device 3: node 1's device 3 (the earliest error) is not rank 3, the dump
+    -- times order the roots
+    local out
+    s, out = diagnose({ ["n0/log/debug/device-1/device-9_1.log"] = "10", ["n0/log/debug/device-3/device-9_2.log"] = "20",
+                        ["n1/log/debug/device-3/device-9_3.log"] = "05" })
+    assert.equal("dump", s.verdict.first_fail_from)
+    assert.same({ 1, 3 }, s.verdict.root_cards)
+    local clash = "WARNING root cards ordered by dump time, not by the first plog errors: device 3 is in the logs under "
+      .. dir .. "/logs/n0/log/ and under " .. dir .. "/logs/n1/log/"
+    assert.equal(clash, warnings(s)[1]:sub(1, #clash))
+    assert.truthy(out:find("[WARNING] (diagnose) " .. clash:sub(9), 1, true))
+    assert.truthy(out:find("[ERROR] root card 1 (first to fail: ", 1, true))
+    assert.truthy(out:find("dump time)", 1, true))
+    -- a root card with no [ERROR] line under its number: the dump times, and why
+    s = diagnose({ ["device-3/plog-1.log"] = "10" })
+    assert.equal("dump", s.verdict.first_fail_from)
+    assert.same({ 1, 3 }, s.verdict.root_cards)
+    assert.same({ "WARNING root cards ordered by dump time, not by the first plog errors: root card(s) 1 have no plog "
+      .. "[ERROR] line under their number (plog numbers cards by device, moe by rank)" }, warnings(s))
+  end)
+
   it("runs opjitter on the profiling data with the others", function()
     h.write(dir .. "/graphs/graph_1_device0.json", '{"op": [{"name": "MoeDistributeDispatchV2_1"}]}')
     local code, out = h.run("--lang", "en", "diagnose", "PROFILING_PATH=" .. h.real .. "/msinsight_pytorch_text_level0",

@@ -45,6 +45,13 @@ describe("plog", function()
     assert.equal(5, card("x/device-5/run.log"))
     assert.equal(2, card("card_2/plog-1_2.log"))
     assert.equal(7, card("/a/dev7/a.log"))
+    -- the home of a number: one node's debug and run logs share one, two nodes' do not
+    local reader = require "ascope.ascend.plog"
+    assert.same({ 3, "n0/log/" }, { reader.card_home("n0/log/debug/device-3/device-9_1.log") })
+    assert.same({ 3, "n0/log/" }, { reader.card_home("n0/log/Run/device-3/x.log") })
+    assert.is_nil(reader.numbering_clash({ "n0/log/debug/device-3/a.log", "n0/log/run/device-3/b.log", "n1/log/device-4/c.log" }))
+    assert.same({ 3, "n0/log/", "n1/log/" },
+      { reader.numbering_clash({ "n0/log/debug/device-3/a.log", "n0/log/debug/device-4/b.log", "n1/log/debug/device-3/c.log" }) })
   end)
 
   it("reads the first line past a UTF-8 byte order mark, and names a UTF-16 log instead of reading nothing", function()

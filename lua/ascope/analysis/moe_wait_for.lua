@@ -98,7 +98,8 @@ function M.roots(edges, first_fail)
 end
 
 --- The first-fail times to order root cards by: the dump time of each card, replaced by the
--- first plog error of the card when plog times are given (card -> "YYYY-MM-DD-hh:mm:ss.mmm.uuu").
+-- first plog error of the card when plog times are given (card -> "YYYY-MM-DD-hh:mm:ss.mmm.uuu",
+-- under numbers the caller has checked are the cards': diagnose gives none when they may not be).
 function M.first_fail(cards, plog_first)
   local out = {}
   if plog_first and next(plog_first) then

@@ -68,10 +68,48 @@ end
 -- CANN names a device log device-<pid>_<timestamp>.log inside its card's device-<N> folder: the
 -- file name's number is a process id, never the card (a log copied out of its folder would
 -- otherwise become card 3978, apart from its own lines' device_id).
-function M.card_of_path(path)
+function M.card_of_path(path) return (M.card_home(path)) end
+
+-- the folders CANN writes one node's logs in, each with its own device-N folders
+local LOG_KINDS = { debug = true, run = true, security = true }
+
+--- The card of a log file from its path (see card_of_path) and its home: the path before the
+-- folder (or name) that gives the number, without a last debug/, run/ or security/ folder
+-- ("n0/log/debug/device-3/x.log" and "n0/log/run/device-3/y.log": card 3, home "n0/log/").
+-- nil when no number is in the path.
+function M.card_home(path)
   path = path:gsub("/?[Dd]evice%-%d+_%d+%.log$", "/")
-  local n = path:match("[Dd]evice[-_]?(%d+)") or path:match("[Cc]ard[-_]?(%d+)") or path:match("/dev(%d+)/")
-  return n and math.tointeger(tonumber(n))
+  local at, n = path:match("()[Dd]evice[-_]?(%d+)")
+  if not n then at, n = path:match("()[Cc]ard[-_]?(%d+)") end
+  if not n then
+    at, n = path:match("()/dev(%d+)/")
+    at = at and at + 1 -- the slash before dev belongs to the home
+  end
+  if not n then return nil end
+  local home = path:sub(1, at - 1)
+  local parent, last = home:match("^(.-)([^/]*)/$")
+  if parent and LOG_KINDS[last:lower()] then home = parent end
+  return math.tointeger(tonumber(n)), home
+end
+
+--- A device number that log files under two different homes (see card_home) claim: the logs of
+-- several nodes, each numbering its devices from 0 (two 16-die nodes both have device-0..15),
+-- so the number does not say which card. Returns the number and the two homes (the first clash
+-- in files' order), or nil when every number has one home.
+function M.numbering_clash(files)
+  local home_of = {}
+  for _, f in ipairs(files) do
+    local card, home = M.card_home(f)
+    if card then
+      local seen = home_of[card]
+      if not seen then
+        home_of[card] = home
+      elseif seen ~= home then
+        return card, seen, home
+      end
+    end
+  end
+  return nil
 end
 
 --- Log files under path (a file is taken as it is) and the messages of the folders that could

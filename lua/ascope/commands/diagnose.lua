@@ -6,6 +6,8 @@ local log = require "ascope.log"
 local moe_spec = require("ascope.moe").spec
 local moe_report = require "ascope.report.moe"
 local wait_for = require "ascope.analysis.moe_wait_for"
+local reader = require "ascope.ascend.plog"
+local ranks = require "ascope.ranks"
 local findings = require "ascope.findings"
 local writer = require "ascope.report.writer"
 local field_html = require "ascope.report.field_html"
@@ -53,11 +55,37 @@ local function source_of(step, a)
   return step .. " " .. an
 end
 
--- The root cards, ordered by the first plog error of each card when plog ran, else by the dump
--- times; the moe findings about them are redone to say which clock ordered them.
+-- Why plog's first errors cannot order the root cards, or nil when they can. moe numbers cards by
+-- rank (global), plog by the device number of a log's folder or line (per node): the numbers are
+-- taken as the same cards only when no device number is in the logs of two nodes (two homes,
+-- ascope.ascend.plog.numbering_clash) and every root card has a first error under its number.
+local function plog_distrust(plog_res, root_list)
+  local card, a, b = reader.numbering_clash(plog_res.files)
+  if card then return i18n.t("diagnose.plog_clash", card, a, b) end
+  local missing = {}
+  for _, r in ipairs(root_list) do
+    if plog_res.first_error[r] == nil then missing[#missing + 1] = r end
+  end
+  if #missing > 0 then return i18n.t("diagnose.plog_missing", ranks.list_text(missing)) end
+  return nil
+end
+
+-- The root cards, ordered by the first plog error of each card when plog ran and its numbers can
+-- be trusted to be moe's (plog_distrust; else a WARNING says why), else by the dump times; the
+-- moe findings about them are redone to say which clock ordered them.
 local function roots(moe_res, plog_res, anomalies)
   local edges = moe_res.cross and moe_res.cross.wait_for or {}
-  local first, from = wait_for.first_fail(moe_res.cards, plog_res and plog_res.first_error)
+  local plog_first, unordered = plog_res and plog_res.first_error, wait_for.roots(edges)
+  local why = plog_res and plog_distrust(plog_res, unordered)
+  if why then
+    plog_first = nil
+    -- said only when it changes an order: with no root card there is nothing to order
+    if #unordered > 0 then
+      anomalies[#anomalies + 1] = { severity = "WARNING", source = "diagnose", analysis = "roots",
+                                    message = i18n.t("diagnose.plog_untrusted", why) }
+    end
+  end
+  local first, from = wait_for.first_fail(moe_res.cards, plog_first)
   local list = wait_for.roots(edges, first)
   if from == "plog" then
     for i = #anomalies, 1, -1 do
