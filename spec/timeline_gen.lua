@@ -246,17 +246,18 @@ end
 -- every 90 us, a flow each) inside its 1000 us ProfilerStep, the device runs them `lag` us later,
 -- then a 100 us all-reduce. So each host window holds the end of the step before and the start
 -- of its own. Truth, by launch (as the profiler assigns tasks): every step the same, 900 us of
--- compute then 100 us of communication; no jitter of either.
-function M.device_lagging(path, steps, lag)
+-- compute then 100 us of communication; no jitter of either. The steps of the set `idle` launch
+-- nothing (the host works alone): no task of theirs, so none of their steps' ends either.
+function M.device_lagging(path, steps, lag, idle)
   local lanes, fl, t = rank_lanes(), {}, 0
   for k = 1, steps do
     add(lanes, HOST, "ProfilerStep#" .. k, t, 1000)
-    for j = 0, 9 do
+    for j = 0, (idle or {})[k] and -1 or 9 do
       add(lanes, HOST, "aclnnMatmul launch", t + j * 90, 20)
       add(lanes, STREAM, "MatMul", t + lag + j * 90, 80, "AI_CORE")
       fl[#fl + 1] = { id = #fl + 1, from = { HOST, t + j * 90 + 1 }, to = { STREAM, t + lag + j * 90 } }
     end
-    add(lanes, HCCL, "hcom_allReduce_" .. k, t + lag + 900, 100)
+    if not (idle or {})[k] then add(lanes, HCCL, "hcom_allReduce_" .. k, t + lag + 900, 100) end
     t = t + 1000
   end
   M.write(path, lanes, fl)

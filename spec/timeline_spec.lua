@@ -829,6 +829,24 @@ describe("timeline steps of a device that runs behind the host", function()
     end)
   end
 
+  -- a step of host work alone: the device is still running the step before, which keeps its
+  -- end (the device side of a window that launched nothing starts as far behind as the one
+  -- before did)
+  for _, lag in ipairs({ 300, 600, 1500 }) do
+    it(("leaves the step before a step that launched nothing its end, %d us behind"):format(lag), function()
+      gen.device_lagging(dir .. "/idle.json", 10, lag, { [5] = true })
+      local r = analyse(dir .. "/idle.json", { step = 4 })
+      assert.near(1.0, r.step.stage_ms, 1e-9)
+      assert.near((3000 + lag) / 1000, r.step.start_ms, 1e-9)
+      assert.near(0.8, r.dashboard.op_utilization, 1e-9)
+      local comm = r.jitter.series.comm
+      for k = 1, 10 do assert.near(k == 5 and 0 or 0.1, comm[k], 1e-9) end
+      local r6 = analyse(dir .. "/idle.json", { step = 6 })
+      assert.near(1.0, r6.step.stage_ms, 1e-9)
+      assert.near((5000 + lag) / 1000, r6.step.start_ms, 1e-9)
+    end)
+  end
+
   it("keeps the host's windows where no flow says what the host launched", function()
     -- the same trace without its flows: the first host window holds no all-reduce
     local lanes = core.json.load((function()

@@ -85,8 +85,9 @@ local FIRST_LAUNCHED = 64
 -- launched, as streams run side by side) and runs to the next one's. The last one runs to the
 -- end of the last task it launched, and at least as far behind its host window's end as the
 -- device was behind at its start (the tasks of the step before still running in it): its
--- communication has no launch flow. Without launch flows, or for a window that launched
--- nothing, the device side is the host window.
+-- communication has no launch flow. A window that launched nothing starts as far behind its
+-- host start as the one before it was: the device is still running that one's tasks (the
+-- first window at its host start). Without launch flows the device side is the host window.
 local function device_windows(m, wins, l, sets)
   for _, w in ipairs(wins) do w.d0, w.d1 = w.w0, w.w1 end
   local n = #l.at
@@ -100,6 +101,12 @@ local function device_windows(m, wins, l, sets)
     end
     return lo
   end
+  -- how far behind its host start w's device side starts: to the end of the tasks of the steps
+  -- before that run in [w0, d0)
+  local function behind(w, d0)
+    local _, to = sets.compute:clip(w.w0, d0):union(sets.comm:clip(w.w0, d0)):bounds()
+    return math.max((to or w.w0) - w.w0, 0)
+  end
   local tl, prev = m.tl, nil
   for k, w in ipairs(wins) do
     local first, d0 = first_at_or_after(w.w0), nil
@@ -110,13 +117,12 @@ local function device_windows(m, wins, l, sets)
     end
     -- device sides follow each other: a window that starts before the last one's start
     -- (launched nothing, or its first task overtook) starts there
-    d0 = d0 or w.w0
+    d0 = d0 or (prev and w.w0 + behind(prev, prev.d0)) or w.w0
     if prev and d0 < prev.d0 then d0 = prev.d0 end
     w.d0 = d0
     if prev then prev.d1 = d0 end
     if k == #wins then
-      local _, behind_to = sets.compute:clip(w.w0, d0):union(sets.comm:clip(w.w0, d0)):bounds()
-      local d1 = w.w1 + math.max((behind_to or w.w0) - w.w0, 0)
+      local d1 = w.w1 + behind(w, d0)
       for j = first, n do
         local i = order[j]
         if at[i] >= w.w1 then break end
