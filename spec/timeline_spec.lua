@@ -862,6 +862,40 @@ describe("timeline steps of a device that runs behind the host", function()
     assert.equal(0, r.jitter.series.comm[1])
     assert.near(0.1, r.jitter.series.comm[2], 1e-9)
   end)
+
+  it("holds the launches in fewer than 100 bytes of Lua heap each", function()
+    -- 20 steps of `per` kernels, each launched 300 us before it runs (a flow each): the launch
+    -- lists of the step windows and the queued time are the Lua heap that grows with them.
+    -- The growth of the peak from 5000 launches to 20000, per launch.
+    local function peak_kb(per)
+      local lanes, fl, t = { { "Python", "Thread 1", {} }, { "Ascend Hardware", "Stream 2", {} } }, {}, 0
+      for k = 1, 20 do
+        table.insert(lanes[1][3], { "ProfilerStep#" .. k, t, per * 10 })
+        for j = 0, per - 1 do
+          table.insert(lanes[2][3], { "MatMul", t + 300 + j * 10, 8, "AI_CORE" })
+          fl[#fl + 1] = { id = #fl + 1, from = { 1, t + j * 10 + 1 }, to = { 2, t + 300 + j * 10 } }
+        end
+        t = t + per * 10
+      end
+      trace(dir .. "/many.json", lanes, fl)
+      lanes, fl = nil, nil -- luacheck: ignore 311
+      collectgarbage()
+      local before, peak = collectgarbage("count"), 0
+      -- what is live, not what the collector has not come to yet
+      debug.sethook(function()
+        collectgarbage()
+        peak = math.max(peak, collectgarbage("count"))
+      end, "", 10000)
+      local ok, r = pcall(analyse, dir .. "/many.json")
+      debug.sethook()
+      assert(ok, r)
+      assert.near(0.3, r.step.start_ms - r.step.window_start_ms, 1e-9)
+      return peak - before
+    end
+    peak_kb(250) -- the modules and rules loaded once
+    local per_launch = (peak_kb(1000) - peak_kb(250)) * 1024 / 15000
+    assert.is_true(per_launch < 100, ("%.0f bytes a launch"):format(per_launch))
+  end)
 end)
 
 describe("timeline raw top operator off the critical path", function()

@@ -38,20 +38,17 @@ local P2P_KINDS = { device = true, comm = true }
 local HOST_KINDS = { host = true, other = true }
 local DEVICE_SIDE = { device = true, comm = true }
 
--- The time each compute-stream task waited launched: from the start of its last launch flow
--- to the task's start. A task may have two flows: the framework's enqueue (async_npu, from the
--- Python thread) and the launch itself (HostToDevice, from the launching thread); it is on the
--- device's queue only from the later. A compute gap inside that time is none of the host's: a
--- task was there, waiting for the device.
--- The compute-stream tasks that have a launch flow from the host, each with the start of its last one:
--- launched = {at = launch starts, task = task rows, ts = task starts}, plain lists in no order.
+-- The compute-stream tasks that have a launch flow from the host, each with the start of its
+-- last one: launched = {at = launch starts, task = task rows}, plain lists in no order (a task's
+-- start is read from its row, not held in a third list of 16 bytes a launch).
 local function launched(m)
   local tl, ends = m.tl, m.launch_ends
-  local out = { at = {}, task = {}, ts = {} }
+  local out = { at = {}, task = {} }
   if #ends == 0 then return out end
   local from = m.flow_starts:take(match.last(m.flow_start_ids, m.launch_end_ids))
-  -- the start lanes read one by one from their column: a table of them would cost 16 bytes a flow
-  local starts, lanes = tl.ts:take(from):totable(), tl.lane:take(from)
+  -- the starts and their lanes read one by one from their columns: a table of them would cost
+  -- 16 bytes a flow
+  local starts, lanes = tl.ts:take(from), tl.lane:take(from)
   local held = match.within(tl.lane, tl.ts, tl.dur, tl.lane:take(ends), tl.ts:take(ends))
   local latest = {}
   for k = 1, #ends do
@@ -61,17 +58,22 @@ local function launched(m)
       latest[task] = s
     end
   end
-  local at, rows, ts = out.at, out.task, out.ts
+  local at, rows = out.at, out.task
   for task, s in pairs(latest) do
     local n = #at + 1
-    at[n], rows[n], ts[n] = s, task, tl.ts[task]
+    at[n], rows[n] = s, task
   end
   return out
 end
 
-local function queued(l)
+-- The time each compute-stream task waited launched: from the start of its last launch flow
+-- to the task's start. A task may have two flows: the framework's enqueue (async_npu, from the
+-- Python thread) and the launch itself (HostToDevice, from the launching thread); it is on the
+-- device's queue only from the later. A compute gap inside that time is none of the host's: a
+-- task was there, waiting for the device.
+local function queued(m, l)
   -- clipped to everything: an interval that ends where it starts (or before) is none
-  return interval.union(l.at, l.ts, nil, math.mininteger, math.maxinteger)
+  return interval.union(l.at, m.tl.ts:take(l.task), nil, math.mininteger, math.maxinteger)
 end
 
 -- the tasks that start a step on the device: the first this many launched in its window
@@ -90,7 +92,7 @@ local FIRST_LAUNCHED = 64
 -- first window at its host start). Without launch flows the device side is the host window.
 local function device_windows(m, wins, l, sets)
   for _, w in ipairs(wins) do w.d0, w.d1 = w.w0, w.w1 end
-  local n = #l.at
+  local n, tl = #l.at, m.tl
   if n == 0 or not wins[1].id then return end
   local at, order = l.at, column.new("integer", l.at):order()
   local function first_at_or_after(at_t) -- in launch order: the first launch at or after at_t
@@ -107,13 +109,14 @@ local function device_windows(m, wins, l, sets)
     local _, to = sets.compute:clip(w.w0, d0):union(sets.comm:clip(w.w0, d0)):bounds()
     return math.max((to or w.w0) - w.w0, 0)
   end
-  local tl, prev = m.tl, nil
+  local prev
   for k, w in ipairs(wins) do
     local first, d0 = first_at_or_after(w.w0), nil
     for j = first, math.min(first + FIRST_LAUNCHED - 1, n) do
       local i = order[j]
       if at[i] >= w.w1 then break end
-      if not d0 or l.ts[i] < d0 then d0 = l.ts[i] end
+      local ts = tl.ts[l.task[i]]
+      if not d0 or ts < d0 then d0 = ts end
     end
     -- device sides follow each other: a window that starts before the last one's start
     -- (launched nothing, or its first task overtook) starts there
@@ -146,7 +149,7 @@ local function trace_sets(m, l)
     p2p_wait = m.busy(m, m.tagged_rows(m, "p2p_wait", P2P_KINDS)),
     launch = m.busy(m, m.tagged_rows(m, "host_launch", HOST_KINDS)),
     dataloader = m.busy(m, m.tagged_rows(m, "dataloader", HOST_KINDS)),
-    queued = queued(l),
+    queued = queued(m, l),
   }
 end
 
