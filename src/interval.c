@@ -169,14 +169,7 @@ int asc_iset_subtract(const asc_iset *a, const asc_iset *b, asc_iset *out) {
 /* By binary search: clipping one step's window out of a whole trace's set costs the step's
  * intervals, not the trace's. */
 int asc_iset_clip(const asc_iset *a, int64_t lo, int64_t hi, asc_iset *out) {
-  size_t first = 0, top = a->n;
-  while (first < top) { /* the first interval that ends after lo */
-    size_t mid = first + (top - first) / 2;
-    if (a->v[mid].e <= lo)
-      first = mid + 1;
-    else
-      top = mid;
-  }
+  size_t first = first_ending_after(a, lo);
   size_t last = first;
   while (lo < hi && last < a->n && a->v[last].s < hi) last++;
   size_t k = last - first;
@@ -191,6 +184,22 @@ int asc_iset_clip(const asc_iset *a, int64_t lo, int64_t hi, asc_iset *out) {
   }
   out->n = k;
   return 0;
+}
+
+int asc_iset_clip_bounds(const asc_iset *a, int64_t lo, int64_t hi, int64_t *s, int64_t *e) {
+  size_t first = first_ending_after(a, lo);
+  if (lo >= hi || first == a->n || a->v[first].s >= hi) return 0;
+  size_t after = first + 1, top = a->n; /* the first interval from first on that starts at hi or later */
+  while (after < top) {
+    size_t mid = after + (top - after) / 2;
+    if (a->v[mid].s < hi)
+      after = mid + 1;
+    else
+      top = mid;
+  }
+  *s = a->v[first].s < lo ? lo : a->v[first].s;
+  *e = a->v[after - 1].e > hi ? hi : a->v[after - 1].e;
+  return 1;
 }
 
 int asc_iset_gaps(const asc_iset *a, int64_t lo, int64_t hi, asc_iset *out) {

@@ -125,12 +125,20 @@ static int m_get(lua_State *L) {
   return 2;
 }
 
-/* set:bounds() -> first start, last end (nil when empty) */
+/* set:bounds([lo, hi]) -> first start, last end (nil when empty); with lo and hi, those of
+ * set:clip(lo, hi), without building it (a step's bounds cost no copy of the trace's set) */
 static int m_bounds(lua_State *L) {
   asc_iset *a = check_iset(L, 1);
-  if (!a->n) return 0;
-  lua_pushinteger(L, a->v[0].s);
-  lua_pushinteger(L, a->v[a->n - 1].e);
+  int64_t s, e;
+  if (lua_isnoneornil(L, 2)) {
+    if (!a->n) return 0;
+    s = a->v[0].s;
+    e = a->v[a->n - 1].e;
+  } else if (!asc_iset_clip_bounds(a, luaL_checkinteger(L, 2), luaL_checkinteger(L, 3), &s, &e)) {
+    return 0;
+  }
+  lua_pushinteger(L, s);
+  lua_pushinteger(L, e);
   return 2;
 }
 

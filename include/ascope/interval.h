@@ -44,6 +44,9 @@ int asc_iset_subtract(const asc_iset *a, const asc_iset *b, asc_iset *out);
 /* The parts of [lo, hi) that a does not cover. */
 int asc_iset_gaps(const asc_iset *a, int64_t lo, int64_t hi, asc_iset *out);
 int asc_iset_clip(const asc_iset *a, int64_t lo, int64_t hi, asc_iset *out);
+/* The first start and last end of asc_iset_clip(a, lo, hi) in *s and *e, without building it
+ * (two binary searches): 1, or 0 when the clip is empty. */
+int asc_iset_clip_bounds(const asc_iset *a, int64_t lo, int64_t hi, int64_t *s, int64_t *e);
 int64_t asc_iset_total(const asc_iset *a);
 void asc_iset_free(asc_iset *a);
 

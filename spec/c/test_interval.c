@@ -127,11 +127,22 @@ int main(void) {
   asc_iset_free(&c);
   CHECK(asc_iset_clip(&u, -100, 100, &c) == 0 && c.n == 2 && asc_iset_total(&c) == 40);
   asc_iset_free(&c);
+  /* the clip's bounds, without it */
+  int64_t bs = 0, be = 0;
+  CHECK(asc_iset_clip_bounds(&u, 10, 40, &bs, &be) == 1 && bs == 10 && be == 40);
+  CHECK(asc_iset_clip_bounds(&u, 5, 25, &bs, &be) == 1 && bs == 5 && be == 20);
+  CHECK(asc_iset_clip_bounds(&u, 20, 31, &bs, &be) == 1 && bs == 30 && be == 31);
+  CHECK(asc_iset_clip_bounds(&u, -100, 100, &bs, &be) == 1 && bs == 0 && be == 50);
+  CHECK(asc_iset_clip_bounds(&u, 20, 30, &bs, &be) == 0);
+  CHECK(asc_iset_clip_bounds(&u, 50, 90, &bs, &be) == 0);
+  CHECK(asc_iset_clip_bounds(&u, -9, 0, &bs, &be) == 0);
+  CHECK(asc_iset_clip_bounds(&u, 40, 10, &bs, &be) == 0);
 
   asc_iset empty;
   CHECK(asc_iset_union(NULL, NULL, 0, &empty) == 0 && empty.n == 0 && asc_iset_total(&empty) == 0);
   CHECK(asc_iset_clip(&empty, 0, 10, &c) == 0 && c.n == 0);
   asc_iset_free(&c);
+  CHECK(asc_iset_clip_bounds(&empty, 0, 10, &bs, &be) == 0);
   asc_iset_free(&u);
   asc_iset_free(&g);
   asc_iset_free(&b);

@@ -127,6 +127,21 @@ describe("interval sets", function()
     end
     assert.equal(0, #interval.union({ 1, 5 }, { 4, 9 }, nil, 9, 3)) -- an empty window
   end)
+
+  it("gives the bounds of a clip without building it", function()
+    math.randomseed(37)
+    for _ = 1, 200 do
+      local s, e = random_intervals(math.random(0, 20), 200)
+      local set = interval.union(s, e)
+      local lo = math.random(-20, 220)
+      local hi = lo + math.random(-10, 120)
+      assert.same({ set:clip(lo, hi):bounds() }, { set:bounds(lo, hi) })
+    end
+    local set = interval.union({ 0, 30 }, { 20, 50 })
+    assert.same({ 0, 50 }, { set:bounds() })
+    assert.same({ 5, 31 }, { set:bounds(5, 31) })
+    assert.is_nil(set:bounds(20, 30)) -- the gap between, ends touching
+  end)
 end)
 
 -- The longest path as the timeline first computed it, in Lua, over plain tables: the oracle

@@ -95,23 +95,15 @@ local function device_windows(m, wins, l, sets)
   local n, tl = #l.at, m.tl
   if n == 0 or not wins[1].id then return end
   local at, order = l.at, column.new("integer", l.at):order()
-  local function first_at_or_after(at_t) -- in launch order: the first launch at or after at_t
-    local lo, hi = 1, n + 1
-    while lo < hi do
-      local mid = (lo + hi) // 2
-      if at[order[mid]] < at_t then lo = mid + 1 else hi = mid end
-    end
-    return lo
-  end
   -- how far behind its host start w's device side starts: to the end of the tasks of the steps
   -- before that run in [w0, d0)
-  local function behind(w, d0)
-    local _, to = sets.compute:clip(w.w0, d0):union(sets.comm:clip(w.w0, d0)):bounds()
-    return math.max((to or w.w0) - w.w0, 0)
-  end
-  local prev
+  local function behind(w, d0) return math.max((per_step.busy_to(sets, w.w0, d0) or w.w0) - w.w0, 0) end
+  local prev, first = nil, 1
   for k, w in ipairs(wins) do
-    local first, d0 = first_at_or_after(w.w0), nil
+    -- in launch order, the first launch at or after the window's start (the windows follow
+    -- each other: one walk over the launches for all of them)
+    while first <= n and at[order[first]] < w.w0 do first = first + 1 end
+    local d0
     for j = first, math.min(first + FIRST_LAUNCHED - 1, n) do
       local i = order[j]
       if at[i] >= w.w1 then break end
