@@ -823,6 +823,10 @@ describe("timeline steps of a device that runs behind the host", function()
       assert.near((4000 + lag) / 1000, r.step.start_ms, 1e-9)
       assert.near(0.8, r.dashboard.op_utilization, 1e-9)
       assert.near(0.9, r.dashboard.critical_path_ratio, 1e-9)
+      -- the step's own ten launches, not those of the step before still running in its host time
+      assert.equal(10, r.critical_path.flow_edges)
+      assert.equal(10, r.alignment.edges)
+      assert.equal(lag > 20 and 10 or 0, r.alignment.count)
       assert.near(0, r.comm_jitter.cv, 1e-9)
       for _, c in ipairs(r.jitter.series.comm) do assert.near(0.1, c, 1e-9) end
       assert.same({ "lane_idle", "overlap_low" }, fired(r))

@@ -14,16 +14,22 @@ local M = {}
 
 local function ms(ns) return ns and ns / 1e6 end
 
---- Flow edges {producer row, consumer row} whose consumer sits in [w0, w1): each flow binds to
--- the slice that holds its end on its lane. Also the number of flows left out because an end
--- had no readable time. Found in C whatever the trace's length: the ends in the step, each
--- one's start (the last start with its id, match.last) and the slices that hold them
--- (match.within, one pass over the slices).
-function M.flow_edges(m, w0, w1)
+local DEVICE_KINDS = { device = true, comm = true }
+
+--- Flow edges {producer row, consumer row} whose consumer sits in [w0, w1), or in [d0, d1) when
+-- it is on a device or communication lane (the device side of a step: the tasks it launched,
+-- not those of the step before that a device running behind still runs in its host time):
+-- each flow binds to the slice that holds its end on its lane. Also the number of flows left
+-- out because an end had no readable time. Found in C whatever the trace's length: the ends in
+-- the step, each one's start (the last start with its id, match.last) and the slices that hold
+-- them (match.within, one pass over the slices).
+function M.flow_edges(m, w0, w1, d0, d1)
   local tl = m.tl
   local s_rows, f_rows = m.flow_starts, m.flow_ends
   local nf = #f_rows
   if nf == 0 then return {}, 0 end
+  d0, d1 = d0 or w0, d1 or w1
+  local sides = d0 ~= w0 or d1 ~= w1
   local s_ts, f_ts = tl.ts:take(s_rows), tl.ts:take(f_rows)
   local untimed_start = s_ts:stats() < #s_rows
   -- the ends to look at: with every time known, the ones in the step (an end outside it is
@@ -33,17 +39,20 @@ function M.flow_edges(m, w0, w1)
     ends = {}
     for k = 1, nf do ends[k] = k end
   else
-    ends = column.rows_starting(f_ts, column.fill("integer", 0, nf), w0, w1)
+    ends = column.rows_starting(f_ts, column.fill("integer", 0, nf), math.min(w0, d0), math.max(w1, d1))
   end
   -- the looked-at ends' times, rows and starts as plain tables: the loop reads each once
   local start_of = match.last(m.flow_start_ids, m.flow_end_ids:take(ends))
   local e_ts, e_rows, e_start = f_ts:take(ends):totable(), f_rows:take(ends):totable(), start_of:totable()
+  local e_lanes = sides and tl.lane:take(e_rows):totable()
   -- consumers at 1..n, producers at n+1..2n of one query list
   local q_rows, producers = {}, {}
   local n, skipped = 0, 0
   for j = 1, #ends do
     local t = e_ts[j]
-    local inside = t and t >= w0 and t < w1
+    local lo, hi = w0, w1
+    if sides and DEVICE_KINDS[m.lanes[e_lanes[j]].kind] then lo, hi = d0, d1 end
+    local inside = t and t >= lo and t < hi
     local s = (untimed_start or not t or inside) and e_start[j]
     if s and (not t or not s_ts[s]) then
       skipped = skipped + 1 -- a time that could not be read: this flow only is left out
@@ -63,8 +72,6 @@ function M.flow_edges(m, w0, w1)
   end
   return edges, skipped
 end
-
-local DEVICE_KINDS = { device = true, comm = true }
 
 -- how far back from a wait's end the records are looked through for one on another stream
 local RECORDS_LOOKED_AT = 64

@@ -20,7 +20,7 @@ function M.compute(ctx)
   local bubble = sets.p2p_wait:clip(lo, hi):total()
   -- a flow ends on a host slice (the framework's enqueue to its dequeue) or on a device task:
   -- the flows of both sides of the window
-  local edges, skipped = path.flow_edges(m, math.min(w.w0, w.d0), math.max(w.w1, w.d1))
+  local edges, skipped = path.flow_edges(m, w.w0, w.w1, w.d0, w.d1)
   if skipped > 0 then
     r.warnings[#r.warnings + 1] = require("ascope.i18n").t("timeline.flows_skipped", skipped)
   end
