@@ -851,6 +851,31 @@ describe("timeline steps of a device that runs behind the host", function()
     end)
   end
 
+  it("loads data serially only when the device computes nothing, the step before's tasks included", function()
+    -- the host loads for 80 us at each step's start while the device, 150 or 600 us behind,
+    -- still runs the step before's back-to-back MatMuls: no loading is serial
+    for _, lag in ipairs({ 150, 600 }) do
+      local lanes, fl, t = { { "Python", "Thread 1", {} }, { "Ascend Hardware", "Stream 2", {} },
+                             { "HCCL", "Group 0 Communication", {} } }, {}, 0
+      for k = 1, 10 do
+        table.insert(lanes[1][3], { "ProfilerStep#" .. k, t, 1000 })
+        table.insert(lanes[1][3], { "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", t, 80 })
+        for j = 0, 9 do
+          table.insert(lanes[1][3], { "aclnnMatmul launch", t + 100 + j * 85, 20 })
+          table.insert(lanes[2][3], { "MatMul", t + lag + j * 100, 100, "AI_CORE" })
+          fl[#fl + 1] = { id = #fl + 1, from = { 1, t + 101 + j * 85 }, to = { 2, t + lag + j * 100 } }
+        end
+        table.insert(lanes[3][3], { "hcom_allReduce_" .. k, t + lag + 500, 200 })
+        t = t + 1000
+      end
+      trace(dir .. "/loader.json", lanes, fl)
+      local r = analyse(dir .. "/loader.json")
+      assert.near((4000 + lag) / 1000, r.step.start_ms, 1e-9)
+      assert.equal(0, r.host.dataloader_serial_ms)
+      assert.same({}, fired(r))
+    end
+  end)
+
   it("keeps the host's windows where no flow says what the host launched", function()
     -- the same trace without its flows: the first host window holds no all-reduce
     local lanes = core.json.load((function()

@@ -69,7 +69,9 @@ function M.split(sets, w)
   local gaps = comp:gaps(lo, hi):subtract(comm):subtract(sets.p2p)
   -- a gap while the next task was already launched is the device's, not the host's
   s.launch_gap = gaps:intersect(sets.launch:clip(lo, hi)):subtract(sets.queued):total()
-  s.dataloader_serial = sets.dataloader:clip(w.w0, hi):subtract(comp):total()
+  -- the host's loading in its window (to the stage's end) while the device computes nothing,
+  -- the step before's tasks included: a device running behind runs them while the host loads
+  s.dataloader_serial = sets.dataloader:clip(w.w0, math.min(hi, w.w1)):subtract(sets.compute):total()
   return s
 end
 
