@@ -876,6 +876,26 @@ describe("timeline steps of a device that runs behind the host", function()
     end
   end)
 
+  it("takes a flow from a stream for a dependency, not a launch", function()
+    -- 1500 us behind, each all-reduce hands over to the next step's first MatMul by a flow
+    -- from the communication lane, which starts two host windows later than that MatMul's launch
+    gen.device_lagging(dir .. "/dep.json", 10, 1500)
+    local events = core.json.load(dir .. "/dep.json")
+    local lines = {}
+    for _, e in ipairs(events) do lines[#lines + 1] = core.json.encode(e) end
+    for k = 1, 9 do
+      local from, to = (k - 1) * 1000 + 2499, k * 1000 + 1500
+      lines[#lines + 1] = ('{"ph":"s","name":"dep","cat":"dep","id":%d,"pid":30,"tid":3,"ts":"%d"}'):format(900 + k, from)
+      lines[#lines + 1] = ('{"ph":"f","bp":"e","name":"dep","cat":"dep","id":%d,"pid":20,"tid":2,"ts":"%d"}'):format(900 + k, to)
+    end
+    h.write(dir .. "/dep.json", "[" .. table.concat(lines, ",\n") .. "]")
+    local r = analyse(dir .. "/dep.json")
+    assert.equal(5, r.step.id)
+    assert.near(1.0, r.step.stage_ms, 1e-9)
+    assert.near(5.5, r.step.start_ms, 1e-9)
+    for _, c in ipairs(r.jitter.series.comm) do assert.near(0.1, c, 1e-9) end
+  end)
+
   it("keeps the host's windows where no flow says what the host launched", function()
     -- the same trace without its flows: the first host window holds no all-reduce
     local lanes = core.json.load((function()

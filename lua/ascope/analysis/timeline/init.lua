@@ -37,6 +37,8 @@ M.MAX_STEPS = 20000
 local P2P_KINDS = { device = true, comm = true }
 local HOST_KINDS = { host = true, other = true }
 local DEVICE_SIDE = { device = true, comm = true }
+-- column.group without the group numbers or the rows of a missing value
+local NO_IDS_OR_MISSING = { ids = false, missing = false }
 
 -- The compute-stream tasks that have a launch flow from the host, each with the start of its
 -- last one: launched = {at = launch starts, task = task rows}, plain lists in no order (a task's
@@ -46,21 +48,28 @@ local function launched(m)
   local out = { at = {}, task = {} }
   if #ends == 0 then return out end
   local from = m.flow_starts:take(match.last(m.flow_start_ids, m.launch_end_ids))
-  -- the starts and their lanes read one by one from their columns: a table of them would cost
-  -- 16 bytes a flow
-  local starts, lanes = tl.ts:take(from), tl.lane:take(from)
+  -- the flows from a host lane, picked in C by their start's lane (a flow from a device or
+  -- communication stream is a dependency between tasks, not a launch; a flow without a start
+  -- is none)
+  local _, lane_of, places = column.group(tl.lane:take(from), nil, NO_IDS_OR_MISSING)
+  local host = {}
+  for g, key in ipairs(lane_of) do
+    if places[g] and not DEVICE_SIDE[m.lanes[key[1]].kind] then host[#host + 1] = places[g] end
+  end
+  if #host == 0 then return out end
+  local picked = model_mod.concat(host)
+  if #picked < #from then from, ends = from:take(picked), ends:take(picked) end
+  -- the starts read one by one from their column: a table of them would cost 16 bytes a flow
+  local starts = tl.ts:take(from)
   local held = match.within(tl.lane, tl.ts, tl.dur, tl.lane:take(ends), tl.ts:take(ends))
   local latest = {}
   for k = 1, #ends do
-    local task, s, lane = held[k], starts[k], m.lanes[lanes[k]]
-    -- a flow from a device or communication stream is a dependency between tasks, not a launch
-    if task and s and lane and not DEVICE_SIDE[lane.kind] and (not latest[task] or s > latest[task]) then
-      latest[task] = s
-    end
+    local task, s = held[k], starts[k]
+    if task and s and (not latest[task] or s > latest[task]) then latest[task] = s end
   end
-  local at, rows = out.at, out.task
+  local at, rows, n = out.at, out.task, 0
   for task, s in pairs(latest) do
-    local n = #at + 1
+    n = n + 1
     at[n], rows[n] = s, task
   end
   return out
