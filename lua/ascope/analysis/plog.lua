@@ -239,7 +239,7 @@ function M.anomalies(res, max)
     local cards = {}
     for i, f in ipairs(unknown) do cards[i] = f.card end
     out[#out + 1] = { severity = "WARNING", card = cards[1], cards = cards, analysis = "plog",
-                      message = i18n.t("plog.unknown_kernel", #unknown, ranks.list_text(cards)) }
+                      message = i18n.t("plog.unknown_kernel", #unknown, M.cards_text(unknown)) }
   end
   return out
 end
