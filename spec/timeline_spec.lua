@@ -820,6 +820,8 @@ describe("timeline steps of a device that runs behind the host", function()
       assert.equal(5, r.step.id)
       assert.near(1.0, r.step.stage_ms, 1e-9)
       assert.near(0, r.step.preparing_ms, 1e-9)
+      -- the picture is the step's own: from where its host-only time starts, not the step before's tasks
+      assert.near(1.0, r.step.picture_ms, 1e-9)
       assert.near((4000 + lag) / 1000, r.step.start_ms, 1e-9)
       assert.near(0.8, r.dashboard.op_utilization, 1e-9)
       assert.near(0.9, r.dashboard.critical_path_ratio, 1e-9)

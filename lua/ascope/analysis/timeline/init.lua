@@ -204,8 +204,10 @@ local function typical_step(ctx)
   ctx.step_lo, ctx.wall, ctx.preparing = lo, wall, preparing
   if s then
     ctx.lo, ctx.hi = lo, hi
-    -- the picture starts at the step's start: the host-only time before the stage is shown as such
-    ctx.picture_from = w.id and math.min(w.w0, lo) or lo
+    -- the picture starts where the step's host-only time does (its window's start, or the end of
+    -- the step before on a device running behind): that time is shown as such, the step
+    -- before's tasks are not
+    ctx.picture_from = lo - preparing
     r.step.picture_ms = ms(hi - ctx.picture_from)
   end
 end
