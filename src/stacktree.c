@@ -32,6 +32,8 @@ struct asc_stacktree {
   size_t cap, used; /* cap: a power of two */
   piece *pieces;    /* the frames of the stack being added */
   size_t npieces, piececap;
+  char *copy; /* a stack read back from the table's file, held while its frames are looked up */
+  size_t copycap;
 };
 
 asc_stacktree *asc_stacktree_new(void) {
@@ -52,6 +54,7 @@ void asc_stacktree_free(asc_stacktree *t) {
   free(t->own);
   free(t->slots);
   free(t->pieces);
+  free(t->copy);
   free(t);
 }
 
@@ -212,6 +215,16 @@ int asc_stacktree_add_interned(asc_stacktree *t, const asc_strtab *st, uint32_t 
   if (!s) {
     *leaf = 0;
     return 0;
+  }
+  if (!asc_strtab_resident(st, id)) { /* the lookups read the table too, which would reuse its window */
+    if (n + 1 > t->copycap) {
+      char *c = realloc(t->copy, n + 1);
+      if (!c) return -1;
+      t->copy = c;
+      t->copycap = n + 1;
+    }
+    memcpy(t->copy, s, n);
+    s = t->copy;
   }
   return add_frames(t, s, n, id, leaf);
 }

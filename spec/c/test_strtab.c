@@ -1,9 +1,13 @@
 /* Interning: equal strings get equal ids across growth of the table; text stays where it was
  * put while the table grows (chunks, strings larger than a chunk); draining one table into
- * another maps every id to the id of the same text and empties the first. */
+ * another maps every id to the id of the same text and empties the first. Past its memory a
+ * table spills its text to a file and reads it back: the same ids and the same text, before
+ * and after a fork, and through a drain. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ascope/strtab.h"
 #include "ctest.h"
@@ -136,9 +140,130 @@ static void drain(void) {
   asc_strtab_free(to);
 }
 
+/* strings 0..n-1 of text_of have the ids 1..n and their text, looked up and interned again */
+static int holds(asc_strtab *t, int from, int n) {
+  char buf[1024];
+  int ok = 1;
+  for (int i = from; i < n && ok; i++) {
+    size_t want = text_of(i, buf), len;
+    const char *s = asc_strtab_get(t, (uint32_t)i + 1, &len);
+    ok = s && len == want && memcmp(s, buf, len) == 0 && s[len] == '\0';
+    uint32_t id;
+    ok &= asc_strtab_intern(t, buf, want, &id) == 0 && id == (uint32_t)i + 1;
+  }
+  return ok;
+}
+
+static int fill(asc_strtab *t, int from, int n) {
+  char buf[1024];
+  int ok = 1;
+  for (int i = from; i < n && ok; i++) {
+    uint32_t id;
+    size_t len = text_of(i, buf);
+    ok = asc_strtab_intern(t, buf, len, &id) == 0 && id == (uint32_t)i + 1;
+  }
+  return ok;
+}
+
+/* a table without memory: every chunk that fills goes to the file, and comes back the same */
+static void spilled(void) {
+  asc_strtab *t = asc_strtab_new();
+  asc_strtab_set_memory(t, 0);
+  enum { N = 20000 }; /* about 9 MB of text */
+  CHECK(fill(t, 0, N));
+  CHECK(!asc_strtab_resident(t, 1) && !asc_strtab_resident(t, N / 2));
+  CHECK(asc_strtab_resident(t, N)); /* the last chunk is still being filled */
+  CHECK(asc_strtab_bytes(t) < (size_t)4 << 20);
+  CHECK(holds(t, 0, N));
+  /* text read back stays good through ASC_STRTAB_WINDOWS - 1 more reads far from it */
+  char buf[1024];
+  size_t n0 = text_of(0, buf), n;
+  const char *first = asc_strtab_get(t, 1, &n);
+  for (int k = 1; k < ASC_STRTAB_WINDOWS; k++) asc_strtab_get(t, (uint32_t)(k * (N / ASC_STRTAB_WINDOWS)), NULL);
+  CHECK(n == n0 && memcmp(first, buf, n0) == 0);
+  /* a string larger than any chunk, spilled by the one after it */
+  size_t big_n = (size_t)3 << 20;
+  char *big = malloc(big_n);
+  CHECK(big != NULL);
+  if (!big) return;
+  for (size_t k = 0; k < big_n; k++) big[k] = (char)('A' + k % 23);
+  uint32_t big_id, small_id, again;
+  CHECK(asc_strtab_intern(t, big, big_n, &big_id) == 0);
+  CHECK(asc_strtab_intern(t, "after the big one", 17, &small_id) == 0);
+  CHECK(!asc_strtab_resident(t, big_id));
+  CHECK(asc_strtab_intern(t, big, big_n, &again) == 0 && again == big_id);
+  const char *s = asc_strtab_get(t, big_id, &n);
+  CHECK(n == big_n && memcmp(s, big, big_n) == 0 && s[n] == '\0');
+  big[big_n / 2] = '#'; /* equal hash buckets are rare: equal length and other text is new */
+  CHECK(asc_strtab_intern(t, big, big_n, &again) == 0 && again != big_id);
+  CHECK(holds(t, 0, N));
+  free(big);
+  asc_strtab_free(t);
+}
+
+/* a forked child reads what the parent spilled and spills to a file of its own; the parent's
+ * later spills do not touch the text the child reads */
+static void forked(void) {
+  asc_strtab *t = asc_strtab_new();
+  asc_strtab_set_memory(t, 0);
+  enum { N = 8000, M = 16000 };
+  CHECK(fill(t, 0, N));
+  fflush(NULL);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    int ok = holds(t, 0, N) && fill(t, N, M) && holds(t, 0, M);
+    asc_strtab_free(t);
+    _exit(ok ? 0 : 1);
+  }
+  CHECK(fill(t, N, M));
+  int status = 0;
+  CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CHECK(holds(t, 0, M));
+  asc_strtab_free(t);
+}
+
+/* a spilled source drains into a spilling target: the same map as from memory */
+static void drain_spilled(void) {
+  asc_strtab *to = asc_strtab_new(), *from = asc_strtab_new();
+  asc_strtab_set_memory(to, 0);
+  asc_strtab_set_memory(from, 0);
+  enum { N = 12000 };
+  CHECK(fill(from, 0, N));
+  uint32_t *map = malloc(sizeof *map * (N + 1));
+  CHECK(map != NULL);
+  if (!map) return;
+  CHECK(asc_strtab_drain(to, from, map) == 0);
+  int ok = 1;
+  for (int k = 1; k <= N; k++) ok &= map[k] == (uint32_t)k;
+  CHECK(ok);
+  CHECK(holds(to, 0, N));
+  CHECK(asc_strtab_get(from, 1, NULL) == NULL && asc_strtab_get(from, N, NULL) == NULL);
+  free(map);
+  asc_strtab_free(from);
+  asc_strtab_free(to);
+}
+
+/* ASCOPE_STRING_MEMORY, in MiB, sets a new table's memory; a value that is not one is the default */
+static void memory_from_env(void) {
+  setenv("ASCOPE_STRING_MEMORY", "0", 1);
+  asc_strtab *t = asc_strtab_new();
+  CHECK(fill(t, 0, 4000) && !asc_strtab_resident(t, 1));
+  asc_strtab_free(t);
+  setenv("ASCOPE_STRING_MEMORY", "-3", 1);
+  t = asc_strtab_new();
+  CHECK(fill(t, 0, 4000) && asc_strtab_resident(t, 1));
+  asc_strtab_free(t);
+  unsetenv("ASCOPE_STRING_MEMORY");
+}
+
 int main(void) {
   basics();
   stable_text();
   drain();
+  spilled();
+  forked();
+  drain_spilled();
+  memory_from_env();
   CTEST_END();
 }
