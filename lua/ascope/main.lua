@@ -32,6 +32,8 @@ M.environment = {
   { "ASCOPE_PATH", "env.ASCOPE_PATH" },
   { "ASCOPE_RULES_DIR", "env.ASCOPE_RULES_DIR" },
   { "ASCOPE_DEBUG", "env.ASCOPE_DEBUG" },
+  { "ASCOPE_STRING_MEMORY", "env.ASCOPE_STRING_MEMORY" },
+  { "TMPDIR", "env.TMPDIR" },
   { "LC_ALL, LC_MESSAGES, LANG", "env.LANG" },
   { "NO_COLOR", "env.NO_COLOR" },
 }

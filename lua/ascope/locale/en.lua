@@ -703,6 +703,8 @@ usage error (an invalid regular expression included).]],
   ["env.ASCOPE_PATH"] = "a folder of edited Lua modules (a copy of lua/) loaded before the bundled ones",
   ["env.ASCOPE_RULES_DIR"] = "an edited copy of the rules/ folder (as --rules-dir)",
   ["env.ASCOPE_DEBUG"] = "set: tracebacks as with --debug",
+  ["env.ASCOPE_STRING_MEMORY"] = "MiB of text (call stacks, names) a string table keeps in memory, 16 by default; the rest goes to a temporary file and is read back",
+  ["env.TMPDIR"] = "where temporary files go (strings past ASCOPE_STRING_MEMORY, plog records), /tmp by default; they have no name and go with the process",
   ["env.LANG"] = "the first one set decides: zh_* gives Chinese messages, anything else English (--lang overrides)",
   ["env.NO_COLOR"] = "set and not empty: no colour on a terminal",
   -- the HTML reports: notes and section titles

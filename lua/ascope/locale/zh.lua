@@ -666,6 +666,8 @@ ascend_pytorch_profiler_*.db 或 profiling 目录树（所有 rank）。
   ["env.ASCOPE_PATH"] = "修改过的 Lua 模块目录（lua/ 的副本），优先于内置模块加载",
   ["env.ASCOPE_RULES_DIR"] = "修改过的 rules/ 目录（同 --rules-dir）",
   ["env.ASCOPE_DEBUG"] = "设置后如同 --debug 显示调用栈",
+  ["env.ASCOPE_STRING_MEMORY"] = "字符串表（调用栈、名称）在内存中保留的文本 MiB 数，默认 16；其余写入临时文件，按需读回",
+  ["env.TMPDIR"] = "临时文件所在目录（超出 ASCOPE_STRING_MEMORY 的字符串、plog 记录），默认 /tmp；临时文件没有名字，随进程结束而消失",
   ["env.LANG"] = "按此顺序取第一个已设置的：zh_* 时使用中文，否则英文（--lang 优先）",
   ["env.NO_COLOR"] = "设置且非空时，终端上不使用颜色",
   -- the HTML reports: notes and section titles
