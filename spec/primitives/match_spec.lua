@@ -72,19 +72,34 @@ describe("match index", function()
 
   it("match.within answers what the index's within answers, without the index", function()
     math.randomseed(23)
-    for round = 1, 40 do
+    -- keys few and dense (a table by key), or far apart (binary searches); slices in any order,
+    -- or in start order with a few out of it (a trace's lanes)
+    for round = 1, 120 do
       local keys, starts, durs = {}, {}, {}
       local n = math.random(0, 60)
+      local sparse, sorted = round % 3 == 0, round % 2 == 0
       for i = 1, n do
-        keys[i] = math.random(1, 4)
+        keys[i] = math.random(1, 4) * (sparse and 1000000007 or 1)
         -- few distinct starts so that ties and nesting are common; some times are missing
         starts[i] = math.random(1, 12) > 1 and math.random(0, 30) * 10
         durs[i] = math.random(1, 10) > 1 and math.random(0, 8) * 10
       end
+      if sorted then
+        local known = {}
+        for i = 1, n do if starts[i] then known[#known + 1] = starts[i] end end
+        table.sort(known)
+        local k = 0
+        for i = 1, n do
+          if starts[i] then
+            k = k + 1
+            starts[i] = math.random(1, 8) > 1 and known[k] or starts[i]
+          end
+        end
+      end
       local kc, sc, dc = icol(keys), icol(starts), icol(durs)
       local qk, qt = {}, {}
       for j = 1, math.random(0, 80) do
-        qk[j] = math.random(0, 5)
+        qk[j] = math.random(0, 5) * (sparse and 1000000007 or 1)
         qt[j] = math.random(-2, 400)
       end
       local want, want_n = match.index(kc, sc, dc):within(qk, qt)
