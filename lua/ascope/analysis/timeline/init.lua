@@ -59,15 +59,14 @@ local function launched(m)
   if #host == 0 then return out end
   local picked = model_mod.concat(host)
   if #picked < #from then from, ends = from:take(picked), ends:take(picked) end
-  -- plain tables for the loop: a column read row by row costs a metamethod call a row
-  local starts = tl.ts:take(from):totable()
-  local held = match.within(tl.lane, tl.ts, tl.dur, tl.lane:take(ends), tl.ts:take(ends)):totable()
+  -- the starts read one by one from their column: a table of them would cost 16 bytes a flow
+  local starts = tl.ts:take(from)
+  local held = match.within(tl.lane, tl.ts, tl.dur, tl.lane:take(ends), tl.ts:take(ends))
   local latest = {}
   for k = 1, #ends do
     local task, s = held[k], starts[k]
     if task and s and (not latest[task] or s > latest[task]) then latest[task] = s end
   end
-  starts, held = nil, nil -- luacheck: ignore 311 (two tables of a row a flow, not kept)
   local at, rows, n = out.at, out.task, 0
   for task, s in pairs(latest) do
     n = n + 1
@@ -104,8 +103,7 @@ local function device_windows(m, wins, l, sets)
   for _, w in ipairs(wins) do w.d0, w.d1 = w.w0, w.w1 end
   local n, tl = #l.at, m.tl
   if n == 0 or not wins[1].id then return end
-  local at, order = l.at, column.new("integer", l.at):order():totable()
-  local task_ts = tl.ts:take(column.new("integer", l.task)):totable()
+  local at, order = l.at, column.new("integer", l.at):order()
   -- how far behind its host start w's device side starts: to the end of the tasks of the steps
   -- before that run in [w0, d0)
   local function behind(w, d0) return math.max((per_step.busy_to(sets, w.w0, d0) or w.w0) - w.w0, 0) end
@@ -118,7 +116,7 @@ local function device_windows(m, wins, l, sets)
     for j = first, math.min(first + FIRST_LAUNCHED - 1, n) do
       local i = order[j]
       if at[i] >= w.w1 then break end
-      local ts = task_ts[i]
+      local ts = tl.ts[l.task[i]]
       if not d0 or ts < d0 then d0 = ts end
     end
     -- device sides follow each other: a window that starts before the last one's start
@@ -132,7 +130,7 @@ local function device_windows(m, wins, l, sets)
       for j = first, n do
         local i = order[j]
         if at[i] >= w.w1 then break end
-        local e = task_ts[i] + (tl.dur[l.task[i]] or 0)
+        local e = tl.ts[l.task[i]] + (tl.dur[l.task[i]] or 0)
         if e > d1 then d1 = e end
       end
       w.d1 = d1
