@@ -65,6 +65,19 @@ describe("strings past the table's memory", function()
     end)
   end
 
+  it("take a stack's top frame from the chunk that leaves memory for it", function()
+    local script = dir .. "/top.lua"
+    H.write(script, [[
+      local core = require "ascope_core"
+      local stacks = core.column.new("string", { "x", "top;\r\n" .. ("f"):rep(3 << 20), "y.py(1): g;\r\nmain" })
+      local top = core.stacktree.top(stacks)
+      io.write(top[1], "|", top[2], "|", top[3], "|", #stacks[2], "\n")
+    ]])
+    local code, out, err = H.run({ ASCOPE_STRING_MEMORY = "0" }, "run", script)
+    assert.are.equal(0, code, err)
+    assert.are.equal(("x|top|y.py(1): g|%d\n"):format(6 + (3 << 20)), out)
+  end)
+
   it("keep a small part of the text in memory, and read every string back as it was", function()
     local script = dir .. "/read.lua"
     H.write(script, ([[

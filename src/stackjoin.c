@@ -63,7 +63,7 @@ static int measure(const asc_col *chains, const asc_col *depths, const asc_col *
     first = 0;
     key = k;
     size_t len = 0;
-    if (!frames->v.s[i] || !asc_strtab_get(from, frames->v.s[i], &len)) info->missing++;
+    if (!frames->v.s[i] || !asc_strtab_length(from, frames->v.s[i], &len)) info->missing++;
     if (info->bytes > max_bytes || len + SEP_LEN > max_bytes - info->bytes) return 1;
     info->bytes += len + SEP_LEN;
   }

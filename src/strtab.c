@@ -1,9 +1,9 @@
 /* Open-addressing hash of strings stored in an arena of chunks. Ids are dense, starting at 1,
  * so columns can hold 4-byte ids instead of pointers.
  *
- * The arena is a list of chunks that never move: a string's text stays where it was put for
- * the table's life (no copy on growth, so no moment holding the old arena and the new one, and
- * a pointer from asc_strtab_get survives later interning). Chunks grow from 64 KiB to 2 MiB;
+ * The arena is a list of chunks that never move: a string's text stays where it was put while
+ * its chunk is in memory (no copy on growth, so no moment holding the old arena and the new
+ * one, and a pointer from asc_strtab_get survives later interning). Chunks grow from 64 KiB to 2 MiB;
  * a string longer than that gets a chunk of its own size. Strings are laid out in id order,
  * chunk after chunk, which is what lets asc_strtab_drain free a table's text as it goes.
  *
@@ -114,17 +114,21 @@ asc_strtab *asc_strtab_new(void) {
 
 void asc_strtab_set_memory(asc_strtab *t, size_t bytes) { t->memory = bytes; }
 
-/* room for `size` bytes: 2 MiB and over mapped (and aligned to 2 MiB), less allocated */
-static char *chunk_alloc(size_t size) {
-  if (size < CHUNK_MOST) return malloc(size);
-  size_t span;
-  if (asc_size_add(size, CHUNK_MOST, &span)) return NULL;
+/* room for `size` bytes (2 MiB and over: rounded up to whole pages, in *size), mapped and
+ * aligned to 2 MiB; less allocated */
+static char *chunk_alloc(size_t *size) {
+  if (*size < CHUNK_MOST) return malloc(*size);
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), span;
+  if (page == 0 || page > CHUNK_MOST || (page & (page - 1))) page = 4096;
+  if (asc_size_add(*size, page - 1, size)) return NULL;
+  *size &= ~(page - 1); /* an unmapping of the tail must start on a page */
+  if (asc_size_add(*size, CHUNK_MOST, &span)) return NULL;
   char *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return NULL;
   uintptr_t a = ((uintptr_t)p + CHUNK_MOST - 1) & ~(uintptr_t)(CHUNK_MOST - 1);
-  size_t head = (size_t)(a - (uintptr_t)p), tail = span - head - size;
+  size_t head = (size_t)(a - (uintptr_t)p), tail = span - head - *size;
   if (head) munmap(p, head);
-  if (tail) munmap((char *)a + size, tail);
+  if (tail) munmap((char *)a + *size, tail);
   return (char *)a;
 }
 
@@ -221,8 +225,12 @@ static void spill(asc_strtab *t, uint32_t c) {
   chunk_release(ch);
 }
 
-/* room for n + 1 bytes at the end of the last chunk, starting a new chunk when it lacks it */
-static int make_room(asc_strtab *t, size_t n) {
+/* Room for n + 1 bytes at the end of the last chunk, starting a new chunk when it lacks it.
+ * *left: the chunk left for the new one when it is to be spilled (else UINT32_MAX), which the
+ * caller spills once the string is copied: the string may be text of that very chunk. Nothing
+ * changes when the new chunk cannot be had. */
+static int make_room(asc_strtab *t, size_t n, uint32_t *left) {
+  *left = UINT32_MAX;
   if (t->nchunks && t->chunks[t->nchunks - 1].size - t->fill >= n + 1) return 0;
   if (t->nchunks == UINT32_MAX) return -1;
   if (t->nchunks == t->chunks_cap) {
@@ -234,16 +242,16 @@ static int make_room(asc_strtab *t, size_t n) {
   }
   size_t size = t->nchunks >= 5 ? CHUNK_MOST : CHUNK_FIRST << t->nchunks;
   if (size < n + 1) size = n + 1;
-  if (t->nchunks) {
-    t->chunks[t->nchunks - 1].used = t->fill;
-    if (t->chunk_bytes + size > t->memory) spill(t, t->nchunks - 1);
-  }
-  char *c = size == CHUNK_MOST && t->spare ? t->spare : chunk_alloc(size);
+  char *c = size == CHUNK_MOST && t->spare ? t->spare : chunk_alloc(&size);
   if (!c) return -1;
   if (c == t->spare) t->spare = NULL;
 #ifdef MADV_HUGEPAGE
   if (size == CHUNK_MOST && t->chunk_bytes >= HUGE_AFTER) (void)madvise(c, size, MADV_HUGEPAGE); /* a hint */
 #endif
+  if (t->nchunks) {
+    t->chunks[t->nchunks - 1].used = t->fill;
+    if (t->chunk_bytes + size > t->memory) *left = t->nchunks - 1;
+  }
   t->chunks[t->nchunks++] = (chunk){c, size, 0, -1, 0};
   t->fill = 0;
   t->chunk_bytes += size;
@@ -322,7 +330,8 @@ int asc_strtab_intern(asc_strtab *t, const char *s, size_t n, uint32_t *id) {
     t->ents = ne;
     t->ents_cap = nc;
   }
-  if (make_room(t, n)) return -1;
+  uint32_t left;
+  if (make_room(t, n, &left)) return -1;
   char *at = t->chunks[t->nchunks - 1].p + t->fill;
   if (n) memcpy(at, s, n);
   at[n] = '\0';
@@ -331,6 +340,7 @@ int asc_strtab_intern(asc_strtab *t, const char *s, size_t n, uint32_t *id) {
   t->fill += n + 1;
   t->slots[i] = nid;
   *id = nid;
+  if (left != UINT32_MAX) spill(t, left);
   if ((size_t)t->nents * 2 > t->nslots && grow_slots(t) != 0) return -1;
   return 0;
 }
@@ -349,8 +359,19 @@ int asc_strtab_resident(const asc_strtab *t, uint32_t id) {
 uint32_t asc_strtab_count(const asc_strtab *t) { return t->nents - 1; }
 
 size_t asc_strtab_bytes(const asc_strtab *t) {
-  return t->chunk_bytes + (size_t)t->ents_cap * sizeof(entry) + t->nslots * sizeof(uint32_t) +
-         (size_t)t->chunks_cap * sizeof(chunk);
+  size_t windows = 0;
+  if (t->win)
+    for (int w = 0; w < ASC_STRTAB_WINDOWS; w++) windows += t->win[w].cap;
+  return t->chunk_bytes + (t->spare ? CHUNK_MOST : 0) + windows + (size_t)t->ents_cap * sizeof(entry) +
+         t->nslots * sizeof(uint32_t) + (size_t)t->chunks_cap * sizeof(chunk);
+}
+
+int asc_strtab_length(const asc_strtab *t, uint32_t id, size_t *n) {
+  if (id == 0 || id >= t->nents) return 0;
+  const chunk *c = &t->chunks[t->ents[id].chunk];
+  if (!c->p && c->fd < 0) return 0; /* freed by a drain */
+  *n = t->ents[id].len;
+  return 1;
 }
 
 int asc_strtab_drain(asc_strtab *to, asc_strtab *from, uint32_t *map) {

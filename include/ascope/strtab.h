@@ -19,18 +19,24 @@ void asc_strtab_free(asc_strtab *t);
 /* 0 on success with *id set (never 0), -1 when out of memory (or the table was drained). */
 int asc_strtab_intern(asc_strtab *t, const char *s, size_t n, uint32_t *id);
 /* NULL for id 0 or an unknown id. The text is NUL-terminated. Text in memory stays where it is
- * for the table's life: interning more strings does not move it. Text read back from the file
- * (asc_strtab_resident says which) is good until ASC_STRTAB_WINDOWS - 1 more strings have been
- * read back: a caller that holds it through more reads of the table copies it. A read back
- * that fails stops the process with its reason (exit status 70): no string is ever lost. */
+ * while its chunk is in memory: interning more strings does not move it, and a string may be
+ * interned from the table's own text. Only the chunk being filled may still leave memory, once
+ * a string needs the next chunk past the table's memory (asc_strtab_resident then turns
+ * false). Text read back from the file is good until ASC_STRTAB_WINDOWS - 1 more strings have
+ * been read back. A caller that holds text through more reads or interning of the same table
+ * copies it (the stack tree does). A read back that fails stops the process with its reason
+ * (exit status 70): no string is ever lost. */
 #define ASC_STRTAB_WINDOWS 8
 const char *asc_strtab_get(const asc_strtab *t, uint32_t id, size_t *n);
 /* Is string id's text in memory (or id 0 or unknown)? */
 int asc_strtab_resident(const asc_strtab *t, uint32_t id);
+/* 1 with *n the length of string id, without reading its text back; 0 for id 0, an unknown id
+ * or a drained table (where asc_strtab_get gives NULL). */
+int asc_strtab_length(const asc_strtab *t, uint32_t id, size_t *n);
 /* The bytes of text the table keeps in memory from now on (0: every chunk that fills). */
 void asc_strtab_set_memory(asc_strtab *t, size_t bytes);
 uint32_t asc_strtab_count(const asc_strtab *t);
-/* The table's memory: text in memory and its index. */
+/* The table's memory: text in memory, the windows it reads text back into, and its index. */
 size_t asc_strtab_bytes(const asc_strtab *t);
 /* Every string of `from` interned into `to` in id order, map[id] its id there (map holds
  * count(from) + 1; map[0] = 0). `from`'s text is freed as it is passed, so the two tables

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,9 +53,10 @@ static void basics(void) {
   asc_strtab_free(t);
 }
 
-/* pointers taken early stay valid and unchanged through 8 MB of later strings */
+/* pointers taken early stay valid and unchanged through 8 MB of later strings (in memory) */
 static void stable_text(void) {
   asc_strtab *t = asc_strtab_new();
+  asc_strtab_set_memory(t, SIZE_MAX);
   char buf[1024];
   enum { N = 20000 };
   static const char *early[N];
@@ -173,7 +175,7 @@ static void spilled(void) {
   CHECK(fill(t, 0, N));
   CHECK(!asc_strtab_resident(t, 1) && !asc_strtab_resident(t, N / 2));
   CHECK(asc_strtab_resident(t, N)); /* the last chunk is still being filled */
-  CHECK(asc_strtab_bytes(t) < (size_t)4 << 20);
+  CHECK(asc_strtab_bytes(t) < (size_t)6 << 20); /* the last chunk, a spare one and the index */
   CHECK(holds(t, 0, N));
   /* text read back stays good through ASC_STRTAB_WINDOWS - 1 more reads far from it */
   char buf[1024];
@@ -190,6 +192,10 @@ static void spilled(void) {
   uint32_t big_id, small_id, again;
   CHECK(asc_strtab_intern(t, big, big_n, &big_id) == 0);
   CHECK(asc_strtab_intern(t, "after the big one", 17, &small_id) == 0);
+  for (int k = 0; k < 1000 && asc_strtab_resident(t, big_id); k++) { /* its chunk's last page fills */
+    n = (size_t)snprintf(buf, sizeof buf, "filler %d", k);
+    CHECK(asc_strtab_intern(t, buf, n, &again) == 0);
+  }
   CHECK(!asc_strtab_resident(t, big_id));
   CHECK(asc_strtab_intern(t, big, big_n, &again) == 0 && again == big_id);
   const char *s = asc_strtab_get(t, big_id, &n);
@@ -257,6 +263,95 @@ static void memory_from_env(void) {
   unsetenv("ASCOPE_STRING_MEMORY");
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+static long vm_pages(void) {
+  long size = -1;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (f) {
+    if (fscanf(f, "%ld", &size) != 1) size = -1;
+    fclose(f);
+  }
+  return size;
+}
+
+/* a string interned from the table's own text, which sits in the chunk that leaves memory for
+ * the next one that the string needs: copied before that chunk goes */
+static void own_text(void) {
+  asc_strtab *t = asc_strtab_new();
+  asc_strtab_set_memory(t, 0);
+  size_t big_n = ((size_t)3 << 20) + 123;
+  char *big = malloc(big_n);
+  CHECK(big != NULL);
+  if (!big) return;
+  for (size_t k = 0; k < big_n; k++) big[k] = (char)('a' + k * 7 % 26);
+  uint32_t big_id, part_id;
+  CHECK(asc_strtab_intern(t, big, big_n, &big_id) == 0);
+  const char *s = asc_strtab_get(t, big_id, NULL);
+  CHECK(asc_strtab_resident(t, big_id));
+  CHECK(asc_strtab_intern(t, s + 1, big_n - 1, &part_id) == 0);
+  CHECK(!asc_strtab_resident(t, big_id)); /* it left, after the copy */
+  size_t n;
+  s = asc_strtab_get(t, part_id, &n);
+  CHECK(n == big_n - 1 && memcmp(s, big + 1, n) == 0);
+  s = asc_strtab_get(t, big_id, &n);
+  CHECK(n == big_n && memcmp(s, big, n) == 0);
+  free(big);
+  asc_strtab_free(t);
+}
+
+#ifndef UNDER_ASAN
+/* a chunk that cannot be had leaves the table as it was: the next string goes in; and a table
+ * of a string over 2 MiB gives all of its address space back */
+static void no_room(void) {
+  fflush(NULL);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    asc_strtab *t = asc_strtab_new();
+    asc_strtab_set_memory(t, 0);
+    int ok = fill(t, 0, 300);
+    size_t huge = (size_t)128 << 20;
+    char *h = calloc(huge, 1);
+    long pages = vm_pages();
+    struct rlimit lim = {(rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)32 << 20), RLIM_INFINITY};
+    lim.rlim_max = lim.rlim_cur;
+    uint32_t id;
+    ok = ok && h && pages > 0 && setrlimit(RLIMIT_AS, &lim) == 0;
+    ok = ok && asc_strtab_intern(t, h, huge, &id) == -1;
+    ok = ok && asc_strtab_intern(t, "short", 5, &id) == 0 && id == 301 && holds(t, 0, 300);
+    size_t n;
+    const char *s = asc_strtab_get(t, id, &n);
+    ok = ok && s && n == 5 && memcmp(s, "short", 5) == 0;
+    free(h);
+    asc_strtab_free(t);
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  size_t big_n = ((size_t)3 << 20) + 123;
+  char *big = calloc(big_n, 1);
+  CHECK(big != NULL);
+  if (!big) return;
+  long before = vm_pages();
+  for (int k = 0; k < 50; k++) {
+    asc_strtab *t = asc_strtab_new();
+    uint32_t id;
+    big[0] = (char)k;
+    CHECK(asc_strtab_intern(t, big, big_n, &id) == 0);
+    asc_strtab_free(t);
+  }
+  CHECK(vm_pages() - before < 1024); /* 50 x 2 MiB when the tail of each mapping stayed */
+  free(big);
+}
+#endif
+
 int main(void) {
   basics();
   stable_text();
@@ -265,5 +360,9 @@ int main(void) {
   forked();
   drain_spilled();
   memory_from_env();
+  own_text();
+#ifndef UNDER_ASAN
+  no_room();
+#endif
   CTEST_END();
 }
