@@ -271,16 +271,6 @@ static void memory_from_env(void) {
 #endif
 #endif
 
-static long vm_pages(void) {
-  long size = -1;
-  FILE *f = fopen("/proc/self/statm", "r");
-  if (f) {
-    if (fscanf(f, "%ld", &size) != 1) size = -1;
-    fclose(f);
-  }
-  return size;
-}
-
 /* a string interned from the table's own text, which sits in the chunk that leaves memory for
  * the next one that the string needs: copied before that chunk goes */
 static void own_text(void) {
@@ -307,6 +297,16 @@ static void own_text(void) {
 }
 
 #ifndef UNDER_ASAN
+static long vm_pages(void) {
+  long size = -1;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (f) {
+    if (fscanf(f, "%ld", &size) != 1) size = -1;
+    fclose(f);
+  }
+  return size;
+}
+
 /* a chunk that cannot be had leaves the table as it was: the next string goes in; and a table
  * of a string over 2 MiB gives all of its address space back */
 static void no_room(void) {
