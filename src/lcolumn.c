@@ -1094,6 +1094,69 @@ static int column_group(lua_State *L) {
   return 3;
 }
 
+/* column.group_max(keys, values) -> keys, maxima: the distinct keys of an integer column (a
+ * missing key is none), in order of first appearance among the rows whose value (an integer
+ * column) is not missing, and each one's largest value. One pass with a table by key: the
+ * latest launch of each of a trace's 86k tasks took a Lua table and 55 ms. */
+/* one integer key's slot: keys are often rows or times, multiples of a step, which a hash of
+ * pairs (made for string ids) spread over few slots */
+static uint64_t key_hash(uint64_t x) {
+  x *= 0xFF51AFD7ED558CCDULL;
+  return x ^ (x >> 32);
+}
+
+static int column_group_max(lua_State *L) {
+  asc_col *k = lasc_checkcolumn(L, 1), *v = lasc_checkcolumn(L, 2);
+  luaL_argcheck(L, asc_kind_integer(k->kind), 1, "an integer column expected");
+  luaL_argcheck(L, asc_kind_integer(v->kind), 2, "an integer column expected");
+  if (k->n != v->n) return luaL_error(L, "column.group_max: columns differ in length");
+  lua_settop(L, 2);
+  size_t n = k->n, cap = 1024;
+  /* slots hold group numbers (4 bytes: fresh memory costs a page fault a page), the keys are
+   * the result's */
+  lasc_buf *tb = lasc_newbuf(L); /* 3: owns the slots */
+  tb->p = calloc(cap, sizeof(uint32_t));
+  if (!tb->p) return lasc_oom(L);
+  tb->cap = cap * sizeof(uint32_t);
+  asc_col kc, mc;
+  asc_col_init(&kc, ASC_I64);
+  asc_col_init(&mc, ASC_I64);
+  asc_col *keys = lasc_pushcolumn(L, &kc, 0); /* 4 */
+  asc_col *most = lasc_pushcolumn(L, &mc, 0); /* 5 */
+  for (size_t i = 0; i < n; i++) {
+    int64_t key = asc_col_int(k, i), val = asc_col_int(v, i);
+    if (key == ASC_NULL_I64 || val == ASC_NULL_I64) continue;
+    uint32_t *slot = (uint32_t *)tb->p;
+    size_t j = (size_t)key_hash((uint64_t)key) & (cap - 1);
+    while (slot[j] && keys->v.i[slot[j] - 1] != key) j = (j + 1) & (cap - 1);
+    if (slot[j]) {
+      if (val > most->v.i[slot[j] - 1]) most->v.i[slot[j] - 1] = val;
+      continue;
+    }
+    if (keys->n >= UINT32_MAX - 1) return luaL_error(L, "column.group_max: too many keys");
+    if (asc_col_push_i64(keys, key) || asc_col_push_i64(most, val)) return lasc_oom(L);
+    slot[j] = (uint32_t)keys->n;
+    if (keys->n * 2 > cap) { /* the slots twice as many, filled again from the keys */
+      size_t nc = cap * 2;
+      uint32_t *ns = calloc(nc, sizeof *ns);
+      if (!ns) return lasc_oom(L);
+      for (size_t g = 0; g < keys->n; g++) {
+        size_t r = (size_t)key_hash((uint64_t)keys->v.i[g]) & (nc - 1);
+        while (ns[r]) r = (r + 1) & (nc - 1);
+        ns[r] = (uint32_t)g + 1;
+      }
+      free(tb->p);
+      tb->p = (char *)ns;
+      tb->cap = nc * sizeof *ns;
+      cap = nc;
+    }
+  }
+  free(tb->p);
+  tb->p = NULL;
+  tb->cap = 0;
+  return 2;
+}
+
 /* column.rows_overlapping(starts, durations, lo, hi): 1-based rows whose [start, start + duration)
  * meets [lo, hi); a row without a duration counts as the instant at its start. */
 static int column_rows_overlapping(lua_State *L) {
@@ -1290,6 +1353,7 @@ int lasc_open_column(lua_State *L) {
                                  {"fill", column_fill},
                                  {"group_sum", column_group_sum},
                                  {"group", column_group},
+                                 {"group_max", column_group_max},
                                  {"downsample", column_downsample},
                                  {"rows_overlapping", column_rows_overlapping},
                                  {"rows_starting", column_rows_starting},

@@ -301,3 +301,42 @@ describe("group numbers and rows in 4-byte columns", function()
     assert.same({ 1, 3, 6 }, back.rows:totable())
   end)
 end)
+
+describe("column.group_max", function()
+  it("gives each key's largest value, keys in order of first appearance, missing ones left out", function()
+    local function col(values, n) -- missing values where the list has holes
+      local c = column.new("integer")
+      for i = 1, n do c:push(values[i]) end
+      return c
+    end
+    local keys = col({ 7, 3, 7, nil, 3, 9, 7, 5 }, 8)
+    local vals = col({ 10, 40, 30, 99, 20, nil, -5, nil }, 8)
+    local k, most = column.group_max(keys, vals)
+    assert.are.same({ 7, 3 }, k:totable())
+    assert.are.same({ 30, 40 }, most:totable())
+    -- 9 and 5 have no value, the missing key's value goes nowhere
+    local ek, em = column.group_max(column.new("integer"), column.new("integer"))
+    assert.are.equal(0, #ek)
+    assert.are.equal(0, #em)
+  end)
+
+  it("agrees with a table by key on many keys (the hash table grows)", function()
+    math.randomseed(5)
+    local keys, vals, want, order = {}, {}, {}, {}
+    for i = 1, 20000 do
+      keys[i] = math.random(1, 5000) * 1000003
+      vals[i] = math.random(-1e9, 1e9)
+      if want[keys[i]] == nil then order[#order + 1] = keys[i] end
+      if want[keys[i]] == nil or vals[i] > want[keys[i]] then want[keys[i]] = vals[i] end
+    end
+    local k, most = column.group_max(column.new("integer", keys), column.new("integer", vals))
+    assert.are.same(order, k:totable())
+    for j = 1, #order do assert.are.equal(want[order[j]], most[j]) end
+  end)
+
+  it("takes integer columns of one length only", function()
+    assert.has_error(function() column.group_max(column.new("integer", { 1 }), column.new("integer", { 1, 2 })) end,
+      "column.group_max: columns differ in length")
+    assert.has_error(function() column.group_max(column.new("string", { "a" }), column.new("integer", { 1 })) end)
+  end)
+end)

@@ -41,12 +41,12 @@ local DEVICE_SIDE = { device = true, comm = true }
 local NO_IDS_OR_MISSING = { ids = false, missing = false }
 
 -- The compute-stream tasks that have a launch flow from the host, each with the start of its
--- last one: launched = {at = launch starts, task = task rows}, plain lists in no order (a task's
--- start is read from its row, not held in a third list of 16 bytes a launch).
+-- last one: launched = {at = launch starts, task = task rows}, integer columns in order of each
+-- task's first launch flow.
 local function launched(m)
   local tl, ends = m.tl, m.launch_ends
-  local out = { at = {}, task = {} }
-  if #ends == 0 then return out end
+  local none = { at = column.new("integer"), task = column.new("integer") }
+  if #ends == 0 then return none end
   local from = m.flow_starts:take(match.last(m.flow_start_ids, m.launch_end_ids))
   -- the flows from a host lane, picked in C by their start's lane (a flow from a device or
   -- communication stream is a dependency between tasks, not a launch; a flow without a start
@@ -56,23 +56,13 @@ local function launched(m)
   for g, key in ipairs(lane_of) do
     if places[g] and not DEVICE_SIDE[m.lanes[key[1]].kind] then host[#host + 1] = places[g] end
   end
-  if #host == 0 then return out end
+  if #host == 0 then return none end
   local picked = model_mod.concat(host)
   if #picked < #from then from, ends = from:take(picked), ends:take(picked) end
-  -- the starts read one by one from their column: a table of them would cost 16 bytes a flow
-  local starts = tl.ts:take(from)
   local held = match.within(tl.lane, tl.ts, tl.dur, tl.lane:take(ends), tl.ts:take(ends))
-  local latest = {}
-  for k = 1, #ends do
-    local task, s = held[k], starts[k]
-    if task and s and (not latest[task] or s > latest[task]) then latest[task] = s end
-  end
-  local at, rows, n = out.at, out.task, 0
-  for task, s in pairs(latest) do
-    n = n + 1
-    at[n], rows[n] = s, task
-  end
-  return out
+  -- each task's latest launch (a flow without a start time or a task is none), in C
+  local task, at = column.group_max(held, tl.ts:take(from))
+  return { at = at, task = task }
 end
 
 -- The time each compute-stream task waited launched: from the start of its last launch flow
@@ -103,7 +93,7 @@ local function device_windows(m, wins, l, sets)
   for _, w in ipairs(wins) do w.d0, w.d1 = w.w0, w.w1 end
   local n, tl = #l.at, m.tl
   if n == 0 or not wins[1].id then return end
-  local at, order = l.at, column.new("integer", l.at):order()
+  local at, order = l.at, l.at:order()
   -- how far behind its host start w's device side starts: to the end of the tasks of the steps
   -- before that run in [w0, d0)
   local function behind(w, d0) return math.max((per_step.busy_to(sets, w.w0, d0) or w.w0) - w.w0, 0) end
@@ -257,10 +247,9 @@ function M.analyse(tl, rules, re, step_trace, opts)
   local l = launched(m)
   ctx.sets = trace_sets(m, l)
   device_windows(m, wins, l, ctx.sets)
-  -- the launches' lists are garbage from here: about two rows' worth of Lua table a launch,
-  -- collected before the dimensions make their own
+  -- the launches' columns are garbage from here: collected before the dimensions make their own
   l = nil -- luacheck: ignore 311
-  heap.release(2 * #m.launch_ends)
+  heap.release(#m.launch_ends)
   ctx.splits = #steps > 0 and per_step.all(ctx.sets, wins, M.MAX_STEPS) or nil
   ctx.jitter_windows = #steps > 0 and wins or nil
   if step_trace and w.id then
