@@ -21,6 +21,14 @@ static size_t text_of(int i, char *buf) {
   return len > n ? len : n;
 }
 
+/* n bytes of letters (step: how far apart the letters of neighbouring bytes are), to free() */
+static char *big_text(size_t n, size_t step) {
+  char *p = malloc(n);
+  if (p)
+    for (size_t k = 0; k < n; k++) p[k] = (char)('A' + k * step % 23);
+  return p;
+}
+
 static void basics(void) {
   asc_strtab *t = asc_strtab_new();
   CHECK(t != NULL);
@@ -70,10 +78,9 @@ static void stable_text(void) {
   CHECK(ok);
   /* a string larger than any chunk, and one after it in a chunk of the usual size */
   size_t big_n = (size_t)3 << 20;
-  char *big = malloc(big_n);
+  char *big = big_text(big_n, 1);
   CHECK(big != NULL);
   if (!big) return;
-  for (size_t k = 0; k < big_n; k++) big[k] = (char)('A' + k % 23);
   uint32_t big_id, small_id, again;
   CHECK(asc_strtab_intern(t, big, big_n, &big_id) == 0);
   CHECK(asc_strtab_intern(t, "after the big one", 17, &small_id) == 0);
@@ -185,10 +192,9 @@ static void spilled(void) {
   CHECK(n == n0 && memcmp(first, buf, n0) == 0);
   /* a string larger than any chunk, spilled by the one after it */
   size_t big_n = (size_t)3 << 20;
-  char *big = malloc(big_n);
+  char *big = big_text(big_n, 1);
   CHECK(big != NULL);
   if (!big) return;
-  for (size_t k = 0; k < big_n; k++) big[k] = (char)('A' + k % 23);
   uint32_t big_id, small_id, again;
   CHECK(asc_strtab_intern(t, big, big_n, &big_id) == 0);
   CHECK(asc_strtab_intern(t, "after the big one", 17, &small_id) == 0);
@@ -277,10 +283,9 @@ static void own_text(void) {
   asc_strtab *t = asc_strtab_new();
   asc_strtab_set_memory(t, 0);
   size_t big_n = ((size_t)3 << 20) + 123;
-  char *big = malloc(big_n);
+  char *big = big_text(big_n, 7);
   CHECK(big != NULL);
   if (!big) return;
-  for (size_t k = 0; k < big_n; k++) big[k] = (char)('a' + k * 7 % 26);
   uint32_t big_id, part_id;
   CHECK(asc_strtab_intern(t, big, big_n, &big_id) == 0);
   const char *s = asc_strtab_get(t, big_id, NULL);
