@@ -404,80 +404,105 @@ static int col_push(lua_State *L) {
 /* col:map(fn) for a string column: fn is called once per distinct string and the results
  * (nil, integers, numbers or strings; one kind) form a new column of the same length. When
  * every result is nil the column stays a string column: a map of strings that finds nothing
- * is still a column of (missing) strings, which group keys and writers expect. */
+ * is still a column of (missing) strings, which group keys and writers expect. Each distinct
+ * id's result is kept in C (by id, or by its number in an idmap when the table is much larger
+ * than the column), so a row costs a lookup, not a Lua table access and a string's hash. */
+typedef struct {
+  unsigned char seen, missing;
+  union {
+    int64_t i;
+    double d;
+    uint32_t s;
+  } v;
+} map_memo;
+
+/* The first result (at the top of the stack) decides the out column's kind; the rows so far
+ * were all missing. Room for all `rows` is reserved. */
+static int map_kind(lua_State *L, asc_col *out, int t, size_t rows) {
+  int kind = t == LUA_TSTRING ? ASC_STR : lua_isinteger(L, -1) ? ASC_I64 : ASC_F64;
+  size_t k = out->n;
+  asc_col_free(out);
+  asc_col_init(out, (asc_kind)kind);
+  if (asc_col_reserve(out, rows ? rows : 1)) return -1;
+  for (size_t j = 0; j < k; j++)
+    if (asc_col_push_null(out)) return -1;
+  return 0;
+}
+
 static int col_map(lua_State *L) {
   asc_col *c = lasc_checkcolumn(L, 1);
   luaL_argcheck(L, c->kind == ASC_STR, 1, "map works on string columns");
   luaL_checktype(L, 2, LUA_TFUNCTION);
   lua_settop(L, 2);
   asc_strtab *st = lasc_column_strings(L, 1);
-  lua_newtable(L); /* 3: id -> result (false for nil) */
   asc_col empty;
   asc_col_init(&empty, ASC_I64);
-  asc_col *out = lasc_pushcolumn(L, &empty, 0); /* 4: owned by Lua even if fn raises */
-  asc_strtab *shared = lasc_pushstrings(L);     /* 5 */
+  asc_col *out = lasc_pushcolumn(L, &empty, 0); /* 3: owned by Lua even if fn raises */
+  asc_strtab *shared = lasc_pushstrings(L);     /* 4 */
+  size_t nstr = (size_t)asc_strtab_count(st) + 1, slots = nstr, bytes;
+  asc_idmap *map = NULL;
+  if (asc_idmap_wanted(nstr, c->n)) { /* 5: the map, when wanted */
+    size_t mb = asc_idmap_bytes(c->n);
+    if (mb == SIZE_MAX) return luaL_error(L, "map: too many rows");
+    map = lua_newuserdatauv(L, sizeof *map + mb, 0);
+    asc_idmap_init(map, map + 1, c->n);
+    slots = c->n + 1;
+  }
+  if (asc_size_mul(slots, sizeof(map_memo), &bytes)) return luaL_error(L, "map: too many strings");
+  map_memo *memo = lua_newuserdatauv(L, bytes, 0); /* freed by the collector even on error */
+  memset(memo, 0, bytes);
   int kind = -1;
+  if (asc_col_reserve(out, c->n ? c->n : 1)) return lasc_oom(L);
   for (size_t i = 0; i < c->n; i++) {
     uint32_t id = c->v.s[i];
-    int t = LUA_TNIL;
-    if (id) {
-      t = lua_rawgeti(L, 3, id);
-      if (t == LUA_TNIL) {
-        lua_pop(L, 1);
+    map_memo *m = NULL;
+    if (id && id < nstr) {
+      m = &memo[map ? asc_idmap_number(map, id) : id];
+      if (!m->seen) {
         size_t len;
         const char *s = asc_strtab_get(st, id, &len);
         lua_pushvalue(L, 2);
         lua_pushlstring(L, s, len);
         lua_call(L, 1, 1);
-        if (lua_isnil(L, -1)) {
-          lua_pop(L, 1);
-          lua_pushboolean(L, 0);
+        int t = lua_type(L, -1);
+        m->seen = 1;
+        m->missing = t == LUA_TNIL || t == LUA_TBOOLEAN; /* a boolean is no value, as ever */
+        if (!m->missing && kind < 0) {
+          if (map_kind(L, out, t, c->n)) return lasc_oom(L);
+          kind = out->kind;
         }
-        lua_pushvalue(L, -1);
-        lua_rawseti(L, 3, id);
-        t = lua_type(L, -1);
+        if (m->missing) {
+          /* nothing to keep */
+        } else if (out->kind == ASC_STR) {
+          size_t rn;
+          const char *r = luaL_checklstring(L, -1, &rn);
+          if (asc_strtab_intern(shared, r, rn, &m->v.s)) return lasc_oom(L);
+        } else if (out->kind == ASC_I64) {
+          if (!lua_isinteger(L, -1)) return luaL_error(L, "map: results of different kinds");
+          m->v.i = lua_tointeger(L, -1);
+        } else {
+          m->v.d = luaL_checknumber(L, -1);
+        }
+        lua_pop(L, 1);
       }
     }
-    if (t == LUA_TBOOLEAN) t = LUA_TNIL;
-    if (t != LUA_TNIL && kind < 0) {
-      /* the first result decides the kind; rows so far were all missing */
-      kind = t == LUA_TSTRING ? ASC_STR : lua_isinteger(L, -1) ? ASC_I64 : ASC_F64;
-      size_t k = out->n;
-      asc_col_free(out);
-      asc_col_init(out, (asc_kind)kind);
-      for (size_t j = 0; j < k; j++)
-        if (asc_col_push_null(out)) return lasc_oom(L);
-    }
     int r;
-    if (t == LUA_TNIL) {
+    if (!m || m->missing)
       r = asc_col_push_null(out);
-    } else if (out->kind == ASC_STR) {
-      size_t len;
-      const char *s = luaL_checklstring(L, -1, &len);
-      uint32_t nid;
-      r = asc_strtab_intern(shared, s, len, &nid) || asc_col_push_str(out, nid);
-    } else if (out->kind == ASC_I64) {
-      if (!lua_isinteger(L, -1)) return luaL_error(L, "map: results of different kinds");
-      r = asc_col_push_i64(out, lua_tointeger(L, -1));
-    } else {
-      r = asc_col_push_f64(out, luaL_checknumber(L, -1));
-    }
-    if (id) lua_pop(L, 1);
+    else if (out->kind == ASC_STR)
+      r = asc_col_push_str(out, m->v.s);
+    else if (out->kind == ASC_I64)
+      r = asc_col_push_i64(out, m->v.i);
+    else
+      r = asc_col_push_f64(out, m->v.d);
     if (r) return lasc_oom(L);
   }
-  if (kind < 0) { /* all missing: the same number of missing strings */
-    size_t k = out->n;
-    asc_col_free(out);
-    asc_col_init(out, ASC_STR);
-    if (asc_col_reserve(out, k ? k : 1)) return lasc_oom(L);
-    for (size_t j = 0; j < k; j++)
-      if (asc_col_push_null(out)) return lasc_oom(L);
-  }
+  if (kind < 0 && map_kind(L, out, LUA_TSTRING, c->n)) return lasc_oom(L); /* all missing: strings */
   if (out->kind == ASC_STR) {
-    lua_pushvalue(L, 5);
-    lua_setiuservalue(L, 4, 1);
+    lua_pushvalue(L, 4);
+    lua_setiuservalue(L, 3, 1);
   }
-  lua_pushvalue(L, 4);
+  lua_pushvalue(L, 3);
   return 1;
 }
 

@@ -34,6 +34,32 @@ describe("column:map", function()
     assert.equal(1, #groups)
     assert.is_nil(groups[1].key)
   end)
+
+  it("calls once per distinct string when the string table is far larger than the column", function()
+    local many = {}
+    for i = 1, 6000 do many[i] = "filler " .. i end
+    local big = column.new("string", many) -- the state's table now holds 6000 more strings
+    local c = column.new("string", { "filler 17", "x:1", "filler 17", nil, "x:1", "filler 5999" })
+    local calls = 0
+    local m = c:map(function(s)
+      calls = calls + 1
+      return tonumber(s:match("%d+$")) + 0.5
+    end)
+    assert.equal("number", m:kind())
+    assert.same({ 17.5, 1.5, 17.5, nil, 1.5, 5999.5 }, { m[1], m[2], m[3], m[4], m[5], m[6] })
+    assert.equal(6, #m)
+    assert.equal(3, calls)
+    assert.equal(6000, #big)
+  end)
+
+  it("refuses results of different kinds and takes a boolean result as no value", function()
+    local c = column.new("string", { "a", "b", "c" })
+    assert.has_error(function() c:map(function(s) return s == "a" and 1 or 2.5 end) end,
+      "map: results of different kinds")
+    local m = c:map(function(s) return s == "b" and "B" or s == "c" end)
+    assert.equal("string", m:kind())
+    assert.same({ nil, "B", nil }, { m[1], m[2], m[3] })
+  end)
 end)
 
 describe("column.group_sum and argmax over some rows", function()
