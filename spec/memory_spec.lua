@@ -481,6 +481,25 @@ describe("memory on real samples", function()
     assert.equal("rl_insight/train.py(42): train_step", rank.top[3])
   end)
 
+  it("one pool (rl-insight): the component's summary is the one its rows give when read through them", function()
+    local analysis = require "ascope.analysis.memory"
+    local rank = assert(memory.parse(h.real .. "/rl-insight/memory_data", { jobs = 1 })).ranks[1]
+    -- the release totals the peak reads are dropped from the result: read again from the file
+    local csv = assert(require("ascope.ascend.memory_csv").read(rank.dirs[1] .. "/ASCEND_PROFILER_OUTPUT/operator_memory.csv"))
+    rank.rel_allocated_mb, rank.rel_reserved_mb = csv.rel_allocated_mb, csv.rel_reserved_mb
+    local all = {}
+    for i = 1, rank.n do all[i] = i end
+    local comp = rank.summary.components[1]
+    assert.equal(1, #rank.summary.components)
+    local by_rows = analysis.summarize_component(rank, core.column.new("integer", all), 20)
+    for _, k in ipairs({ "events", "allocations", "peak", "peak_reserved", "live_at_peak", "top_call_sites",
+                         "leak_suspects", "no_stack" }) do
+      assert.same(by_rows[k], comp[k], k)
+    end
+    assert.equal(49, comp.top_call_sites.sites[1] and comp.events)
+    assert.is_true(comp.top_call_sites.site_count > 0 and comp.peak.allocated_mb > 0)
+  end)
+
   it("legacy 2023/2024 files: 10- and 15-column headers, rank from the folder name, no trace", function()
     local r = assert(memory.parse(h.real .. "/msinsight_legacy_2023_2024", { jobs = 2 }))
     assert.equal(2, #r.ranks)

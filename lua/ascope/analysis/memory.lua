@@ -146,23 +146,34 @@ end
 -- duration, or never released), by call_stack_top; the rest of the peak (peak minus live) was
 -- allocated before the first row of the file or is not listed. no_stack: the share of allocated
 -- KB whose row has no call stack (or a blank top frame, which names no call site), and the operators behind it.
-function M.summarize_component(ev, rows, top_n)
+--
+-- whole: given when rows are all the rank's rows (one component), the rank's own top call sites
+-- and leak suspects {site_list, kb, count, groups} each, which are then the component's too;
+-- the other figures are then read over every row without the rows' indirection.
+function M.summarize_component(ev, rows, top_n, whole)
   local size, top = ev.size_kb, ev.top
-  local site_list, allocated_kb, allocations, nsites = top_groups(top, size, { positive = size, rows = rows }, nil, top_n)
-  local leak_list, leaked_kb, _, nleaks = top_groups(top, size,
-    { positive = size, missing = M.never_released(ev), rows = rows }, nil, top_n)
+  local sel = not whole and rows or nil
+  local site_list, allocated_kb, allocations, nsites, leak_list, leaked_kb, nleaks
+  if whole then
+    site_list, allocated_kb, allocations, nsites = table.unpack(whole.sites)
+    leak_list, leaked_kb, _, nleaks = table.unpack(whole.leaks)
+  else
+    site_list, allocated_kb, allocations, nsites = top_groups(top, size, { positive = size, rows = sel }, nil, top_n)
+    leak_list, leaked_kb, _, nleaks = top_groups(top, size,
+      { positive = size, missing = M.never_released(ev), rows = sel }, nil, top_n)
+  end
   local peak_row, peak_mb, peak_ns, peak_at = largest(ev.allocated_mb, ev.rel_allocated_mb, ev.start_ns,
-    ev.release_ns, rows)
+    ev.release_ns, sel)
   local reserved_row, reserved_mb, reserved_ns = largest(ev.reserved_mb, ev.rel_reserved_mb, ev.start_ns,
-    ev.release_ns, rows)
+    ev.release_ns, sel)
   local live_list, live_kb, live_count, live_sites, live_no_stack_kb = {}, 0, 0, 0, 0
   if peak_ns then
     live_list, live_kb, live_count, live_sites, live_no_stack_kb = top_groups(top, size,
-      { positive = size, alive_at = { ev.start_ns, M.never_released(ev), peak_ns }, rows = rows },
+      { positive = size, alive_at = { ev.start_ns, M.never_released(ev), peak_ns }, rows = sel },
       peak_mb and peak_mb * 1024, top_n)
   end
   local op_list, no_stack_kb, no_stack_count = top_groups(ev.name, size,
-    { positive = size, missing = top, rows = rows }, nil, 5, "name")
+    { positive = size, missing = top, rows = sel }, nil, 5, "name")
   return {
     events = #rows,
     rows = rows,
@@ -188,13 +199,14 @@ end
 function M.summarize(ev, top_n)
   top_n = top_n or 20
   local size, top = ev.size_kb, ev.top
-  local site_list, allocated_kb, allocations, nsites = top_groups(top, size, { positive = size }, nil, top_n)
+  local sites = { top_groups(top, size, { positive = size }, nil, top_n) }
   local _, _, releases = column.group_sum(nil, size, { negative = size })
-  local leak_list, leaked_kb, _, nleaks = top_groups(top, size, { positive = size, missing = M.never_released(ev) },
-    nil, top_n)
+  local leaks = { top_groups(top, size, { positive = size, missing = M.never_released(ev) }, nil, top_n) }
+  local site_list, allocated_kb, allocations, nsites = table.unpack(sites)
+  local leak_list, leaked_kb, _, nleaks = table.unpack(leaks)
   local components, peak = {}, nil
   for _, part in ipairs(M.rows_by(ev.component)) do
-    local s = M.summarize_component(ev, part.rows, top_n)
+    local s = M.summarize_component(ev, part.rows, top_n, #part.rows == ev.n and { sites = sites, leaks = leaks } or nil)
     s.component = part.name or "?"
     components[#components + 1] = s
     if s.peak and (not peak or s.peak.allocated_mb > peak.allocated_mb) then
