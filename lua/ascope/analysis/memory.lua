@@ -153,10 +153,10 @@ end
 function M.summarize_component(ev, rows, top_n, whole)
   local size, top = ev.size_kb, ev.top
   local sel = not whole and rows or nil
-  local site_list, allocated_kb, allocations, nsites, leak_list, leaked_kb, nleaks
+  local site_list, allocated_kb, allocations, nsites, leak_list, leaked_kb, nleaks, _
   if whole then
-    site_list, allocated_kb, allocations, nsites = table.unpack(whole.sites)
-    leak_list, leaked_kb, _, nleaks = table.unpack(whole.leaks)
+    site_list, allocated_kb, allocations, nsites = table.unpack(whole.sites, 1, whole.sites.n)
+    leak_list, leaked_kb, _, nleaks = table.unpack(whole.leaks, 1, whole.leaks.n)
   else
     site_list, allocated_kb, allocations, nsites = top_groups(top, size, { positive = size, rows = sel }, nil, top_n)
     leak_list, leaked_kb, _, nleaks = top_groups(top, size,
@@ -199,11 +199,11 @@ end
 function M.summarize(ev, top_n)
   top_n = top_n or 20
   local size, top = ev.size_kb, ev.top
-  local sites = { top_groups(top, size, { positive = size }, nil, top_n) }
+  local sites = table.pack(top_groups(top, size, { positive = size }, nil, top_n))
   local _, _, releases = column.group_sum(nil, size, { negative = size })
-  local leaks = { top_groups(top, size, { positive = size, missing = M.never_released(ev) }, nil, top_n) }
-  local site_list, allocated_kb, allocations, nsites = table.unpack(sites)
-  local leak_list, leaked_kb, _, nleaks = table.unpack(leaks)
+  local leaks = table.pack(top_groups(top, size, { positive = size, missing = M.never_released(ev) }, nil, top_n))
+  local site_list, allocated_kb, allocations, nsites = table.unpack(sites, 1, sites.n)
+  local leak_list, leaked_kb, _, nleaks = table.unpack(leaks, 1, leaks.n)
   local components, peak = {}, nil
   for _, part in ipairs(M.rows_by(ev.component)) do
     local s = M.summarize_component(ev, part.rows, top_n, #part.rows == ev.n and { sites = sites, leaks = leaks } or nil)
