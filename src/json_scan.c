@@ -69,6 +69,13 @@ typedef struct scan {
    * with the decoded string in the table (several raw spellings may map to one id). */
   raw_slot *raw;
   size_t raw_nslots, raw_used; /* raw_nslots: 0 or a power of two */
+  /* A string met again has its raw text kept (a length, then the bytes, in `copies`; raw_copy
+   * by raw slot: offset + 1, 0 none; NULL until the first): from then on it is confirmed by a
+   * memcmp, several times faster than comparing escaped with decoded text. A string met once
+   * (every stack distinct) costs nothing; RAW_COPIES_MAX bounds the rest. */
+  uint32_t *raw_copy;
+  char *copies;
+  size_t copies_n, copies_cap;
   int oom;
   const char *bad_at; /* where the fast path found a problem */
   const char *bad_msg;
@@ -391,23 +398,64 @@ static int text_eq(scan *sc, const slot *sl, const char *v) {
   return strlen(v) == n && memcmp(t, v, n) == 0;
 }
 
-/* The raw map twice as large (at least 1024 slots), its entries placed again. */
+/* The raw map twice as large (at least 1024 slots), its entries (and their copies) placed
+ * again. */
 static int grow_raw(scan *sc) {
   size_t nn;
   if (asc_size_mul(sc->raw_nslots ? sc->raw_nslots : 512, 2, &nn)) return -1;
   raw_slot *ns = asc_alloc_array(nn, sizeof *ns);
-  if (!ns) return -1;
+  uint32_t *nc = sc->raw_copy ? asc_alloc_array(nn, sizeof *nc) : NULL;
+  if (!ns || (sc->raw_copy && !nc)) {
+    free(ns);
+    return -1;
+  }
   memset(ns, 0, nn * sizeof *ns);
+  if (nc) memset(nc, 0, nn * sizeof *nc);
   for (size_t k = 0; k < sc->raw_nslots; k++) {
     if (!sc->raw[k].id) continue;
     size_t j = sc->raw[k].hash & (nn - 1);
     while (ns[j].id) j = (j + 1) & (nn - 1);
     ns[j] = sc->raw[k];
+    if (nc) nc[j] = sc->raw_copy[k];
   }
   free(sc->raw);
+  free(sc->raw_copy);
   sc->raw = ns;
+  sc->raw_copy = nc;
   sc->raw_nslots = nn;
   return 0;
+}
+
+enum { RAW_COPIES_MAX = 8 << 20 };
+
+/* Keep raw text v[0, n) for raw slot i (see scan.raw_copy); nothing when past the bound or out
+ * of memory, as the copy only makes the next confirmation faster. */
+static void keep_copy(scan *sc, size_t i, const char *v, size_t n) {
+  uint32_t len = (uint32_t)n;
+  size_t need = sc->copies_n + sizeof len + n;
+  if (n > RAW_COPIES_MAX || need > RAW_COPIES_MAX) return;
+  if (!sc->raw_copy && !(sc->raw_copy = calloc(sc->raw_nslots, sizeof *sc->raw_copy))) return;
+  if (need > sc->copies_cap) {
+    size_t cap = sc->copies_cap ? sc->copies_cap : 64 << 10;
+    while (cap < need) cap *= 2;
+    if (cap > RAW_COPIES_MAX) cap = RAW_COPIES_MAX;
+    char *c = realloc(sc->copies, cap);
+    if (!c) return;
+    sc->copies = c;
+    sc->copies_cap = cap;
+  }
+  memcpy(sc->copies + sc->copies_n, &len, sizeof len);
+  memcpy(sc->copies + sc->copies_n + sizeof len, v, n);
+  sc->raw_copy[i] = (uint32_t)sc->copies_n + 1;
+  sc->copies_n = need;
+}
+
+/* Whether raw slot i has a copy of exactly v[0, n). */
+static int same_copy(const scan *sc, size_t i, const char *v, size_t n) {
+  uint32_t at = sc->raw_copy ? sc->raw_copy[i] : 0, len;
+  if (!at) return 0;
+  memcpy(&len, sc->copies + at - 1, sizeof len);
+  return len == n && memcmp(sc->copies + at - 1 + sizeof len, v, n) == 0;
 }
 
 static int intern(scan *sc, slot *sl, uint32_t *id) {
@@ -429,9 +477,13 @@ static int intern(scan *sc, slot *sl, uint32_t *id) {
   size_t mask = sc->raw_nslots - 1, i = h & mask;
   for (; sc->raw_nslots && sc->raw[i].id; i = (i + 1) & mask) {
     if (sc->raw[i].hash != h) continue;
+    if (same_copy(sc, i, sl->v, sl->vlen)) return *id = sc->raw[i].id, 0;
     size_t dn;
     const char *d = asc_strtab_get(sc->strings, sc->raw[i].id, &dn);
-    if (d && asc_json_escaped_equal(sl->v, sl->vlen, d, dn)) return *id = sc->raw[i].id, 0;
+    if (d && asc_json_escaped_equal(sl->v, sl->vlen, d, dn)) {
+      if (!sc->raw_copy || !sc->raw_copy[i]) keep_copy(sc, i, sl->v, sl->vlen); /* met again */
+      return *id = sc->raw[i].id, 0;
+    }
   }
   size_t n;
   const char *t = slot_text(sc, sl, &n);
@@ -970,6 +1022,8 @@ done:
   free(buf);
   free(sc.scratch);
   free(sc.raw);
+  free(sc.raw_copy);
+  free(sc.copies);
   free(sc.slots);
   free(sc.field_slot);
   free(sc.pred_slot);

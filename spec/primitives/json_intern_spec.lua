@@ -106,6 +106,50 @@ describe("json.scan interning escaped strings", function()
     assert.equal(#SPELLINGS - 7, h.count(distinct))
   end)
 
+  it("gives a spelling met again and again the text and id of its first meeting", function()
+    -- from the second meeting a spelling's raw text is kept and compared as it is: every
+    -- spelling above, three times over, with the other spellings of its text in between
+    local rows = {}
+    for round = 1, 3 do
+      for i = 1, #SPELLINGS do rows[(round - 1) * #SPELLINGS + i] = SPELLINGS[i] end
+    end
+    local p = dir .. "/again.json"
+    h.write(p, trace(rows))
+    local once_p = dir .. "/once.json"
+    h.write(once_p, trace(SPELLINGS))
+    local once_text, once_ids = scan(once_p)
+    for _, threads in ipairs({ 1, 3 }) do
+      local text, ids = scan(p, { threads = threads, min_range = 1 })
+      for round = 0, 2 do
+        for i = 1, #SPELLINGS do
+          assert.equal(once_text[i], text[round * #SPELLINGS + i], "round " .. round .. " row " .. i)
+          assert.equal(once_ids[i], ids[round * #SPELLINGS + i], "round " .. round .. " row " .. i)
+        end
+      end
+    end
+  end)
+
+  it("stays right past the bound on kept raw text (8 MiB a reader)", function()
+    -- 400 distinct 24 KB stacks, each met three times: 9.4 MB would be kept, so the last ones
+    -- met again are confirmed against the decoded text as on their first meeting
+    local frame = "\\/src\\/deep_module.py(%d): a_rather_long_function_name;\\r\\n"
+    local rows, want = {}, {}
+    for _ = 1, 3 do
+      for i = 1, 400 do rows[#rows + 1] = frame:format(i):rep(400) .. i end
+    end
+    for i, r in ipairs(rows) do want[i] = r:gsub("\\/", "/"):gsub("\\r\\n", "\r\n") end
+    assert.is_true(#rows[1] * 400 > 8 * 2 ^ 20)
+    local p = dir .. "/bound.json"
+    h.write(p, trace(rows))
+    local text, ids = scan(p, { threads = 1 })
+    assert.same(want, text)
+    for i = 1, 400 do
+      assert.equal(ids[i], ids[400 + i])
+      assert.equal(ids[i], ids[800 + i])
+      if i > 1 then assert.are_not.equal(ids[i - 1], ids[i]) end
+    end
+  end)
+
   it("gives the same texts and ids on one thread and on several, with many distinct stacks", function()
     -- some 1.2 MB of distinct escaped stacks: every range's string table spans several chunks,
     -- and is emptied chunk by chunk into the caller's while its ids are mapped
