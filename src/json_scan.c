@@ -65,8 +65,9 @@ typedef struct scan {
   size_t scratch_cap;
   /* escaped strings are looked up by their raw text first, so each distinct one (call stacks
    * repeat) is decoded once: an open-addressing map from the hash of the raw text to the
-   * decoded string's id. It holds no text: a candidate is confirmed by comparing the raw text
-   * with the decoded string in the table (several raw spellings may map to one id). */
+   * decoded string's id. A candidate is confirmed by comparing the raw text with the decoded
+   * string in the table (several raw spellings may map to one id), or, once it has been met
+   * again, with its own raw text kept below. */
   raw_slot *raw;
   size_t raw_nslots, raw_used; /* raw_nslots: 0 or a power of two */
   /* A string met again has its raw text kept (a length, then the bytes, in `copies`; raw_copy
