@@ -406,7 +406,8 @@ static int col_push(lua_State *L) {
  * every result is nil the column stays a string column: a map of strings that finds nothing
  * is still a column of (missing) strings, which group keys and writers expect. Each distinct
  * id's result is kept in C (by id, or by its number in an idmap when the table is much larger
- * than the column), so a row costs a lookup, not a Lua table access and a string's hash. */
+ * than the column), so a row costs a lookup, not a Lua table access and a string's hash; fn
+ * adding rows to the column it maps is an error. */
 typedef struct {
   unsigned char seen, missing;
   union {
@@ -463,7 +464,10 @@ static int col_map(lua_State *L) {
         const char *s = asc_strtab_get(st, id, &len);
         lua_pushvalue(L, 2);
         lua_pushlstring(L, s, len);
+        size_t rows = c->n;
         lua_call(L, 1, 1);
+        /* the memo and the map are sized by the rows there were: fn must not add any */
+        if (c->n != rows) return luaL_error(L, "map: the function added rows to the column it maps");
         int t = lua_type(L, -1);
         m->seen = 1;
         m->missing = t == LUA_TNIL || t == LUA_TBOOLEAN; /* a boolean is no value, as ever */

@@ -60,6 +60,21 @@ describe("column:map", function()
     assert.equal("string", m:kind())
     assert.same({ nil, "B", nil }, { m[1], m[2], m[3] })
   end)
+
+  it("refuses a function that adds rows to the column it maps", function()
+    local many = {}
+    for i = 1, 6000 do many[i] = "s" .. i end
+    local big = column.new("string", many) -- the state's table far larger than the columns below
+    for _, c in ipairs({ column.new("string", { "a", "b" }), column.new("string", { "s1" }) }) do
+      assert.has_error(function()
+        c:map(function(s)
+          c:push("new " .. #c)
+          return s
+        end)
+      end, "map: the function added rows to the column it maps")
+    end
+    assert.equal(6000, #big)
+  end)
 end)
 
 describe("column.group_sum and argmax over some rows", function()
