@@ -29,6 +29,17 @@ static char *big_text(size_t n, size_t step) {
   return p;
 }
 
+/* A string larger than any chunk (big_text(n, 1)) interned into t, then a short one after it:
+ * the big text to free(), or NULL (a failure checked) when it could not be made. */
+static char *intern_big(asc_strtab *t, size_t n, uint32_t *big_id, uint32_t *small_id) {
+  char *big = big_text(n, 1);
+  CHECK(big != NULL);
+  if (!big) return NULL;
+  CHECK(asc_strtab_intern(t, big, n, big_id) == 0);
+  CHECK(asc_strtab_intern(t, "after the big one", 17, small_id) == 0);
+  return big;
+}
+
 static void basics(void) {
   asc_strtab *t = asc_strtab_new();
   CHECK(t != NULL);
@@ -78,12 +89,9 @@ static void stable_text(void) {
   CHECK(ok);
   /* a string larger than any chunk, and one after it in a chunk of the usual size */
   size_t big_n = (size_t)3 << 20;
-  char *big = big_text(big_n, 1);
-  CHECK(big != NULL);
-  if (!big) return;
   uint32_t big_id, small_id, again;
-  CHECK(asc_strtab_intern(t, big, big_n, &big_id) == 0);
-  CHECK(asc_strtab_intern(t, "after the big one", 17, &small_id) == 0);
+  char *big = intern_big(t, big_n, &big_id, &small_id);
+  if (!big) return;
   CHECK(asc_strtab_intern(t, big, big_n, &again) == 0 && again == big_id);
   size_t n;
   const char *s = asc_strtab_get(t, big_id, &n);
@@ -192,12 +200,9 @@ static void spilled(void) {
   CHECK(n == n0 && memcmp(first, buf, n0) == 0);
   /* a string larger than any chunk, spilled by the one after it */
   size_t big_n = (size_t)3 << 20;
-  char *big = big_text(big_n, 1);
-  CHECK(big != NULL);
-  if (!big) return;
   uint32_t big_id, small_id, again;
-  CHECK(asc_strtab_intern(t, big, big_n, &big_id) == 0);
-  CHECK(asc_strtab_intern(t, "after the big one", 17, &small_id) == 0);
+  char *big = intern_big(t, big_n, &big_id, &small_id);
+  if (!big) return;
   for (int k = 0; k < 1000 && asc_strtab_resident(t, big_id); k++) { /* its chunk's last page fills */
     n = (size_t)snprintf(buf, sizeof buf, "filler %d", k);
     CHECK(asc_strtab_intern(t, buf, n, &again) == 0);
