@@ -433,8 +433,9 @@ enum { RAW_COPIES_MAX = 8 << 20 };
  * of memory, as the copy only makes the next confirmation faster. */
 static void keep_copy(scan *sc, size_t i, const char *v, size_t n) {
   uint32_t len = (uint32_t)n;
+  if (n > RAW_COPIES_MAX) return; /* first: the sum below cannot wrap then */
   size_t need = sc->copies_n + sizeof len + n;
-  if (n > RAW_COPIES_MAX || need > RAW_COPIES_MAX) return;
+  if (need > RAW_COPIES_MAX) return;
   if (!sc->raw_copy && !(sc->raw_copy = calloc(sc->raw_nslots, sizeof *sc->raw_copy))) return;
   if (need > sc->copies_cap) {
     size_t cap = sc->copies_cap ? sc->copies_cap : 64 << 10;

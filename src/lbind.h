@@ -8,6 +8,7 @@
 
 #include "ascope/column.h"
 #include "ascope/error.h"
+#include "ascope/idmap.h"
 #include "ascope/strtab.h"
 
 #define ASC_COLUMN_MT "ascope.column"
@@ -56,6 +57,11 @@ int lasc_progress_init(lua_State *L, int opts, lasc_progress *p);
 int lasc_progress_call(void *ud, long long done, long long total);
 /* Raises the callback's error if it raised one. */
 void lasc_progress_rethrow(lasc_progress *p);
+/* A map of the string ids of a column of n rows (ascope/idmap.h), pushed on the stack as a
+ * userdata, when the string table (nstr ids) is much larger than the column; then *slots
+ * becomes n + 1 (the numbers it gives and 0). NULL, with nothing pushed and *slots left as it
+ * is, when an array by id (nstr slots) is the better scratch. */
+asc_idmap *lasc_push_idmap(lua_State *L, size_t nstr, size_t n, size_t *slots);
 /* Push one value of a column (nil for a missing one). */
 void lasc_pushcell(lua_State *L, const asc_col *c, const asc_strtab *st, size_t i);
 void lasc_register_column(lua_State *L);

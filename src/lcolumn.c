@@ -401,6 +401,16 @@ static int col_push(lua_State *L) {
   return 0;
 }
 
+asc_idmap *lasc_push_idmap(lua_State *L, size_t nstr, size_t n, size_t *slots) {
+  if (!asc_idmap_wanted(nstr, n)) return NULL;
+  size_t bytes = asc_idmap_bytes(n);
+  if (bytes == SIZE_MAX || bytes > SIZE_MAX - sizeof(asc_idmap)) luaL_error(L, "too many rows");
+  asc_idmap *map = lua_newuserdatauv(L, sizeof *map + bytes, 0);
+  asc_idmap_init(map, map + 1, n);
+  *slots = n + 1;
+  return map;
+}
+
 /* col:map(fn) for a string column: fn is called once per distinct string and the results
  * (nil, integers, numbers or strings; one kind) form a new column of the same length. When
  * every result is nil the column stays a string column: a map of strings that finds nothing
@@ -441,14 +451,7 @@ static int col_map(lua_State *L) {
   asc_col *out = lasc_pushcolumn(L, &empty, 0); /* 3: owned by Lua even if fn raises */
   asc_strtab *shared = lasc_pushstrings(L);     /* 4 */
   size_t nstr = (size_t)asc_strtab_count(st) + 1, slots = nstr, bytes;
-  asc_idmap *map = NULL;
-  if (asc_idmap_wanted(nstr, c->n)) { /* 5: the map, when wanted */
-    size_t mb = asc_idmap_bytes(c->n);
-    if (mb == SIZE_MAX) return luaL_error(L, "map: too many rows");
-    map = lua_newuserdatauv(L, sizeof *map + mb, 0);
-    asc_idmap_init(map, map + 1, c->n);
-    slots = c->n + 1;
-  }
+  asc_idmap *map = lasc_push_idmap(L, nstr, c->n, &slots); /* 5: the map, when wanted */
   if (asc_size_mul(slots, sizeof(map_memo), &bytes)) return luaL_error(L, "map: too many strings");
   map_memo *memo = lua_newuserdatauv(L, bytes, 0); /* freed by the collector even on error */
   memset(memo, 0, bytes);

@@ -39,19 +39,6 @@ static int tree_add(lua_State *L) {
   return 1;
 }
 
-/* A map of the string ids of a column of n rows, pushed on the stack, when the string table
- * (nstr ids) is much larger than the column; then *slots becomes n + 1 (the numbers it gives
- * and 0). NULL, with nothing pushed, when an array by id is the better scratch. */
-static asc_idmap *new_map(lua_State *L, size_t nstr, size_t n, size_t *slots) {
-  if (!asc_idmap_wanted(nstr, n)) return NULL;
-  size_t bytes = asc_idmap_bytes(n);
-  if (bytes == SIZE_MAX) luaL_error(L, "stacktree: too many rows");
-  asc_idmap *map = lua_newuserdatauv(L, sizeof *map + bytes, 0);
-  asc_idmap_init(map, map + 1, n);
-  *slots = n + 1;
-  return map;
-}
-
 /* tree:ids(col) -> integer column: per row of a string column, the id of its stack's innermost
  * frame (missing for no stack or one without frames). Each distinct string is added once and
  * no Lua string is made of it. The tree reads the frames' text from the column's string table,
@@ -70,7 +57,7 @@ static int tree_ids(lua_State *L) {
     lua_setiuservalue(L, 1, 1);
   }
   size_t nstr = (size_t)asc_strtab_count(st) + 1, slots = nstr, bytes;
-  asc_idmap *map = new_map(L, nstr, c->n, &slots); /* the leaves by string id, or by its number */
+  asc_idmap *map = lasc_push_idmap(L, nstr, c->n, &slots); /* the leaves by string id, or by its number */
   if (asc_size_mul(slots, sizeof(int64_t), &bytes)) return luaL_error(L, "stacktree: too many strings");
   int64_t *leaf_of = lua_newuserdatauv(L, bytes, 0); /* freed by the collector even on error */
   for (size_t i = 0; i < slots; i++) leaf_of[i] = -1;
@@ -132,7 +119,7 @@ static int stack_top(lua_State *L) {
   lua_getiuservalue(L, 1, 1); /* 2: the string table */
   asc_strtab *st = lasc_checkstrings(L, 2);
   size_t nstr = (size_t)asc_strtab_count(st) + 1, slots = nstr, bytes;
-  asc_idmap *map = new_map(L, nstr, c->n, &slots); /* the tops by string id, or by its number */
+  asc_idmap *map = lasc_push_idmap(L, nstr, c->n, &slots); /* the tops by string id, or by its number */
   if (asc_size_mul(slots, sizeof(uint32_t), &bytes)) return luaL_error(L, "stacktree: too many strings");
   uint32_t *top_of = lua_newuserdatauv(L, bytes, 0); /* 0 = not seen yet */
   memset(top_of, 0, bytes);
