@@ -1,4 +1,12 @@
-/* Call stacks as a tree of interned frames (see ascope/stacktree.h). */
+/* Call stacks as a tree of interned frames (see ascope/stacktree.h).
+ *
+ * A stack that meets a frame the tree lacks makes that frame and every frame below it at once:
+ * consecutive ids, each the parent of the next. Such a run is a segment. Only a segment's head
+ * (its frame nearest the root) is looked up by hash; the frames after it are found by comparing
+ * the next frame of the stack being added with the next frame of the segment. So the hash
+ * table holds one slot a segment, not one a frame, and a frame costs the tree 8 bytes (where
+ * its text is) instead of a node in a table: a million distinct stacks of eight frames are a
+ * million segments and 8 million frames, not 8 million hashed nodes. */
 #include "ascope/stacktree.h"
 #include "ascope/checked.h"
 #include "ascope/decimal.h"
@@ -9,28 +17,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct { /* 20 bytes: a million distinct stacks make millions of frames */
-  uint32_t at;   /* where the frame's text starts: in string `str` of the table, or in the */
-  uint32_t str;  /* tree's own text when str is 0 (kept below 4 GiB) */
-  uint32_t len, parent;
-  uint32_t hash; /* of the path from the root to this frame */
-} node;
+typedef struct { /* where a frame's text is, in its segment's string */
+  uint32_t at, len;
+} frame;
+
+typedef struct {   /* frames first .. (the next segment's first) - 1 */
+  uint32_t str;    /* the string of the table the frames' text is in; 0: the tree's own text */
+  uint32_t first;  /* id of the head */
+  uint32_t parent; /* the head's parent, 0 for a root */
+  uint32_t hash;   /* of the head's parent and text */
+} segment;
 
 typedef struct {
   size_t at, len;
-  uint32_t hash; /* of the path from the root to this frame */
 } piece;
 
 struct asc_stacktree {
-  node *nodes_; /* by id - 1 */
-  size_t nodecap;
+  frame *frames; /* by id - 1 */
+  size_t framecap;
   uint32_t nodes;
+  segment *segs; /* in id order */
+  size_t nsegs, segcap;
   const asc_strtab *st; /* the table interned stacks come from (NULL until the first) */
-  char *own;            /* the text of frames added as plain strings */
+  char *own;            /* the text of frames added as plain strings (kept below 4 GiB) */
   size_t own_n, owncap;
-  uint32_t *slots;  /* node ids by hash, 0: empty; the hashes are the nodes' */
-  size_t cap, used; /* cap: a power of two */
-  piece *pieces;    /* the frames of the stack being added */
+  uint32_t *slots; /* segment index + 1 by its hash, 0: empty */
+  size_t cap;      /* a power of two */
+  piece *pieces;   /* the frames of the stack being added, innermost first */
   size_t npieces, piececap;
   char *copy; /* a stack read back from the table's file, held while its frames are looked up */
   size_t copycap;
@@ -50,7 +63,8 @@ asc_stacktree *asc_stacktree_new(void) {
 
 void asc_stacktree_free(asc_stacktree *t) {
   if (!t) return;
-  free(t->nodes_);
+  free(t->frames);
+  free(t->segs);
   free(t->own);
   free(t->slots);
   free(t->pieces);
@@ -58,21 +72,24 @@ void asc_stacktree_free(asc_stacktree *t) {
   free(t);
 }
 
-/* A frame's hash covers its path from the root (the hash of its parent's path and its text),
- * not its parent's id: the hashes of a whole stack are known before any lookup, so the slots
- * of its frames are fetched from memory together rather than one miss after another. */
-static uint32_t hash_of(uint32_t parent_hash, const char *s, size_t n) {
-  uint64_t h = asc_hash_bytes(0x9E3779B97F4A7C15ULL ^ ((uint64_t)parent_hash << 32) ^ n, s, n);
+static uint32_t hash_of(uint32_t parent, const char *s, size_t n) {
+  uint64_t h = asc_hash_bytes(0x9E3779B97F4A7C15ULL ^ ((uint64_t)parent << 32) ^ n, s, n);
   return (uint32_t)(h ^ (h >> 32));
 }
 
-static const char *text_of(const asc_stacktree *t, const node *nd) {
-  if (!nd->str) return t->own + nd->at;
-  const char *s = asc_strtab_get(t->st, nd->str, NULL);
-  return s ? s + nd->at : "";
+/* the text segment g's frames are in; good until the table reads back another string
+ * (ASC_STRTAB_WINDOWS of them) or the tree's own text grows */
+static const char *text_of(const asc_stacktree *t, const segment *g) {
+  if (!g->str) return t->own;
+  return asc_strtab_get(t->st, g->str, NULL);
 }
 
-/* The slots twice as many, filled again from the nodes (which hold their hashes): the old
+/* one past the last id of segment k */
+static uint32_t end_of(const asc_stacktree *t, size_t k) {
+  return k + 1 < t->nsegs ? t->segs[k + 1].first : t->nodes + 1;
+}
+
+/* The slots twice as many, filled again from the segments (which hold their hashes): the old
  * slots are freed first, so growing never holds two sets of them. */
 static int grow_slots(asc_stacktree *t) {
   size_t cap;
@@ -80,19 +97,35 @@ static int grow_slots(asc_stacktree *t) {
   free(t->slots);
   t->slots = calloc(cap, sizeof *t->slots);
   t->cap = t->slots ? cap : 0;
-  if (!t->slots) return -1; /* the tree takes no more frames (node_of checks) */
-  for (uint32_t id = 1; id <= t->nodes; id++) {
-    size_t j = (size_t)t->nodes_[id - 1].hash & (cap - 1);
+  if (!t->slots) return -1; /* the tree takes no more frames (head_of checks) */
+  for (size_t k = 0; k < t->nsegs; k++) {
+    size_t j = (size_t)t->segs[k].hash & (cap - 1);
     while (t->slots[j]) j = (j + 1) & (cap - 1);
-    t->slots[j] = id;
+    t->slots[j] = (uint32_t)k + 1;
   }
   return 0;
+}
+
+/* the segment whose head is frame s[0, len) under parent, or SIZE_MAX; *slot: where a new one goes */
+static size_t head_of(const asc_stacktree *t, uint32_t parent, uint32_t h, const char *s, size_t len,
+                      size_t *slot) {
+  size_t j = (size_t)h & (t->cap - 1);
+  for (uint32_t cur; (cur = t->slots[j]) != 0; j = (j + 1) & (t->cap - 1)) {
+    const segment *g = &t->segs[cur - 1];
+    const frame *f = &t->frames[g->first - 1];
+    if (g->hash == h && g->parent == parent && f->len == len) {
+      const char *text = text_of(t, g);
+      if (text && memcmp(text + f->at, s, len) == 0) return cur - 1;
+    }
+  }
+  *slot = j;
+  return SIZE_MAX;
 }
 
 /* a copy of s[0, n) at the end of the tree's own text; its offset in *at */
 static int keep_text(asc_stacktree *t, const char *s, size_t n, size_t *at) {
   size_t need;
-  if (asc_size_add(t->own_n, n, &need)) return -1;
+  if (asc_size_add(t->own_n, n, &need) || need > UINT32_MAX) return -1;
   if (need > t->owncap) {
     size_t cap;
     if (asc_size_mul(need, 2, &cap)) return -1;
@@ -107,36 +140,37 @@ static int keep_text(asc_stacktree *t, const char *s, size_t n, size_t *at) {
   return 0;
 }
 
-/* the node of (parent, frame s[0, len)), created when new: the frame is at `at` of string
- * `str` of the table, or (str 0) copied into the tree's own text */
-static int node_of(asc_stacktree *t, uint32_t parent, uint32_t h, const char *s, size_t len, uint32_t str,
-                   size_t at, uint32_t *id_out) {
-  if (!t->slots) return -1;
-  size_t j = (size_t)h & (t->cap - 1);
-  for (uint32_t cur; (cur = t->slots[j]) != 0; j = (j + 1) & (t->cap - 1)) {
-    const node *nd = &t->nodes_[cur - 1];
-    if (nd->hash == h && nd->parent == parent && nd->len == len && memcmp(text_of(t, nd), s, len) == 0) {
-      *id_out = cur;
-      return 0;
-    }
+/* A new segment under parent: the frames pieces[k], pieces[k - 1], ..., pieces[0] of s (string
+ * str of the table, or 0: their text is copied), the first at hash slot `slot`. */
+static int add_segment(asc_stacktree *t, uint32_t parent, uint32_t h, size_t slot, const char *s,
+                       uint32_t str, size_t k) {
+  size_t count = k + 1, nodes, cap;
+  if (asc_size_add(t->nodes, count, &nodes) || nodes > UINT32_MAX) return -1;
+  if (nodes > t->framecap) {
+    if (asc_size_mul(nodes, 2, &cap)) return -1;
+    frame *f = asc_realloc_array(t->frames, cap, sizeof *f);
+    if (!f) return -1;
+    t->frames = f;
+    t->framecap = cap;
   }
-  if (t->nodes == UINT32_MAX || len > UINT32_MAX) return -1;
-  if (t->nodes == t->nodecap) {
-    size_t cap;
-    if (asc_size_mul(t->nodecap ? t->nodecap : 1024, 2, &cap)) return -1;
-    node *nn = asc_realloc_array(t->nodes_, cap, sizeof *nn);
-    if (!nn) return -1;
-    t->nodes_ = nn;
-    t->nodecap = cap;
+  if (t->nsegs == t->segcap) {
+    if (asc_size_mul(t->segcap ? t->segcap : 256, 2, &cap)) return -1;
+    segment *g = asc_realloc_array(t->segs, cap, sizeof *g);
+    if (!g) return -1;
+    t->segs = g;
+    t->segcap = cap;
   }
-  if (!str && (t->own_n > UINT32_MAX || keep_text(t, s, len, &at))) return -1;
-  uint32_t id = t->nodes + 1;
-  t->nodes_[id - 1] = (node){(uint32_t)at, str, (uint32_t)len, parent, h};
-  t->nodes = id;
-  t->slots[j] = id;
-  t->used++;
-  *id_out = id;
-  if (t->used * 2 > t->cap) return grow_slots(t);
+  uint32_t first = t->nodes + 1;
+  for (size_t i = 0; i < count; i++) {
+    const piece *p = &t->pieces[k - i];
+    size_t at = p->at;
+    if (p->len > UINT32_MAX || (!str && keep_text(t, s + p->at, p->len, &at))) return -1;
+    t->frames[first - 1 + i] = (frame){(uint32_t)at, (uint32_t)p->len};
+  }
+  t->segs[t->nsegs] = (segment){str, first, parent, h};
+  t->slots[slot] = (uint32_t)++t->nsegs;
+  t->nodes = (uint32_t)nodes;
+  if (t->nsegs * 2 > t->cap) return grow_slots(t);
   return 0;
 }
 
@@ -154,12 +188,12 @@ static int add_piece(asc_stacktree *t, const char *s, size_t at, size_t end) {
     t->pieces = p;
     t->piececap = cap;
   }
-  t->pieces[t->npieces++] = (piece){at, end - at, 0};
+  t->pieces[t->npieces++] = (piece){at, end - at};
   return 0;
 }
 
-/* the frames of s[0, n), root first into the tree; str: s is string `str` of the table */
-static int add_frames(asc_stacktree *t, const char *s, size_t n, uint32_t str, uint32_t *leaf) {
+/* the frames of s[0, n), innermost first, into t->pieces */
+static int split_frames(asc_stacktree *t, const char *s, size_t n) {
   t->npieces = 0;
   size_t start = 0, i = 0;
   const char *nul = memchr(s, '\0', n); /* NUL separates too; a stack rarely has one */
@@ -187,19 +221,37 @@ static int add_frames(asc_stacktree *t, const char *s, size_t n, uint32_t str, u
       next_nul = nul ? (size_t)(nul - s) : n;
     }
   }
-  if (add_piece(t, s, start, n)) return -1;
-  uint32_t h = 0;
-  for (size_t k = t->npieces; k-- > 0;) {
-    piece *p = &t->pieces[k];
-    p->hash = h = hash_of(h, s + p->at, p->len);
-    if (t->slots) __builtin_prefetch(&t->slots[(size_t)h & (t->cap - 1)]);
-  }
-  uint32_t parent = 0;
+  return add_piece(t, s, start, n);
+}
+
+/* the frames of s[0, n), root first into the tree; str: s is string `str` of the table */
+static int add_frames(asc_stacktree *t, const char *s, size_t n, uint32_t str, uint32_t *leaf) {
+  if (!t->slots || split_frames(t, s, n)) return -1;
+  uint32_t node = 0;     /* the frame reached, 0: above the roots */
+  size_t seg = SIZE_MAX; /* its segment */
+  const char *text = NULL;
   for (size_t k = t->npieces; k-- > 0;) {
     const piece *p = &t->pieces[k];
-    if (node_of(t, parent, p->hash, s + p->at, p->len, str, p->at, &parent)) return -1;
+    if (seg != SIZE_MAX && node + 1 < end_of(t, seg)) { /* the segment goes on: is it this frame? */
+      const frame *f = &t->frames[node];
+      if (f->len == p->len && memcmp(text + f->at, s + p->at, p->len) == 0) {
+        node++;
+        continue;
+      }
+    }
+    uint32_t h = hash_of(node, s + p->at, p->len);
+    size_t slot = 0;
+    seg = head_of(t, node, h, s + p->at, p->len, &slot);
+    if (seg == SIZE_MAX) { /* a frame the tree lacks: it and every frame below it are new */
+      if (add_segment(t, node, h, slot, s, str, k)) return -1;
+      *leaf = t->nodes;
+      return 0;
+    }
+    node = t->segs[seg].first;
+    text = text_of(t, &t->segs[seg]);
+    if (!text) return -1;
   }
-  *leaf = parent;
+  *leaf = node;
   return 0;
 }
 
@@ -233,21 +285,26 @@ void asc_stacktree_write(const asc_stacktree *t, size_t label_max,
                          void (*put)(void *ud, const char *p, size_t n), void *ud) {
 #define PUT_LIT(lit) put(ud, lit, sizeof lit - 1)
   char num[32];
-  for (uint32_t id = 1; id <= t->nodes; id++) {
-    const node *nd = &t->nodes_[id - 1];
-    if (id > 1) PUT_LIT(",\n");
-    PUT_LIT("\"");
-    put(ud, num, asc_format_int(id, num));
-    PUT_LIT("\":{\"name\":\"");
-    const char *s = text_of(t, nd);
-    size_t keep = asc_label_cut(s, nd->len, label_max);
-    asc_json_escape(s, keep, put, ud);
-    if (keep < nd->len) put(ud, ASC_LABEL_MORE, sizeof ASC_LABEL_MORE - 1);
-    if (nd->parent) {
-      PUT_LIT("\",\"parent\":\"");
-      put(ud, num, asc_format_int(nd->parent, num));
+  for (size_t k = 0; k < t->nsegs; k++) {
+    const segment *g = &t->segs[k];
+    const char *text = text_of(t, g); /* one read back a segment, held while its frames are written */
+    for (uint32_t id = g->first, end = end_of(t, k); id < end; id++) {
+      const frame *f = &t->frames[id - 1];
+      uint32_t parent = id == g->first ? g->parent : id - 1;
+      if (id > 1) PUT_LIT(",\n");
+      PUT_LIT("\"");
+      put(ud, num, asc_format_int(id, num));
+      PUT_LIT("\":{\"name\":\"");
+      const char *s = text ? text + f->at : "";
+      size_t len = text ? f->len : 0, keep = asc_label_cut(s, len, label_max);
+      asc_json_escape(s, keep, put, ud);
+      if (keep < len) put(ud, ASC_LABEL_MORE, sizeof ASC_LABEL_MORE - 1);
+      if (parent) {
+        PUT_LIT("\",\"parent\":\"");
+        put(ud, num, asc_format_int(parent, num));
+      }
+      PUT_LIT("\"}");
     }
-    PUT_LIT("\"}");
   }
 #undef PUT_LIT
 }

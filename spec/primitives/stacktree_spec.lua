@@ -73,6 +73,87 @@ describe("stacktree", function()
     assert.equal(text(), t:json())
   end)
 
+  it("branches anywhere along the frames one stack made, and past its innermost one", function()
+    -- the first stack makes root, d, c, b, a at once (ids 1-5); the others leave it at c, go
+    -- on from its innermost frame, stop inside it, or come back to a branch made after it
+    local t = core.stacktree.new()
+    local add, text = model()
+    local stacks = { "a;\r\nb;\r\nc;\r\nd;\r\nroot", "x;\r\nc;\r\nd;\r\nroot", "y;\r\nx;\r\nc;\r\nd;\r\nroot",
+                     "c;\r\nd;\r\nroot", "b;\r\nc;\r\nd;\r\nroot", "z;\r\na;\r\nb;\r\nc;\r\nd;\r\nroot", "root",
+                     "b;\r\nx;\r\nc;\r\nd;\r\nroot", "a;\r\nb;\r\nc;\r\nd;\r\nroot2", "a;\r\nb;\r\nc;\r\nd;\r\nroot",
+                     "x;\r\nx;\r\nc;\r\nd;\r\nroot", "d;\r\nroot", "x;\r\nd;\r\nroot" }
+    local want = { 5, 6, 7, 3, 4, 8, 1, 9, 14, 5, 15, 2, 16 }
+    for i, s in ipairs(stacks) do
+      assert.equal(want[i], add(s), s)
+      assert.equal(want[i], t:add(s), s)
+    end
+    assert.equal(text(), t:json())
+  end)
+
+  -- stacks down a random tree of frames: each stack a path from a root, some of them the
+  -- prefix of another, branching at any depth
+  local function random_stacks(n, seed)
+    local rnd, out = seed, {}
+    local function next_int(m)
+      rnd = (rnd * 1103515245 + 12345) % 2147483648
+      return rnd % m
+    end
+    for _ = 1, n do
+      local frames, depth = {}, next_int(12) + 1
+      for d = 1, depth do frames[depth - d + 1] = ("f%d_%d.py(%d): g"):format(d, next_int(d < 4 and 2 or 3), d) end
+      out[#out + 1] = table.concat(frames, ";\r\n")
+    end
+    return out
+  end
+
+  it("matches the model on random branching stacks, in a column and one by one", function()
+    local stacks = random_stacks(3000, 7)
+    local add, text = model()
+    local want = {}
+    for i, s in ipairs(stacks) do want[i] = add(s) end
+    local t = core.stacktree.new()
+    local ids = t:ids(core.column.new("string", stacks))
+    for i = 1, #stacks do assert.equal(want[i], ids[i], stacks[i]) end
+    assert.equal(text(), t:json())
+    local plain = core.stacktree.new()
+    for i, s in ipairs(stacks) do assert.equal(want[i], plain:add(s), s) end
+    assert.equal(text(), plain:json())
+  end)
+
+  it("matches the model on random branching stacks read back from the table's file", function()
+    local H = require "spec.helper"
+    local dir = H.tmpdir()
+    local script = dir .. "/tree.lua"
+    -- each stack interned beside a string of 40 KB, so the stacks a lookup meets are read back
+    -- into windows apart
+    H.write(script, [[
+      local core = require "ascope_core"
+      local stacks, pad = core.column.new("string"), core.column.new("string")
+      for line in io.lines(arg[1]) do
+        stacks:push((line:gsub("|", "\r\n")))
+        pad:push(("%d"):format(#stacks):rep(10000))
+      end
+      local t = core.stacktree.new()
+      local ids = t:ids(stacks)
+      local leaves = {}
+      for i = 1, #stacks do leaves[i] = tostring(ids[i]) end
+      io.write(table.concat(leaves, " "), "\n", t:json())
+    ]])
+    local stacks = random_stacks(400, 11)
+    local lines = {}
+    for i, s in ipairs(stacks) do lines[i] = s:gsub("\r\n", "|") end
+    H.write(dir .. "/stacks.txt", table.concat(lines, "\n") .. "\n")
+    local code, out, err = H.run({ ASCOPE_STRING_MEMORY = "0" }, "run", script, dir .. "/stacks.txt")
+    H.cleanup(dir)
+    assert.are.equal(0, code, err)
+    local add, text = model()
+    local want = {}
+    for i, s in ipairs(stacks) do want[i] = tostring(add(s)) end
+    local leaves, json_text = out:match("^(.-)\n(.*)$")
+    assert.equal(table.concat(want, " "), leaves)
+    assert.equal(text(), json_text)
+  end)
+
   it("gives the ids of a string column's rows, each distinct stack added once", function()
     local col = core.column.new("string", { "b;\r\nroot", "", "a;\r\nroot", "b;\r\nroot", " ;\n", "a;\r\nroot" })
     col = core.column.concat({ col, core.column.fill("string", nil, 1) })
