@@ -72,11 +72,6 @@ void asc_stacktree_free(asc_stacktree *t) {
   free(t);
 }
 
-static uint32_t hash_of(uint32_t parent, const char *s, size_t n) {
-  uint64_t h = asc_hash_bytes(0x9E3779B97F4A7C15ULL ^ ((uint64_t)parent << 32) ^ n, s, n);
-  return (uint32_t)(h ^ (h >> 32));
-}
-
 /* the text segment g's frames are in; good until the table reads back another string
  * (ASC_STRTAB_WINDOWS of them) or the tree's own text grows */
 static const char *text_of(const asc_stacktree *t, const segment *g) {
@@ -226,7 +221,7 @@ static int split_frames(asc_stacktree *t, const char *s, size_t n) {
 
 /* the frames of s[0, n), root first into the tree; str: s is string `str` of the table */
 static int add_frames(asc_stacktree *t, const char *s, size_t n, uint32_t str, uint32_t *leaf) {
-  if (!t->slots || split_frames(t, s, n)) return -1;
+  if (split_frames(t, s, n)) return -1;
   uint32_t node = 0;     /* the frame reached, 0: above the roots */
   size_t seg = SIZE_MAX; /* its segment */
   const char *text = NULL;
@@ -239,7 +234,8 @@ static int add_frames(asc_stacktree *t, const char *s, size_t n, uint32_t str, u
         continue;
       }
     }
-    uint32_t h = hash_of(node, s + p->at, p->len);
+    if (!t->slots) return -1; /* out of memory when they last grew */
+    uint32_t h = asc_hash_under(node, s + p->at, p->len);
     size_t slot = 0;
     seg = head_of(t, node, h, s + p->at, p->len, &slot);
     if (seg == SIZE_MAX) { /* a frame the tree lacks: it and every frame below it are new */

@@ -44,4 +44,12 @@ static inline uint64_t asc_hash_bytes(uint64_t seed, const char *s, size_t n) {
   h ^= h >> 29;
   return h;
 }
+
+/* 32 bits of the text s[0, n) under a parent id (a frame of the call-stack tree). The id is
+ * mixed in after the text: in the seed, the text's first word would cancel it, and a file could
+ * give every frame one hash by choosing those bytes for each parent. */
+static inline uint32_t asc_hash_under(uint32_t parent, const char *s, size_t n) {
+  uint64_t h = asc_hash_step(asc_hash_bytes(0x9E3779B97F4A7C15ULL ^ n, s, n), parent);
+  return (uint32_t)(h ^ (h >> 32));
+}
 #endif

@@ -1,6 +1,7 @@
 /* The interning hash reads every byte: in the four-chain part (64 bytes and more), in its
  * 8-byte steps and in the tail. A change of any one bit anywhere, or of the length alone,
- * gives another hash; equal text the same hash. */
+ * gives another hash; equal text the same hash. A frame's hash under its parent cannot be made
+ * one for every parent by the frame's text. */
 #include <string.h>
 
 #include "ascope/hash.h"
@@ -39,5 +40,21 @@ int main(void) {
   memcpy(sw, text + 8, 8);
   memcpy(sw + 8, text, 8);
   CHECK(asc_hash_bytes(0, sw, 64) != asc_hash_bytes(0, text, 64));
+  /* a frame's hash under its parent: text whose bytes 4-7 are the parent's id (xor a constant)
+   * for each parent, which cancelled the id when it was in the seed, gives as many hashes as
+   * parents, but for the chance collisions of 32 bits */
+  enum { PARENTS = 20000 };
+  static uint32_t h[PARENTS];
+  for (uint32_t p = 0; p < PARENTS; p++) {
+    char f[8] = {'T', 'T', 'T', 'T'};
+    uint32_t x = (p + 1) ^ 0x41414141u;
+    memcpy(f + 4, &x, 4);
+    h[p] = asc_hash_under(p + 1, f, sizeof f);
+  }
+  size_t same = 0;
+  for (uint32_t p = 0; p < PARENTS; p++)
+    for (uint32_t q = p + 1; q < PARENTS; q++) same += h[p] == h[q];
+  CHECK(same <= 2);
+  CHECK(asc_hash_under(1, "f", 1) != asc_hash_under(2, "f", 1)); /* the parent counts */
   CTEST_END();
 }
