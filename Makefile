@@ -16,7 +16,7 @@ ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -Iinclude -I$(LUAINC) $(CFLAG
 PRIM_SRCS := src/error.c src/strtab.c src/lpat.c src/logclass.c src/column.c src/decimal.c src/json_scan.c src/json_par.c src/json_escape.c src/json_unescape.c \
              src/csv_read.c src/csv_write.c src/interval.c src/match.c src/stab.c src/bin.c src/db.c \
              src/fs.c src/spool.c src/par.c src/regex.c src/iconv.c src/stacktree.c src/stacktop.c src/stackjoin.c src/topgroups.c \
-             src/label.c src/taskpath.c src/idmap.c
+             src/label.c src/taskpath.c src/idmap.c src/hash.c
 BIND_SRCS := src/lcolumn.c src/ljson.c src/ljson_writer.c src/lcsv.c src/linterval.c src/lmatch.c src/lbin.c \
              src/ldb.c src/lfs.c src/lpar.c src/lregex.c src/liconv.c src/llogclass.c src/lstacktree.c src/lerror.c src/core.c
 LUA_FILES := $(shell find lua -name '*.lua' | sort) $(shell find rules -name '*.lua' | sort)

@@ -474,7 +474,7 @@ static int intern(scan *sc, slot *sl, uint32_t *id) {
   }
   if (!sl->esc) return asc_strtab_intern(sc->strings, sl->v, sl->vlen, id) ? sc->oom = 1 : 0;
   /* escaped: looked up by its raw text first, so a string met again is not decoded again */
-  uint64_t h64 = asc_hash_bytes(0x51AFD7ED558CCDFFull ^ sl->vlen, sl->v, sl->vlen);
+  uint64_t h64 = asc_hash_bytes(asc_hash_seed() ^ 0x51AFD7ED558CCDFFull ^ sl->vlen, sl->v, sl->vlen);
   uint32_t h = (uint32_t)(h64 ^ (h64 >> 32));
   size_t mask = sc->raw_nslots - 1, i = h & mask;
   for (; sc->raw_nslots && sc->raw[i].id; i = (i + 1) & mask) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ascope/checked.h"
+#include "ascope/hash.h"
 #include "ascope/label.h"
 #include "ascope/idmap.h"
 #include "ascope/topgroups.h"
@@ -971,8 +972,7 @@ static uint64_t cell_bits(const asc_col *c, size_t i) {
 }
 
 static uint64_t pair_hash(uint64_t x, uint64_t y) {
-  uint64_t h = (x * 0x9E3779B97F4A7C15ull) ^ (y + 0x632BE59BD9B4E019ull + (x << 6));
-  return h ^ (h >> 29);
+  return asc_hash_step(asc_hash_step(asc_hash_seed(), x), y);
 }
 
 static int want_field(lua_State *L, int opts, const char *k) {
@@ -1132,10 +1132,7 @@ static int column_group(lua_State *L) {
  * latest launch of each of a trace's 86k tasks took a Lua table and 55 ms. */
 /* one integer key's slot: keys are often rows or times, multiples of a step, which a hash of
  * pairs (made for string ids) spread over few slots */
-static uint64_t key_hash(uint64_t x) {
-  x *= 0xFF51AFD7ED558CCDULL;
-  return x ^ (x >> 32);
-}
+static uint64_t key_hash(uint64_t x) { return asc_hash_step(asc_hash_seed(), x); }
 
 static int column_group_max(lua_State *L) {
   asc_col *k = lasc_checkcolumn(L, 1), *v = lasc_checkcolumn(L, 2);

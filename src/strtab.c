@@ -90,7 +90,7 @@ static size_t env_memory(void) {
 }
 
 static uint32_t hash_bytes(const char *s, size_t n) {
-  uint64_t h = asc_hash_bytes(0x9E3779B97F4A7C15ull ^ n, s, n);
+  uint64_t h = asc_hash_bytes(asc_hash_seed() ^ n, s, n);
   uint32_t r = (uint32_t)(h ^ (h >> 32));
   return r ? r : 1;
 }

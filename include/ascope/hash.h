@@ -45,11 +45,17 @@ static inline uint64_t asc_hash_bytes(uint64_t seed, const char *s, size_t n) {
   return h;
 }
 
+/* A number drawn once a process (getrandom, else the clock and addresses) that every hash
+ * table's hash starts from: which strings or keys share a run of slots is not known before
+ * the run, so no file can be made to put all of its own in one (each lookup would then walk
+ * them all). Ids, orders and outputs never depend on it; forked workers share it. */
+uint64_t asc_hash_seed(void);
+
 /* 32 bits of the text s[0, n) under a parent id (a frame of the call-stack tree). The id is
  * mixed in after the text: in the seed, the text's first word would cancel it, and a file could
  * give every frame one hash by choosing those bytes for each parent. */
 static inline uint32_t asc_hash_under(uint32_t parent, const char *s, size_t n) {
-  uint64_t h = asc_hash_step(asc_hash_bytes(0x9E3779B97F4A7C15ULL ^ n, s, n), parent);
+  uint64_t h = asc_hash_step(asc_hash_bytes(asc_hash_seed() ^ n, s, n), parent);
   return (uint32_t)(h ^ (h >> 32));
 }
 #endif

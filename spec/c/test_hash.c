@@ -56,5 +56,6 @@ int main(void) {
     for (uint32_t q = p + 1; q < PARENTS; q++) same += h[p] == h[q];
   CHECK(same <= 2);
   CHECK(asc_hash_under(1, "f", 1) != asc_hash_under(2, "f", 1)); /* the parent counts */
+  CHECK(asc_hash_seed() == asc_hash_seed() && asc_hash_seed() != 0);
   CTEST_END();
 }
