@@ -48,8 +48,9 @@ int asc_mkdirs(const char *path, asc_error *err);
 int asc_walk(const char *root, int (*fn)(void *ud, const char *path, int is_dir), void *ud, asc_error *err);
 
 int asc_cpu_count(void);
-/* The CPUs of asc_cpu_count not taken by other runnable threads at this moment (at least 1):
- * how many workers help rather than queue behind a busy machine. */
+/* The CPUs of asc_cpu_count not taken by other runnable threads (at least 1): how many workers
+ * help rather than queue behind a busy machine. A thread counts when it is runnable at each of
+ * up to three looks half a millisecond apart; the answer is kept for 100 ms. */
 int asc_cpu_free(void);
 
 /* Stream a text file and call fn for every line that contains at least one of the literals

@@ -26,6 +26,18 @@ describe("fs", function()
     end
   end)
 
+  it("takes a CPU that another process keeps busy for a taken one", function()
+    local cpus = fs.cpus()
+    local script = dir .. "/workers.lua"
+    assert(fs.write(script, 'print(require("ascope_core").fs.workers())'))
+    local pid = io.popen("timeout 10 sh -c 'while :; do :; done' > /dev/null 2>&1 & echo $!"):read("l")
+    os.execute("sleep 0.3") -- the burner runs
+    local busy = tonumber(io.popen(("%s run %s"):format(h.bin, script)):read("a"))
+    os.execute("kill " .. pid)
+    -- runnable at every look: one CPU fewer (one at least), however many the machine has
+    assert.truthy(busy >= 1 and busy <= math.max(1, cpus - 1), ("%d of %d CPUs"):format(busy, cpus))
+  end)
+
   it("walks folders depth first in name order and writes files atomically", function()
     assert(fs.write(dir .. "/b/2.txt", "two"))
     assert(fs.write(dir .. "/b/1.txt", "one"))
