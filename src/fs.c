@@ -292,15 +292,18 @@ int asc_cpu_free(void) {
    * One look took a kernel thread runnable for a moment (RCU, a kworker, a vCPU the host held
    * back) for a busy CPU: on an idle 2-core VM a scan of 1 GiB ran on one thread in half of the
    * runs, 0.85 s instead of 0.44 s. A process that keeps a CPU is runnable at every look. An
-   * idle machine answers at the first look; the kept answer bounds the cost where it is busy. */
+   * idle machine answers at the first look; the kept answer bounds the cost where it is busy.
+   * A forked worker looks again: its siblings, started since, are load. */
   static _Atomic long long kept_at; /* ms on the monotonic clock + 1; 0: nothing kept */
   static _Atomic long kept;
+  static _Atomic pid_t kept_by;
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   long long ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
   long long at = atomic_load(&kept_at);
+  pid_t self = getpid();
   long running;
-  if (at && ms + 1 - at < 100) {
+  if (at && ms + 1 - at < 100 && atomic_load(&kept_by) == self) {
     running = atomic_load(&kept);
   } else {
     running = procs_running();
@@ -310,6 +313,7 @@ int asc_cpu_free(void) {
       if (r >= 1 && r < running) running = r;
     }
     atomic_store(&kept, running);
+    atomic_store(&kept_by, self);
     atomic_store(&kept_at, ms + 1);
   }
   if (running < 1) return cpus;
