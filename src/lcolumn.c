@@ -971,9 +971,7 @@ static uint64_t cell_bits(const asc_col *c, size_t i) {
   return u;
 }
 
-static uint64_t pair_hash(uint64_t x, uint64_t y) {
-  return asc_hash_step(asc_hash_step(asc_hash_seed(), x), y);
-}
+static uint64_t pair_hash(uint64_t x, uint64_t y) { return asc_hash_step(asc_hash_key(x), y); }
 
 static int want_field(lua_State *L, int opts, const char *k) {
   if (!lua_istable(L, opts)) return 1;
@@ -1130,10 +1128,6 @@ static int column_group(lua_State *L) {
  * missing key is none), in order of first appearance among the rows whose value (an integer
  * column) is not missing, and each one's largest value. One pass with a table by key: the
  * latest launch of each of a trace's 86k tasks took a Lua table and 55 ms. */
-/* one integer key's slot: keys are often rows or times, multiples of a step, which a hash of
- * pairs (made for string ids) spread over few slots */
-static uint64_t key_hash(uint64_t x) { return asc_hash_step(asc_hash_seed(), x); }
-
 static int column_group_max(lua_State *L) {
   asc_col *k = lasc_checkcolumn(L, 1), *v = lasc_checkcolumn(L, 2);
   luaL_argcheck(L, asc_kind_integer(k->kind), 1, "an integer column expected");
@@ -1156,7 +1150,7 @@ static int column_group_max(lua_State *L) {
     int64_t key = asc_col_int(k, i), val = asc_col_int(v, i);
     if (key == ASC_NULL_I64 || val == ASC_NULL_I64) continue;
     uint32_t *slot = (uint32_t *)tb->p;
-    size_t j = (size_t)key_hash((uint64_t)key) & (cap - 1);
+    size_t j = (size_t)asc_hash_key((uint64_t)key) & (cap - 1);
     while (slot[j] && keys->v.i[slot[j] - 1] != key) j = (j + 1) & (cap - 1);
     if (slot[j]) {
       if (val > most->v.i[slot[j] - 1]) most->v.i[slot[j] - 1] = val;
@@ -1170,7 +1164,7 @@ static int column_group_max(lua_State *L) {
       uint32_t *ns = calloc(nc, sizeof *ns);
       if (!ns) return lasc_oom(L);
       for (size_t g = 0; g < keys->n; g++) {
-        size_t r = (size_t)key_hash((uint64_t)keys->v.i[g]) & (nc - 1);
+        size_t r = (size_t)asc_hash_key((uint64_t)keys->v.i[g]) & (nc - 1);
         while (ns[r]) r = (r + 1) & (nc - 1);
         ns[r] = (uint32_t)g + 1;
       }

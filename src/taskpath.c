@@ -37,7 +37,7 @@ static void map_free(nodemap *m) {
 
 /* the slot of key: where it is, or the empty slot where it would go */
 static size_t map_slot(const nodemap *m, uint64_t key) {
-  size_t i = (size_t)asc_hash_step(asc_hash_seed(), key) & m->mask;
+  size_t i = (size_t)asc_hash_key(key) & m->mask;
   while (m->val[i] != NONE && m->key[i] != key) i = (i + 1) & m->mask;
   return i;
 }

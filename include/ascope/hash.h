@@ -51,6 +51,10 @@ static inline uint64_t asc_hash_bytes(uint64_t seed, const char *s, size_t n) {
  * them all). Ids, orders and outputs never depend on it; forked workers share it. */
 uint64_t asc_hash_seed(void);
 
+/* The hash of an integer key (rows, times, task ids, string ids): one multiply chain from the
+ * seed, which spreads keys that are multiples of a step over every slot. */
+static inline uint64_t asc_hash_key(uint64_t key) { return asc_hash_step(asc_hash_seed(), key); }
+
 /* 32 bits of the text s[0, n) under a parent id (a frame of the call-stack tree). The id is
  * mixed in after the text: in the seed, the text's first word would cancel it, and a file could
  * give every frame one hash by choosing those bytes for each parent. */
