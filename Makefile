@@ -147,7 +147,7 @@ fuzz: $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz_%)
 	@rm -f $(FUZZ_BUILD)/crash-* $(FUZZ_BUILD)/leak-* $(FUZZ_BUILD)/timeout-* $(FUZZ_BUILD)/oom-*
 	@set -e; for n in $(FUZZ_NAMES); do \
 	  c=$(FUZZ_BUILD)/corpus/$$n; mkdir -p $$c; \
-	  case $$n in json*) ext=json;; csv) ext=csv;; logclass) ext=log;; *) ext='*';; esac; \
+	  case $$n in json*) ext=json;; csv) ext=csv;; logclass*) ext=log;; *) ext='*';; esac; \
 	  find spec/fixtures -type f -name "*.$$ext" | while read -r f; do \
 	    head -c $(FUZZ_MAX_LEN) "$$f" > "$$c/seed-$$(printf '%s' "$$f" | cksum | cut -d' ' -f1)"; done; \
 	  echo "fuzz_$$n: $(FUZZ_SECONDS) s"; \
