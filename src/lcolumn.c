@@ -915,10 +915,23 @@ static int column_group_sum(lua_State *L) {
   return 6;
 }
 
-/* col:argmax([rows [, present]]) -> row of the largest value (the first of equals) and the
- * value; nil if none. rows: an integer column of 1-based rows to look at (default all), in the
- * order that decides which of equals is first. present: a column as long as col; a row where it
- * has no value is not looked at (a total whose instant is missing). */
+/* Is row i of `by` before row j (a smaller value; a missing one is after every value)? Integer
+ * columns compare as integers: nanosecond times are past a double's exact range. */
+static int before(const asc_col *by, size_t i, size_t j) {
+  if (asc_kind_integer(by->kind)) {
+    int64_t a = asc_col_int(by, i), b = asc_col_int(by, j);
+    return a != ASC_NULL_I64 && (b == ASC_NULL_I64 || a < b);
+  }
+  double a, b;
+  return num_at(by, i, &a) && (!num_at(by, j, &b) || a < b);
+}
+
+/* col:argmax([rows [, present [, earliest]]]) -> row of the largest value and the value; nil if
+ * none. rows: an integer column of 1-based rows to look at (default all). present: a column as
+ * long as col; a row where it has no value is not looked at (a total whose instant is missing).
+ * Of equal values, the row with the smallest `earliest` value (a column as long as col: the
+ * instant a total was seen) is taken, else the first in the order of rows: a total the rows
+ * give again later was reached at its first instant, and a file's order need not be time's. */
 static int col_argmax(lua_State *L) {
   asc_col *c = lasc_checkcolumn(L, 1);
   luaL_argcheck(L, c->kind != ASC_STR, 1, "not a numeric column");
@@ -926,6 +939,9 @@ static int col_argmax(lua_State *L) {
   luaL_argcheck(L, !only || asc_kind_integer(only->kind), 2, "rows must be an integer column");
   asc_col *present = lua_isnoneornil(L, 3) ? NULL : lasc_checkcolumn(L, 3);
   luaL_argcheck(L, !present || present->n == c->n, 3, "present must be as long as the column");
+  asc_col *by = lua_isnoneornil(L, 4) ? NULL : lasc_checkcolumn(L, 4);
+  luaL_argcheck(L, !by || (by->n == c->n && by->kind != ASC_STR), 4,
+                "earliest must be a numeric column as long as the column");
   size_t best = 0, m = only ? only->n : c->n;
   double bv = 0;
   int found = 0;
@@ -938,7 +954,8 @@ static int col_argmax(lua_State *L) {
     }
     double v;
     if (present && is_null(present, i)) continue;
-    if (num_at(c, i, &v) && (!found || v > bv)) best = i, bv = v, found = 1;
+    if (!num_at(c, i, &v)) continue;
+    if (!found || v > bv || (by && v == bv && before(by, i, best))) best = i, bv = v, found = 1;
   }
   if (!found) return 0;
   lua_pushinteger(L, (lua_Integer)best + 1);

@@ -106,6 +106,20 @@ describe("column.group_sum and argmax over some rows", function()
     assert.is_nil(vals:argmax(column.new("integer")))
   end)
 
+  it("argmax takes, of equal values, the row whose `earliest` value is smallest", function()
+    local total = column.new("number", { 5, 9, 9, 9, 2 })
+    -- nanosecond instants 256 ns apart, as one double they would be the same number
+    local base = 1779785665728627910
+    local at = column.new("integer")
+    for _, v in ipairs({ base, base + 512, base + 256, false, base }) do at:push(v or nil) end
+    assert.same({ 3, 9 }, { total:argmax(nil, nil, at) })
+    assert.same({ 4, 9 }, { total:argmax(nil, nil, column.new("number", { 1, 2, 3, 0.5, 0 })) })
+    assert.same({ 2, 9 }, { total:argmax(column.new("integer", { 4, 2 }), nil, at) }) -- no instant: after any
+    assert.same({ 4, 9 }, { total:argmax(column.new("integer", { 4 }), nil, at) })
+    assert.same({ 3, 9 }, { total:argmax(nil, at, at) }) -- row 4 has no instant: not present
+    assert.has_error(function() total:argmax(nil, nil, column.new("integer", { 1 })) end)
+  end)
+
   it("refuse rows outside the column", function()
     assert.has_error(function() column.group_sum(keys, vals, { rows = column.new("integer", { 6 }) }) end,
       "group_sum: row 6 out of range")

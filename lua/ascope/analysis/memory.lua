@@ -99,16 +99,19 @@ local function top_groups(keys, size, opts, whole_kb, top_n, label)
   return out, total_kb, count, ngroups, keyless_kb
 end
 
--- The largest of a total over the rows, at the instant it was seen: at an allocation (at,
--- start_ns) or, where the release's total (rel) is larger still, at that release (release_ns):
--- the largest release total among the rows that give a release time, as a total without its
--- instant was seen at no instant the file gives.
+-- The largest of a total over the rows, at the first instant it was seen: at an allocation
+-- (at, start_ns) or at a release (rel, release_ns), whichever came first where both show it. A
+-- release total counts only where the row gives a release time: a total without its instant was
+-- seen at no instant the file gives. Rows are in allocation order, so their releases are not in
+-- time order, and a total stays as it is until the next row changes it: several rows show it.
 -- Returns row, value, time_ns, "allocation"|"release"; nil when no row has the total.
 local function largest(at, rel, start_ns, release_ns, rows)
-  local row, v = at:argmax(rows)
+  local row, v = at:argmax(rows, nil, start_ns)
   local rrow, rv = nil, nil
-  if rel then rrow, rv = rel:argmax(rows, release_ns) end
-  if rrow and (not row or rv > v) then return rrow, rv, release_ns[rrow], "release" end
+  if rel then rrow, rv = rel:argmax(rows, release_ns, release_ns) end
+  if rrow and (not row or rv > v or (rv == v and (not start_ns[row] or release_ns[rrow] < start_ns[row]))) then
+    return rrow, rv, release_ns[rrow], "release"
+  end
   if row then return row, v, start_ns[row], "allocation" end
   return nil
 end
@@ -141,7 +144,8 @@ end
 -- column). peak: the largest total allocated the file shows for the component, at the instant
 -- it shows it: an allocation's Allocation Total Allocated(MB) at its allocation time, or a
 -- release's Release Total Allocated(MB) at its release time where that is larger (rows the
--- file does not list were allocated between; the first such row; peak.at says which). The
+-- file does not list were allocated between), at the first instant it was seen (peak.at says
+-- which kind of row). The
 -- reserved peak likewise. Live at the peak: the allocations (size > 0) alive at that instant t (start <= t < start +
 -- duration, or never released), by call_stack_top; the rest of the peak (peak minus live) was
 -- allocated before the first row of the file or is not listed. no_stack: the share of allocated
@@ -233,8 +237,8 @@ function M.record_peaks(rec)
   for _, p in ipairs(M.rows_by(rec.component)) do
     local rows = p.rows
     local e = { component = p.name or "?", samples = #rows, rows = rows }
-    local ra, a = rec.allocated_mb:argmax(rows)
-    local rr, r = rec.reserved_mb:argmax(rows)
+    local ra, a = rec.allocated_mb:argmax(rows, nil, rec.ts_ns)
+    local rr, r = rec.reserved_mb:argmax(rows, nil, rec.ts_ns)
     local _, act = rec.active_mb:argmax(rows)
     if ra then e.peak_allocated_mb, e.peak_allocated_ns = a, rec.ts_ns[ra] end
     if rr then e.peak_reserved_mb, e.peak_reserved_ns = r, rec.ts_ns[rr] end
