@@ -34,12 +34,14 @@ function Column:take(rows) end
 ---@param i integer
 ---@return integer
 function Column:id(i) end
----The row of the largest value (the first of equals) among rows, skipping the rows where
----present has no value.
+---The row of the largest value among rows, skipping the rows where present has no value. Of
+---equal values, the row with the smallest earliest value (one without comes after), else the
+---first in the order of rows.
 ---@param rows? ascope.Column
 ---@param present? ascope.Column
+---@param earliest? ascope.Column
 ---@return integer? row, number? value
-function Column:argmax(rows, present) end
+function Column:argmax(rows, present, earliest) end
 
 ---@class ascope.ColumnModule
 local column = {}
