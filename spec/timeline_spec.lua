@@ -366,8 +366,19 @@ describe("timeline on real samples agrees with the profiler's own step split", f
   it("ascend_pytorch_profiler_0.db level0 and level2 against analysis.db StepTraceTime", function()
     for _, level in ipairs({ 0, 2 }) do
       local r = analyse(h.real .. "/msinsight_pytorch_db_level" .. level)
-      agrees(r, truth["db_level" .. level])
-      assert.equal("tasks", r.op_util.source)
+      local t = truth["db_level" .. level]
+      agrees(r, t)
+      -- without the Overlap Analysis lanes, the overlap and utilisation are the profiler's own
+      -- row of the step: the tasks would count the communication stream's event waits and
+      -- records as communication (90.248 ms in level 0 against the profiler's 89.881)
+      assert.truthy(r.op_util.source:find("analysis.db$"))
+      assert.equal(r.op_util.source, r.overlap.source)
+      assert.near(t.communication / 1000, r.overlap.communication_ms, 1e-9)
+      assert.near(t.communication_not_overlapped / 1000, r.overlap.not_overlapped_ms, 1e-9)
+      assert.near(t.computing / 1000, r.overlap.computing_ms, 1e-9)
+      assert.near(t.free / 1000, r.overlap.free_ms, 1e-9)
+      assert.near(t.overlapped / t.communication, r.overlap.overlap_ratio, 1e-12)
+      assert.near(t.computing / t.stage, r.op_util.op_utilization, 1e-12)
       -- HCCL's reduce kernels say AI_CORE but run on the communication stream
       for _, l in ipairs(r.lanes) do
         if l.name == "Ascend Hardware/Stream 4" then assert.equal("comm", l.kind) end
@@ -377,6 +388,25 @@ describe("timeline on real samples agrees with the profiler's own step split", f
       assert.is_nil(r.jitter) -- one step: no CV
       assert.truthy(r.not_computed.jitter:find("only 1 step", 1, true))
     end
+  end)
+
+  it("a database export without its own step split: overlap and utilisation from the tasks", function()
+    local dir = h.tmpdir()
+    local db = "/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"
+    h.write(dir .. db, h.read(h.real .. "/msinsight_pytorch_db_level0" .. db))
+    local function check(r)
+      assert.equal("tasks", r.overlap.source)
+      assert.equal("tasks", r.op_util.source)
+      assert.near(90.247863, r.overlap.communication_ms, 1e-6)
+    end
+    check(analyse(dir))
+    -- a cluster file's row of the step is its slowest rank's, so not this rank's composition
+    local csv = dir .. "/cluster_step_trace_time.csv"
+    h.write(csv, "Step,Type,Index,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage\n"
+      .. "50,rank,0,8843.91,85881.122,3999.454,89880.576,25900.158,120625.19\n"
+      .. "50,rank,1,8000,86000,4000,90000,26000,121000\n")
+    check(analyse(dir, { step_trace = csv }))
+    h.cleanup(dir)
   end)
 
   it("msinsight level0 trace_view.json, two ranks, against step_trace_time.csv", function()

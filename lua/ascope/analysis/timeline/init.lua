@@ -174,6 +174,24 @@ local function lanes_composition(m, sets, w0, w1)
            free = total("Free") }
 end
 
+-- The profiler's own composition of the step from its step split (step_trace_time.csv, or
+-- analysis.db's StepTraceTime beside a database export), for a trace without the Overlap Analysis
+-- lanes: its Computing and Communication are the unions of the compute and communication
+-- operators it lists, which the tasks do not give exactly (a communication stream also runs
+-- event waits and records: on the real database exports the tasks' communication was 0.3% more).
+-- Only a row of this rank's alone: a cluster file's step is its slowest rank's.
+local function split_composition(ctx)
+  local row, us = ctx.step_row, function(x) return x and x * 1000 end
+  if not (ctx.step_lo and row and row.ranks == 1 and row.computing_us and row.comm_us
+          and row.comm_not_overlapped_us) then
+    return nil
+  end
+  local s = ctx.s
+  return { source = ctx.step_trace.source, stage = us(row.stage_us) or (s and s.stage), span = s and s.span,
+           bubble = us(row.bubble_us) or 0, computing = us(row.computing_us), communication = us(row.comm_us),
+           not_overlapped = us(row.comm_not_overlapped_us), free = us(row.free_us) }
+end
+
 -- The typical step: its split (ctx.s), the stage it spans (ctx.step_lo, from the split or the
 -- Overlap Analysis lanes; ctx.lo/ctx.hi only when the tasks split it), wall and preparing time.
 local function typical_step(ctx)
@@ -220,7 +238,8 @@ end
 -- marked without_trace are computed); with a trace: model (analysis/timeline/model.lua), steps,
 -- wins and k (the step windows and the typical one's index), w (its window), sets (busy sets of
 -- the whole trace), splits (every step's split, or nil), step_row (the profiler's row of the
--- step), comp_lanes (the Overlap Analysis composition, or nil), s (the typical step's split, or
+-- step), comp_lanes (the profiler's composition of the step: its Overlap Analysis lanes, else
+-- its step split's row once typical_step has run; or nil), s (the typical step's split, or
 -- nil), step_lo, lo, hi, wall, preparing, picture_from (see typical_step), jitter_windows.
 function M.analyse(tl, rules, re, step_trace, opts)
   opts = opts or {}
@@ -259,6 +278,7 @@ function M.analyse(tl, rules, re, step_trace, opts)
   end
   ctx.comp_lanes = lanes_composition(m, ctx.sets, w.d0, w.d1)
   typical_step(ctx)
+  ctx.comp_lanes = ctx.comp_lanes or split_composition(ctx)
   r.step = r.step or { id = w.id }
   for _, d in ipairs(dimensions.list) do d.compute(ctx) end
   if not ctx.lo then explain(r, t("timeline.why.no_tasks"), true) end

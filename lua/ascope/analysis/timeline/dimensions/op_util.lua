@@ -1,5 +1,6 @@
---- Dimension 3, operator utilisation: op_utilization = Computing / stage from the Overlap
--- Analysis lanes, else the busy union of compute tasks / stage; per lane: busy, idle ratio
+--- Dimension 3, operator utilisation: op_utilization = Computing / stage from the profiler's
+-- composition of the step (Overlap Analysis lanes, else its step split's row), else the busy
+-- union of compute tasks / stage; per lane: busy, idle ratio
 -- (1 - busy / lane span), max gap and gap P95; max_lane_idle over the lanes that carry the
 -- compute. Also the swimlane picture of the step.
 local function ms(ns) return ns and ns / 1e6 end

@@ -1,5 +1,6 @@
 --- Dimension 2, compute/communication overlap: overlap_ratio = 1 - Communication(Not Overlapped)
--- / Communication from the profiler's Overlap Analysis lanes when the trace has them, else
+-- / Communication from the profiler's composition of the step (its Overlap Analysis lanes when
+-- the trace has them, else its step split's row: ctx.comp_lanes), else
 -- compute-intersect-communication / communication over the device tasks. Either way a
 -- pipeline's receive waits are left out: they are its bubble, no communication compute could
 -- hide (from the lanes, as the profiler's Communication(Not Overlapped and Exclude Receive)).
