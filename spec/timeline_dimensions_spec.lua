@@ -128,15 +128,16 @@ describe("timeline dimensions", function()
     h.write(dir .. "/mods/made_up_dimension.lua", MODULE)
     package.path = dir .. "/mods/?.lua;" .. package.path
     dimensions.register(require "made_up_dimension")
-    -- a rank with only the profiler's step split: no trace, so only the jitter is tried (one step:
-    -- too few) and every other dimension says why it is missing
+    -- a rank with only the profiler's step split: no trace, so only the jitter (one step: too
+    -- few), the overlap and the utilisation (the split's own) are tried, and every other
+    -- dimension says why it is missing
     local res = assert(timeline.run({ input = input .. "/ASCEND_PROFILER_OUTPUT/step_trace_time.csv", jobs = 1 }))
     local r = res.ranks[1]
     assert.is_nil(r.made_up)
     assert.is_nil(r.dashboard.made_up_share)
     assert.truthy(r.not_computed.made_up:find("no trace", 1, true), r.not_computed.made_up)
     assert.equal("only 1 step(s): step CV needs at least 3", r.not_computed.jitter)
-    assert.equal(r.not_computed.op_util, r.not_computed.made_up)
+    assert.equal(r.not_computed.critical_path, r.not_computed.made_up)
     local ok, err = pcall(dimensions.register, { id = "again", compute = function() end,
                                                  dashboard = { { key = "op_utilization", value = function() end } } })
     assert.is_false(ok)

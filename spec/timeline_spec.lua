@@ -1300,8 +1300,12 @@ describe("timeline command line", function()
     -- step time = Computing + Communication(Not Overlapped) + Free + Preparing
     assert.near(cv({ 67, 67, 107, 67 }), r1.jitter.cv, 1e-12)
     assert.equal(0, r1.comm_jitter.cv)
-    assert.truthy(r1.not_computed.op_util:find("no trace", 1, true))
-    assert.truthy(out:find("rank 1 (tree): step_cv", 1, true))
+    assert.truthy(r1.not_computed.critical_path:find("no trace", 1, true))
+    -- the overlap and utilisation of the step of the median time (step 2, the second of the
+    -- three 67 us steps): the split's own Overlapped / Communication and Computing / Stage
+    assert.equal(2, r1.step.id)
+    assert.same({ 0.75, 50 / 65 }, { r1.overlap.overlap_ratio, r1.op_util.op_utilization })
+    assert.truthy(out:find("rank 1 (tree): op_utilization 76.9%, overlap_ratio 75.0%, step_cv", 1, true), out)
     assert.truthy(m.ranks[1].dashboard.op_utilization)
     -- an analysis.db without StepTraceTime is no step split; a broken one is named, the other rank kept
     local out0 = dir .. "/tree/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/"

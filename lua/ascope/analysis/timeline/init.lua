@@ -174,22 +174,53 @@ local function lanes_composition(m, sets, w0, w1)
            free = total("Free") }
 end
 
--- The profiler's own composition of the step from its step split (step_trace_time.csv, or
--- analysis.db's StepTraceTime beside a database export), for a trace without the Overlap Analysis
--- lanes: its Computing and Communication are the unions of the compute and communication
--- operators it lists, which the tasks do not give exactly (a communication stream also runs
--- event waits and records: on the real database exports the tasks' communication was 0.3% more).
--- Only a row of this rank's alone: a cluster file's step is its slowest rank's.
-local function split_composition(ctx)
-  local row, us = ctx.step_row, function(x) return x and x * 1000 end
-  if not (ctx.step_lo and row and row.ranks == 1 and row.computing_us and row.comm_us
-          and row.comm_not_overlapped_us) then
+-- The profiler's own composition of the step from its row of the step split
+-- (step_trace_time.csv, or analysis.db's StepTraceTime beside a database export), for a trace
+-- without the Overlap Analysis lanes or a rank with no trace: its Computing and Communication
+-- are the unions of the compute and communication operators it lists, which the tasks do not
+-- give exactly (a communication stream also runs event waits and records: on the real database
+-- exports the tasks' communication was 0.3% more). Only a row of this rank's alone: a cluster
+-- file's step is its slowest rank's. s: the tasks' split of the step, when there is a trace.
+local function split_composition(row, source, s)
+  local function us(x) return x and x * 1000 end
+  if not (row and row.ranks == 1 and row.computing_us and row.comm_us and row.comm_not_overlapped_us) then
     return nil
   end
-  local s = ctx.s
-  return { source = ctx.step_trace.source, stage = us(row.stage_us) or (s and s.stage), span = s and s.span,
+  return { source = source, stage = us(row.stage_us) or (s and s.stage), span = s and s.span,
            bubble = us(row.bubble_us) or 0, computing = us(row.computing_us), communication = us(row.comm_us),
            not_overlapped = us(row.comm_not_overlapped_us), free = us(row.free_us) }
+end
+
+-- The row of the step a rank with only its step split is looked at in: the step asked for, else
+-- the one of the median time (as a trace's typical step; of equal times the first). nil: none.
+local function split_step(step_trace, want)
+  local rows = {}
+  for _, s in ipairs(step_trace and step_trace.steps or {}) do
+    if want and tonumber(s.step) == want then return s end
+    if s.time_us then rows[#rows + 1] = s end
+  end
+  if want or #rows == 0 then return nil end
+  local order = {}
+  for k = 1, #rows do order[k] = k end
+  table.sort(order, function(a, b)
+    if rows[a].time_us ~= rows[b].time_us then return rows[a].time_us < rows[b].time_us end
+    return a < b
+  end)
+  return rows[order[(#order + 1) // 2]]
+end
+
+-- A rank with only its step split: the profiler's composition of one step (ctx.comp_lanes) and
+-- the step itself (r.step), for the dimensions that read them.
+local function split_only(ctx)
+  local r, step_trace = ctx.r, ctx.step_trace
+  r.steps_found = step_trace and #step_trace.steps or 0
+  local row = split_step(step_trace, ctx.opts.step)
+  ctx.comp_lanes = split_composition(row, step_trace and step_trace.source)
+  if not ctx.comp_lanes then return end
+  ctx.step_row = row
+  local function ms(us) return us and us / 1000 end
+  r.step = { id = tonumber(row.step) or row.step, stage_ms = ms(row.stage_us), preparing_ms = ms(row.preparing_us),
+             wall_ms = row.stage_us and row.preparing_us and ms(row.time_us) or nil }
 end
 
 -- The typical step: its split (ctx.s), the stage it spans (ctx.step_lo, from the split or the
@@ -246,12 +277,12 @@ function M.analyse(tl, rules, re, step_trace, opts)
   local r = { not_computed = {}, lanes = {}, warnings = {} }
   local ctx = { r = r, rules = rules, opts = opts, top_n = opts.top_n or rules.top_n or 10, step_trace = step_trace }
   if not tl then
-    r.steps_found = 0
     ctx.no_trace = t("timeline.why.no_trace")
+    split_only(ctx)
     for _, d in ipairs(dimensions.list) do
       if d.without_trace then d.compute(ctx) end
     end
-    explain(r, ctx.no_trace)
+    explain(r, ctx.no_trace, true)
     r.dashboard = M.dashboard(r)
     return r
   end
@@ -278,7 +309,9 @@ function M.analyse(tl, rules, re, step_trace, opts)
   end
   ctx.comp_lanes = lanes_composition(m, ctx.sets, w.d0, w.d1)
   typical_step(ctx)
-  ctx.comp_lanes = ctx.comp_lanes or split_composition(ctx)
+  if not ctx.comp_lanes and ctx.step_lo then
+    ctx.comp_lanes = split_composition(ctx.step_row, step_trace and step_trace.source, ctx.s)
+  end
   r.step = r.step or { id = w.id }
   for _, d in ipairs(dimensions.list) do d.compute(ctx) end
   if not ctx.lo then explain(r, t("timeline.why.no_tasks"), true) end

@@ -9,7 +9,7 @@ local function ratio(a, b) return (a and b and b > 0) and a / b or nil end
 local t = require("ascope.i18n").t
 local data_labels = require "ascope.labels"
 
-local M = { id = "op_util", explain = true }
+local M = { id = "op_util", explain = true, without_trace = true }
 
 -- most intervals drawn per lane
 local MAX_DRAWN = 20000
@@ -77,8 +77,8 @@ end
 
 function M.compute(ctx)
   local r, lanes, s, m = ctx.r, ctx.comp_lanes, ctx.s, ctx.model
-  if ctx.step_lo then
-    if lanes and lanes.computing then
+  if ctx.step_lo or ctx.no_trace then -- without a trace: the step split's row
+    if lanes and lanes.computing and lanes.stage then
       r.op_util = { source = lanes.source, op_utilization = ratio(lanes.computing, lanes.stage),
                     compute_busy_ms = ms(lanes.computing), stage_ms = ms(lanes.stage), span_ms = ms(lanes.span) }
     elseif s then
@@ -86,6 +86,7 @@ function M.compute(ctx)
                     stage_ms = ms(s.stage), span_ms = ms(s.span) }
     end
   end
+  if ctx.no_trace then return end -- no lanes
   if m.device_lanes == 0 and r.op_util and r.op_util.source == data_labels.TASKS then
     -- no lane is a device lane: compute cannot be measured, which is not the same as none
     r.op_util = nil
@@ -110,7 +111,7 @@ function M.md(r, kit)
   local T, pct, num = kit.T, kit.pct, kit.num
   if r.op_util then
     out[#out + 1] = ("### %s%s\n\n"):format(T("util_heading"), kit.mark("op_utilization", "max_lane_idle_unexplained"))
-    out[#out + 1] = T("util_line", r.op_util.compute_busy_ms, r.op_util.span_ms, data_labels.show("source", r.op_util.source),
+    out[#out + 1] = T("util_line", r.op_util.compute_busy_ms, r.op_util.stage_ms, data_labels.show("source", r.op_util.source),
       pct(r.op_util.op_utilization)) .. "\n\n"
   end
   if #r.lanes > 0 then

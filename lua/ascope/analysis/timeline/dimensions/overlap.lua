@@ -9,11 +9,11 @@ local function ms(ns) return ns and ns / 1e6 end
 local t = require("ascope.i18n").t
 local data_labels = require "ascope.labels"
 
-local M = { id = "overlap", explain = true }
+local M = { id = "overlap", explain = true, without_trace = true }
 
 function M.compute(ctx)
   local r, lanes, s = ctx.r, ctx.comp_lanes, ctx.s
-  if not ctx.step_lo then return end
+  if not (ctx.step_lo or ctx.no_trace) then return end -- without a trace: the step split's row
   local comm = lanes and lanes.communication and lanes.communication - lanes.bubble
   if comm and comm > 0 then
     local not_overlapped = math.max((lanes.not_overlapped or 0) - lanes.bubble, 0)
