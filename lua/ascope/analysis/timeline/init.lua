@@ -218,9 +218,10 @@ local function split_only(ctx)
   ctx.comp_lanes = split_composition(row, step_trace and step_trace.source)
   if not ctx.comp_lanes then return end
   ctx.step_row = row
-  local function ms(us) return us and us / 1000 end
-  r.step = { id = tonumber(row.step) or row.step, stage_ms = ms(row.stage_us), preparing_ms = ms(row.preparing_us),
-             wall_ms = row.stage_us and row.preparing_us and ms(row.time_us) or nil }
+  local function from_us(us) return us and us / 1000 end
+  r.step = { id = tonumber(row.step) or row.step, stage_ms = from_us(row.stage_us),
+             preparing_ms = from_us(row.preparing_us),
+             wall_ms = row.stage_us and row.preparing_us and from_us(row.time_us) or nil }
 end
 
 -- The typical step: its split (ctx.s), the stage it spans (ctx.step_lo, from the split or the
