@@ -179,7 +179,8 @@ static int l_scan(lua_State *L) {
     if (!rc || spec.partial) asc_json_result_free(&res, nf);
     lasc_progress_rethrow(&pc);
   }
-  if (rc && !spec.partial) return lasc_pusherror(L, &err);
+  /* a file that could not be opened (or read from its start) gave no rows to keep */
+  if (rc && (!spec.partial || !res.cols)) return lasc_pusherror(L, &err);
 
   lua_createtable(L, 0, 6);
   lua_pushinteger(L, (lua_Integer)res.nrows);

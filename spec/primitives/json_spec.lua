@@ -99,6 +99,13 @@ describe("json.scan input forms and bad input", function()
     assert.truthy(r.n > 0)
     assert.equal("aten::empty", r.columns.name[1])
     assert.truthy(err:find("truncated", 1, true))
+    -- a file that cannot be opened read nothing: an error, not an empty partial result (it was
+    -- a crash), on one thread and on several
+    for _, threads in ipairs({ 1, 2 }) do
+      local none, why = json.scan(dir .. "/absent.json", { partial = true, threads = threads, fields = { name = "string" } })
+      assert.is_nil(none)
+      assert.truthy(why:find(dir .. "/absent.json: cannot open", 1, true), why)
+    end
   end)
 
   it("points at a syntax error in the middle of a file", function()
