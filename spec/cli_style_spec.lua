@@ -1,5 +1,5 @@
 -- One command-line style for every command: help in three spellings that agree with the command
--- list, global options anywhere, "did you mean", an output path that is a file, colour.
+-- list, global options anywhere, "did you mean", an output path that is a file or empty, colour.
 local h = require "helper"
 local mh = require "moe_helper"
 local main = require "ascope.main"
@@ -210,6 +210,25 @@ describe("one command-line style", function()
       assert.equal(1, select(2, err:gsub("\n", "")), "one line, no stage line before it: " .. err)
     end
     assert.equal("keep me", h.read(file))
+  end)
+
+  it("stops before any work on an empty output folder or an empty --format, in the folder it runs in", function()
+    -- an empty -o once wrote every output into the root folder ("/memory_events.csv")
+    local L0 = h.real .. "/msinsight_pytorch_text_level0"
+    local cases = {
+      { "output folder is empty text", "memory", L0, "-o", "" },
+      { "output folder is empty text", "timeline", L0, "--output=" },
+      { "output folder is empty text", "diagnose", "PROFILING_PATH=" .. L0, "-o", "" },
+      { "no output format given: --format takes one or more of csv, json", "memory", L0, "-o", dir .. "/o", "--format", " , " },
+      { "no output format given", "timeline", L0, "-o", dir .. "/o", "--format=" },
+    }
+    for _, case in ipairs(cases) do
+      local code, out, err = h.run(table.unpack(case, 2))
+      assert.equal(2, code, table.concat(case, " "))
+      assert.equal("", out)
+      assert.truthy(err:find(case[1], 1, true), err)
+    end
+    assert.is_nil(fs.stat(dir .. "/o"))
   end)
 
   it("colours severities on a terminal only, and not with NO_COLOR", function()

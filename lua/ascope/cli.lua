@@ -205,9 +205,10 @@ function M.parse_leading(globals, argv)
   return gopts, table.move(argv, i, #argv, 1, {})
 end
 
---- An output folder that cannot be one (the path, or a folder above it, is a file): a usage
--- error before any work starts.
+--- An output folder that cannot be one (empty, or the path or a folder above it is a file): a
+-- usage error before any work starts.
 function M.check_output(path)
+  if path == "" then errors.usage(i18n.t("cli.output_empty")) end -- not the root folder, nor "here"
   local stat = require("ascope_core").fs.stat
   local p = path
   while p and p ~= "" do

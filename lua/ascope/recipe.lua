@@ -66,6 +66,8 @@ function M.formats(spec, asked)
     for f in tostring(asked or ""):gmatch("[^,%s]+") do words[#words + 1] = f end
   end
   local known = M.known_formats(spec)
+  -- `--format ''` (a text with no format in it) would write nothing and say it was done
+  if type(asked) ~= "table" and #words == 0 then return nil, t("outputs.no_format", table.concat(known, ", ")) end
   local is_known = {}
   for _, f in ipairs(known) do is_known[f] = true end
   local list, seen = {}, {}
