@@ -6,6 +6,7 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,9 @@ static void tune_allocator(void) {
 int main(int argc, char **argv) {
   tune_allocator();
   asc_atomic_cleanup_on_signals();
+  /* past a file-size limit (ulimit -f) a write fails with EFBIG, which the writers report and
+   * clean up after, rather than the signal ending the process with its temporary files left */
+  signal(SIGXFSZ, SIG_IGN);
   lua_State *L = luaL_newstate();
   if (!L) {
     fputs("ascope: cannot create a Lua state (out of memory)\n", stderr);
