@@ -242,6 +242,17 @@ describe("--shard K/N and merge on a generated 12-rank tree", function()
       code, _, err = h.run("merge", parts[1], dir .. "/tree", parts[3], "-o", dir .. "/x9")
       assert.equal(1, code)
       assert.truthy(err:find(dir .. "/tree: not a partial result", 1, true), err)
+      -- a manifest cut short says where its JSON ends; one that is JSON but no object says so
+      local manifest = h.read(parts[2] .. "/manifest.json")
+      for k, case in ipairs({ { manifest:sub(1, 26), "2:25 (byte 26): invalid JSON" }, { "", "1:1 (byte 0): invalid JSON" },
+                              { "null", "its JSON is not an object" } }) do
+        local bad = dir .. "/bad/manifest" .. k
+        os.execute(("cp -r '%s' '%s'"):format(parts[2], bad))
+        h.write(bad .. "/manifest.json", case[1])
+        code, _, err = h.run("merge", parts[1], bad, parts[3], "-o", dir .. "/x9" .. k)
+        assert.equal(1, code)
+        assert.truthy(err:find(bad .. "/manifest.json: not a usable partial result: " .. case[2], 1, true), err)
+      end
     end)
 
     it("refuses parts whose input files changed between the shards' runs", function()

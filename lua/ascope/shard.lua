@@ -215,8 +215,13 @@ local function read_manifest(part)
   f:seek("set", 0)
   local text = f:read("a")
   f:close()
-  local ok, m = pcall(json.decode, text)
-  if not ok or type(m) ~= "table" then return nil, t("shard.bad_manifest", path, tostring(m)) end
+  local ok, m, why = pcall(json.decode, text)
+  if not ok then m, why = nil, m end -- decode returns nil and the place of a syntax error; raises on no memory
+  if type(m) ~= "table" then
+    -- the place in the text ("1:27 (byte 26): invalid JSON ..."), or what the JSON was instead
+    why = m == nil and tostring(why):gsub("^%(string%):", "") or t("shard.manifest_not_object")
+    return nil, t("shard.bad_manifest", path, why)
+  end
   if m.format ~= M.FORMAT then return nil, t("shard.bad_manifest", path, t("shard.format_not", M.FORMAT)) end
   if m.format_version ~= M.FORMAT_VERSION then
     return nil, t("shard.format_version", path, tostring(m.format_version), M.FORMAT_VERSION)

@@ -478,6 +478,7 @@ return {
   ["merge.merging"] = "merging %d part(s) of 'ascope %s %s'",
   ["shard.manifest_too_big"] = "%s bytes, more than %d",
   ["shard.format_not"] = "format is not %s",
+  ["shard.manifest_not_object"] = "its JSON is not an object",
   ["shard.parts_missing"] = "shard, units or data missing",
   ["shard.n_of"] = "N of --shard K/N",
   ["input.cannot_open"] = "%s: cannot open",

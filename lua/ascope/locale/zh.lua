@@ -478,6 +478,7 @@ return {
   ["merge.merging"] = "合并 %d 个部分：'ascope %s %s'",
   ["shard.manifest_too_big"] = "%s 字节，超过 %d",
   ["shard.format_not"] = "格式不是 %s",
+  ["shard.manifest_not_object"] = "其 JSON 不是对象",
   ["shard.parts_missing"] = "缺少 shard、units 或 data",
   ["shard.n_of"] = "--shard K/N 中的 N",
   ["input.cannot_open"] = "%s：无法打开",
