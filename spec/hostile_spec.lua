@@ -181,6 +181,15 @@ describe("hostile input to memory", function()
     -- a trace that is no file is what a missing trace is: a warning, empty call stacks
     assert.truthy(err:find("b_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json (not a regular file", 1, true), err)
     assert.same({ 1, 2 }, (ranks_in(dir .. "/out/memory_summary.json")))
+    -- to the timeline the trace is the rank: one that is no file fails the rank, even beside its
+    -- step split (it was analysed from the split alone, without a word)
+    h.write(b .. "/ASCEND_PROFILER_OUTPUT/step_trace_time.csv",
+      "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage\n1,5,1,1,2,1,7\n")
+    local tcode, _, terr = h.run("timeline", dir .. "/in", "-o", dir .. "/tl", "-q")
+    assert.equal(1, tcode, terr)
+    assert.truthy(terr:find("rank 1 (in): " .. b .. "/ASCEND_PROFILER_OUTPUT/trace_view.json (not a regular file", 1, true), terr)
+    local tl = assert(core.json.load(dir .. "/tl/timeline_metrics.json"))
+    assert.same({ 0, 2, 1 }, { tl.ranks[1].rank, tl.ranks[2].rank, tl.failed[1].rank })
     -- the readers refuse one as well when asked directly
     local r, rerr = require("ascope.ascend.timeline").read(b .. "/ASCEND_PROFILER_OUTPUT/trace_view.json")
     assert.is_nil(r)

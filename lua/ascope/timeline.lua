@@ -129,11 +129,13 @@ function M.inputs(input, opts)
   end
   for _, d in ipairs(dirs) do
     if not ranks or (d.rank and ranks[d.rank]) then
-      local trace = find_trace(d.dir, d.listing)
-      local split = not trace and split_in(d.dir)
+      local trace, why, odd = discover.find("timeline", d.dir, d.listing)
+      local split = not trace and not odd and split_in(d.dir)
       if trace then
         out[#out + 1] = { role = d.role, rank = d.rank or 0, trace = trace, dir = d.dir,
                           step_trace = opts.step_trace or split_beside(trace) }
+      elseif odd then -- a trace that is there but cannot be read: the rank fails, not its split alone
+        missing[#missing + 1] = { role = d.role, rank = d.rank, dirs = { d.dir }, reason = why }
       elseif split then
         out[#out + 1] = { role = d.role, rank = d.rank or 0, dir = d.dir, step_trace = split }
       else

@@ -227,19 +227,20 @@ local function find(kind, dir, listing)
     end
   end
   if best then return best end
-  if odd then return nil, i18n.t("input.not_regular", odd) end
+  if odd then return nil, i18n.t("input.not_regular", odd), odd end
   return nil, M.looked_for(kind, dir)
 end
 
 --- The file of an input kind in a rank folder: its path, or nil and what was looked for (the
--- paths tried, or the one that is there but not a regular file, which is never read).
+-- paths tried, or the one that is there but not a regular file, which is never read, and then
+-- that path as a third value).
 -- listing: the rank description's (see names_in), so that its folders are listed once.
 function M.find(kind, dir, listing)
   if not listing then return find(kind, dir) end
   -- once per rank folder and kind: the plan, the input checks and the reader ask the same
   local key = dir .. "\0find\0" .. kind
   listing[key] = listing[key] or { find(kind, dir, listing) }
-  return listing[key][1], listing[key][2]
+  return listing[key][1], listing[key][2], listing[key][3]
 end
 
 --- What a file name is as an input of kind (see M.inputs: true, or what its match says), or nil.
