@@ -45,6 +45,23 @@ describe("timeline dimensions on hand-built traces (brute force on a 1 us grid)"
   before_each(function() dir = h.tmpdir() end)
   after_each(function() h.cleanup(dir) end)
 
+  it("leaves out a slice that ends before it starts, and says so", function()
+    local compute = { { "mm", 0, 30, "AI_CORE" }, { "add", 40, 25, "AI_VECTOR_CORE" }, { "mm", 90, 40, "AI_CORE" } }
+    local comm = { { "hcom_allReduce_1", 35, 40 } }
+    local p, q = dir .. "/t.json", dir .. "/neg.json"
+    trace(p, { { "Ascend Hardware", "Stream 2", compute }, { "HCCL", "Group 0 Communication", comm } })
+    local with = { compute[1], compute[2], { "mm", 140, -60, "AI_CORE" }, compute[3] }
+    trace(q, { { "Ascend Hardware", "Stream 2", with }, { "HCCL", "Group 0 Communication", comm } })
+    local want, got = analyse(p), analyse(q)
+    assert.same(want.dashboard, got.dashboard)
+    -- no time is taken off the operator's total (it was 10 us short), nor a node off the path
+    assert.same(want.hotspots, got.hotspots)
+    assert.equal(want.critical_path.dag_nodes, got.critical_path.dag_nodes)
+    assert.same({}, want.warnings)
+    assert.same({ "1 slice(s) end before they start (a negative duration): left out as slices without a duration are; "
+      .. "first: mm on Ascend Hardware/Stream 2 at 0.140000 ms" }, got.warnings)
+  end)
+
   it("union, idle ratio, gap P95, op utilisation and overlap by intersection", function()
     local compute = { { "mm", 0, 30, "AI_CORE" }, { "add", 20, 25, "AI_VECTOR_CORE" }, { "mm", 60, 10, "AI_CORE" },
                       { "wait", 75, 5, "EVENT_WAIT" }, { "mm", 90, 40, "MIX_AIC" }, { "mm", 150, 10, "AI_CORE" } }

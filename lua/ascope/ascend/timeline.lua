@@ -3,7 +3,8 @@
 --   {n, lane (integer column, index into lanes), lanes = {"process/thread", ...}, name, ts, dur
 --    (ns), task_type, ph ("X" slice, "s"/"f" flow start/finish), flow (flow id), source,
 --    comm_lanes = {lane name, ...} (the streams the file itself says carry communication),
---    notes = {text, ...} (a .db's rows left out, its unnamed task types, tasks of no stream)}
+--    notes = {text, ...} (a .db's rows left out, its unnamed task types, tasks of no stream,
+--    slices of a negative duration)}
 local core = require "ascope_core"
 local json, column = core.json, core.column
 local i18n = require "ascope.i18n"
@@ -257,17 +258,42 @@ local function joined(parts)
   return out
 end
 
+-- Slices that end before they start (a negative duration, which the profiler never writes)
+-- lose their duration: every measure then leaves them out, as it does a slice without one, where
+-- a negative time would have been taken off an operator's total. Counted, the first named.
+local function negative_durations(tl)
+  local _, _, least = tl.dur:stats()
+  if not least or least >= 0 then return end
+  local dur, kept, n, first = tl.dur, column.new("integer"), 0, nil
+  for i = 1, tl.n do
+    local d = dur[i]
+    if d and d < 0 then
+      n, first, d = n + 1, first or i, nil
+    end
+    kept:push(d)
+  end
+  tl.dur = kept
+  tl.notes = tl.notes or {}
+  tl.notes[#tl.notes + 1] = i18n.t("timeline.negative_durations", n, tostring(tl.name[first] or "?"),
+    tl.lanes[tl.lane[first]] or "?", tl.ts[first] and ("%.6f"):format(tl.ts[first] / 1e6) or "?")
+end
+
 --- Either format, by the file's first bytes; the slices of an msprof timeline together.
 function M.read(path, progress)
   local paths = M.slices(path)
-  if #paths == 1 then return M.read_one(paths[1], progress) end
-  local parts = {}
-  for i, p in ipairs(paths) do
-    local part, err = M.read_one(p, progress)
-    if not part then return nil, err end
-    parts[i] = part
+  local tl, err
+  if #paths == 1 then
+    tl, err = M.read_one(paths[1], progress)
+  else
+    local parts = {}
+    for i, p in ipairs(paths) do
+      parts[i], err = M.read_one(p, progress)
+      if not parts[i] then return nil, err end
+    end
+    tl = joined(parts)
   end
-  return joined(parts)
+  if tl then negative_durations(tl) end
+  return tl, err
 end
 
 --- One file, either format, by its first bytes.

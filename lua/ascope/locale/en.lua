@@ -497,6 +497,7 @@ return {
   ["timeline.pattern_not_string"] = "%s must be a string, not %s",
   ["timeline.no_metrics"] = "no metric could be computed (timeline_metrics.json: not_computed says why)",
   ["timeline.db_no_stream"] = "%d task(s) have no streamId: they share one lane, Ascend Hardware/Stream ?, as if one stream",
+  ["timeline.negative_durations"] = "%d slice(s) end before they start (a negative duration): left out as slices without a duration are; first: %s on %s at %s ms",
   ["timeline.db_bad_times"] = "%d start or end time(s) are no whole numbers or none, their rows are left out; first: %s",
   ["timeline.db_unnamed_types"] = "%d task(s) have a task type STRING_IDS does not name: shown as the number, no rule classes them",
   ["timeline.no_step"] = "step %d is not in the trace (steps: %d to %d)",

@@ -497,6 +497,7 @@ return {
   ["timeline.pattern_not_string"] = "%s 必须是字符串，而不是 %s",
   ["timeline.no_metrics"] = "没有可计算的指标（原因见 timeline_metrics.json 的 not_computed）",
   ["timeline.db_no_stream"] = "%d 个任务没有 streamId：它们共用一条泳道 Ascend Hardware/Stream ?，如同同一条流",
+  ["timeline.negative_durations"] = "%d 个切片的结束早于开始（持续时间为负）：与无持续时间的切片一样不计入；第一个：%s，位于 %s，时刻 %s ms",
   ["timeline.db_bad_times"] = "有 %d 个开始或结束时间缺失或不是整数，相应的行已略去；第一个：%s",
   ["timeline.db_unnamed_types"] = "有 %d 个任务的任务类型在 STRING_IDS 中没有名称：显示为编号，任何规则都无法归类",
   ["timeline.no_step"] = "trace 中没有 step %d（step 范围：%d 到 %d）",
