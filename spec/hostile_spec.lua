@@ -116,17 +116,36 @@ describe("hostile input to memory", function()
 
   it("names a folder it cannot read, exits 1, and writes the ranks it could read", function()
     rank(dir .. "/in", "a", 0)
-    rank(dir .. "/in", "b", 1)
+    local b = rank(dir .. "/in", "b", 1)
+    rank(dir .. "/in", "d", 3)
     rank(dir .. "/in/locked", "c", 2)
-    assert(os.execute("chmod -R a+rwX " .. dir .. " && chmod 000 " .. dir .. "/in/locked"))
+    local out = b .. "/ASCEND_PROFILER_OUTPUT"
+    assert(os.execute(("chmod -R a+rwX %s && chmod 000 %s/in/locked %s"):format(dir, dir, out)))
     -- root reads any folder: run as nobody then
     local as = io.popen("id -u"):read("l") == "0" and "setpriv --reuid=65534 --regid=65534 --clear-groups " or ""
-    local _, _, code = os.execute(("%s%s memory %s -o %s/out -q >%s/o 2>%s/e"):format(as, h.bin, dir .. "/in", dir, dir, dir))
-    local err = h.read(dir .. "/e")
-    assert(os.execute("chmod 755 " .. dir .. "/in/locked"))
+    local function run(cmd)
+      local _, _, code = os.execute(("%s%s %s %s -o %s/%s -q >%s/o 2>%s/e"):format(as, h.bin, cmd, dir .. "/in", dir,
+        cmd, dir, dir))
+      return code, h.read(dir .. "/e")
+    end
+    local code, err = run("memory")
+    local tcode, terr = run("timeline")
+    assert(os.execute(("chmod 755 %s/in/locked %s"):format(dir, out)))
     assert.equal(1, code, err)
     assert.truthy(err:find(dir .. "/in/locked: Permission denied", 1, true), err)
-    assert.same({ 0, 1 }, (ranks_in(dir .. "/out/memory_summary.json")))
+    local ranks, summary = ranks_in(dir .. "/memory/memory_summary.json")
+    assert.same({ 0, 3 }, ranks)
+    -- a folder inside a rank's fails that rank, once, with the reason (it was a second failed rank
+    -- beside the rank's own "operator_memory.csv is missing")
+    assert.equal(2, #summary.failed)
+    for _, c in ipairs({ { code, err, "memory" }, { tcode, terr, "timeline" } }) do
+      assert.equal(1, c[1], c[2])
+      assert.truthy(c[2]:find("rank 1 (in): " .. out .. ": Permission denied", 1, true), c[2])
+      assert.falsy(c[2]:find("missing", 1, true), c[2])
+      assert.falsy(c[2]:find("no trace", 1, true), c[2])
+    end
+    local tl = assert(core.json.load(dir .. "/timeline/timeline_metrics.json"))
+    assert.same({ 0, 3 }, { tl.ranks[1].rank, tl.ranks[2].rank })
   end)
 
   it("names a folder tree too deep to read instead of skipping it in silence", function()

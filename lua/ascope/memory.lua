@@ -198,6 +198,7 @@ function M.read_rank(group, opts, rules, listings)
   local parts = {}
   local classify = opts.classify or analysis.classifier(rules.components)
   for _, d in ipairs(group.dirs) do
+    if d.unreadable then return nil, table.concat(d.unreadable, "; ") end -- its files may be there
     local listing = listings and listings[d.dir] or d.listing
     local part, err = read_folder(d, listing, opts, classify, rules, warnings, problems, opts.split_reads)
     if not part then return nil, err end

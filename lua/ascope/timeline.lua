@@ -131,7 +131,9 @@ function M.inputs(input, opts)
     if not ranks or (d.rank and ranks[d.rank]) then
       local trace, why, odd = discover.find("timeline", d.dir, d.listing)
       local split = not trace and not odd and split_in(d.dir)
-      if trace then
+      if d.unreadable then -- a folder of the rank's that could not be read: its files may be there
+        missing[#missing + 1] = { role = d.role, rank = d.rank, dirs = { d.dir }, reason = table.concat(d.unreadable, "; ") }
+      elseif trace then
         out[#out + 1] = { role = d.role, rank = d.rank or 0, trace = trace, dir = d.dir,
                           step_trace = opts.step_trace or split_beside(trace) }
       elseif odd then -- a trace that is there but cannot be read: the rank fails, not its split alone

@@ -314,7 +314,8 @@ end
 
 --- Rank folders under input (a tree, one *_ascend_pt folder, or an ASCEND_PROFILER_OUTPUT
 -- folder), ordered by role, rank, then collection time. Returns the list or nil, message; the
--- list's field unreadable names the folders that could not be read (the caller reports them).
+-- list's field unreadable names the folders that could not be read outside every rank folder
+-- (the caller reports them), a rank's own field unreadable those inside its folder.
 function M.rank_dirs(input)
   input = input:gsub("(.)/+$", "%1")
   local st, err = fs.stat(input)
@@ -363,7 +364,23 @@ function M.rank_dirs(input)
     if ta ~= tb then return ta < tb end
     return a.dir < b.dir
   end)
-  found.unreadable = unreadable
+  -- a folder inside a rank's that could not be read is that rank's to fail with (its files may
+  -- be there): not a rank of its own beside the rank, which would have its files missing
+  local loose = {}
+  for _, why in ipairs(unreadable or {}) do
+    local owner
+    for _, d in ipairs(found) do
+      local head = why:sub(1, #d.dir + 1)
+      if head == d.dir .. "/" or head == d.dir .. ":" then owner = d end
+    end
+    if owner then
+      owner.unreadable = owner.unreadable or {}
+      owner.unreadable[#owner.unreadable + 1] = why
+    else
+      loose[#loose + 1] = why
+    end
+  end
+  found.unreadable = unreadable and loose
   return found
 end
 
