@@ -209,6 +209,17 @@ describe("hostile input to memory", function()
     assert.truthy(terr:find("rank 1 (in): " .. b .. "/ASCEND_PROFILER_OUTPUT/trace_view.json (not a regular file", 1, true), terr)
     local tl = assert(core.json.load(dir .. "/tl/timeline_metrics.json"))
     assert.same({ 0, 2, 1 }, { tl.ranks[1].rank, tl.ranks[2].rank, tl.failed[1].rank })
+    -- a FIFO given as the input itself, and a .db that is none, are named for what they are
+    for _, cmd in ipairs({ "timeline", "memory" }) do
+      local fcode, _, ferr = h.run(cmd, b .. "/ASCEND_PROFILER_OUTPUT/trace_view.json", "-o", dir .. "/f" .. cmd)
+      assert.equal(1, fcode, ferr)
+      assert.truthy(ferr:find("trace_view.json: not a regular file (a FIFO, device or socket): not read", 1, true), ferr)
+    end
+    local fake = dir .. "/fake/r_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"
+    h.write(fake, ("\1\2random bytes, no header"):rep(100))
+    local dcode, _, derr = h.run("timeline", dir .. "/fake", "-o", dir .. "/fake/out")
+    assert.equal(1, dcode, derr)
+    assert.truthy(derr:find(fake .. " (byte 0): not an SQLite database", 1, true), derr)
     -- the readers refuse one as well when asked directly
     local r, rerr = require("ascope.ascend.timeline").read(b .. "/ASCEND_PROFILER_OUTPUT/trace_view.json")
     assert.is_nil(r)

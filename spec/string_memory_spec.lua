@@ -78,6 +78,17 @@ describe("strings past the table's memory", function()
     assert.are.equal(("x|top|y.py(1): g|%d\n"):format(6 + (3 << 20)), out)
   end)
 
+  it("say when ASCOPE_STRING_MEMORY is no whole number of MiB, and keep 16", function()
+    local script = dir .. "/nothing.lua"
+    H.write(script, "")
+    for _, v in ipairs({ "abc", "-1", "1.5", "8", "" }) do
+      local code, _, err = H.run({ ASCOPE_STRING_MEMORY = v }, "run", script)
+      local warned = err:find("ASCOPE_STRING_MEMORY=" .. v .. " is no whole number of MiB: 16 MiB is used", 1, true)
+      assert.are.equal(0, code, err)
+      assert.are.equal(v ~= "8" and v ~= "", warned ~= nil, v .. ": " .. err)
+    end
+  end)
+
   it("keep a small part of the text in memory, and read every string back as it was", function()
     local script = dir .. "/read.lua"
     H.write(script, ([[

@@ -320,6 +320,7 @@ function M.rank_dirs(input)
   input = input:gsub("(.)/+$", "%1")
   local st, err = fs.stat(input)
   if not st then return nil, err end
+  if st.type == "other" then return nil, i18n.t("input.not_regular_file", input) end -- a FIFO given as the input
   if st.type ~= "dir" then return nil, i18n.t("input.not_folder", input) end
   local found, unreadable = {}, nil
   if basename(input) == "ASCEND_PROFILER_OUTPUT" then

@@ -306,7 +306,8 @@ function M.read_one(path, progress)
   if not f then return nil, i18n.t("input.cannot_open", path) end
   local head = f:read(16) or ""
   f:close()
-  if head:sub(1, 15) == "SQLite format 3" then return M.read_db(path) end
+  -- a .db that is not one is named so by the database reader, not as invalid JSON
+  if head:sub(1, 15) == "SQLite format 3" or path:match("%.db$") then return M.read_db(path) end
   return M.read_json(path, progress)
 end
 
