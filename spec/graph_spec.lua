@@ -96,6 +96,26 @@ describe("graph", function()
     assert.same({ 1, 0 }, s.pairs[3].counts[C2])
   end)
 
+  it("reads a card's files one after the other, and groups cards by their whole sequences", function()
+    local D, C = "MoeDistributeDispatchV2_1", "MoeDistributeCombineV2_1"
+    atc(dir .. "/graph_1_device0.json", { D, C })
+    atc(dir .. "/graph_2_device0.json", { D })
+    atc(dir .. "/graph_1_device1.json", { D, C, D })
+    atc(dir .. "/graph_1_device2.json", { D, C, D })
+    atc(dir .. "/graph_1_device3.json", { D, C })
+    atc(dir .. "/graph_2_device3.json", { C })
+    local r = assert(graph.run(dir))
+    assert.same({ D, C, D }, r.graphs[0].nodes)
+    assert.same({ D, C, C }, r.graphs[3].nodes)
+    assert.same({ card = 0, cards = { 0, 1, 2 }, tie = 0 }, r.reference)
+    assert.same({ "identical", "identical", "count" }, { r.pairs[1].verdict, r.pairs[2].verdict, r.pairs[3].verdict })
+    -- a prefix, or the same names in another order, is no member of the group
+    local analysis = require "ascope.analysis.graph"
+    local ref = analysis.reference({ 1, 2, 3, 4 }, { { nodes = { D, C } }, { nodes = { D } }, { nodes = { C, D } },
+                                                     { nodes = { D, C } } })
+    assert.same({ card = 1, cards = { 1, 4 }, tie = 0 }, ref)
+  end)
+
   it("compares every card with the order most cards have, and names card 0 when it is the odd one", function()
     local D, C = "MoeDistributeDispatchV2_1", "MoeDistributeCombineV2_1"
     atc(dir .. "/graph_1_device0.json", { C, D })

@@ -81,9 +81,12 @@ function M.run(opts, more)
         failed[#failed + 1] = { path = p, card = card, reason = err }
       else
         -- several files of one card are read in name order, one after the other
-        by_card[card] = by_card[card] or { files = {}, nodes = {} }
-        table.insert(by_card[card].files, p)
-        for _, n in ipairs(nodes) do table.insert(by_card[card].nodes, n) end
+        if by_card[card] then
+          table.move(nodes, 1, #nodes, #by_card[card].nodes + 1, by_card[card].nodes)
+          table.insert(by_card[card].files, p)
+        else -- a card's first file: its nodes as they are, not a copy
+          by_card[card] = { files = { p }, nodes = nodes }
+        end
         seen[card] = true
       end
     end

@@ -42,19 +42,42 @@ end
 -- the majority; of groups of the same size the one holding the lowest card, so that the choice
 -- does not depend on reading order. Returns {card (its lowest card), cards (the group), tie (the
 -- number of other groups as large: no majority then)}, or nil when there is no card.
+local function same(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do
+    if a[i] ~= b[i] then return false end
+  end
+  return true
+end
+
 function M.reference(cards, by_card)
-  local groups, by_key = {}, {}
+  -- a card joins the group whose first card has the same sequence: looked for among the groups
+  -- of the same number, made from the sequence's names (each distinct name numbered once;
+  -- integer arithmetic wraps), and confirmed name by name. A text of the whole sequence as the
+  -- key cost a string a node: two cards of 2M nodes took 3 s and hundreds of MB for it.
+  local groups, by_key, number, names = {}, {}, {}, 0
   for _, c in ipairs(cards) do
-    -- the names with their lengths: no two different sequences make one key
-    local parts = {}
-    for i, n in ipairs(by_card[c].nodes) do parts[i] = #n .. ":" .. n end
-    local key = table.concat(parts, "\0")
-    local g = by_key[key]
-    if not g then
-      g = { c }
-      by_key[key], groups[#groups + 1] = g, g
-    else
+    local seq = by_card[c].nodes
+    local key = #seq
+    for _, n in ipairs(seq) do
+      local id = number[n]
+      if not id then
+        names = names + 1
+        id, number[n] = names, names
+      end
+      key = key * 1000003 + id
+    end
+    local bucket = by_key[key] or {}
+    by_key[key] = bucket
+    local g
+    for _, other in ipairs(bucket) do
+      if same(by_card[other[1]].nodes, seq) then g = other end
+    end
+    if g then
       g[#g + 1] = c
+    else
+      g = { c }
+      bucket[#bucket + 1], groups[#groups + 1] = g, g
     end
   end
   local best, tie = nil, 0
