@@ -200,13 +200,7 @@ local function split_step(step_trace, want)
     if s.time_us then rows[#rows + 1] = s end
   end
   if want or #rows == 0 then return nil end
-  local order = {}
-  for k = 1, #rows do order[k] = k end
-  table.sort(order, function(a, b)
-    if rows[a].time_us ~= rows[b].time_us then return rows[a].time_us < rows[b].time_us end
-    return a < b
-  end)
-  return rows[order[(#order + 1) // 2]]
+  return rows[per_step.median_index(rows, "time_us")]
 end
 
 -- A rank with only its step split: the profiler's composition of one step (ctx.comp_lanes) and

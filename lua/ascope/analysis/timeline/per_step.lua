@@ -27,13 +27,19 @@ function M.windows(steps, want_step)
     if k then return wins, k end
     return nil, require("ascope.i18n").t("timeline.no_step", want_step, wins[1].id, wins[#wins].id)
   end
+  return wins, M.median_index(wins, "wall")
+end
+
+--- The index of the item of list whose `key` is the median (of an even count the lower middle;
+-- of equal values the first): a typical step.
+function M.median_index(list, key)
   local order = {}
-  for k = 1, #wins do order[k] = k end
+  for k = 1, #list do order[k] = k end
   table.sort(order, function(a, b)
-    if wins[a].wall ~= wins[b].wall then return wins[a].wall < wins[b].wall end
+    if list[a][key] ~= list[b][key] then return list[a][key] < list[b][key] end
     return a < b
   end)
-  return wins, order[(#order + 1) // 2]
+  return order[(#order + 1) // 2]
 end
 
 --- Index of the window of step id, or nil.
