@@ -27,8 +27,11 @@ return {
     { id = "ez9999", category = "aicore", pattern = "EZ9999", code = true,
       title = { en = "EZ9999 AI Core / vector core error", zh = "EZ9999 AI Core/Vector 错误" },
       advice = { en = "see the kernel and op named in the following lines", zh = "根据随后日志中的 kernel 与算子名定位" } },
+    -- both wordings of the runtime's AI Core exception line, by CANN version: "there is an aicore
+    -- error exception, ..." and "there is an exception of aicore error, ..." (aivec likewise)
     { id = "aicore_error_exception", category = "aicore",
-      pattern = { "there is an aicore error exception", "there is an aivec error exception" },
+      pattern = { "there is an aicore error exception", "there is an aivec error exception",
+                  "there is an exception of aicore error", "there is an exception of aivec error" },
       title = { en = "AI Core / vector core error exception (its error code is in the line)",
                 zh = "AI Core/Vector 错误异常（错误码见该行）" },
       advice = { en = "the core, error code and pc are in the line; the kernel follows in the next lines",
@@ -87,7 +90,7 @@ return {
     kernel_name = { "fault kernel_name[=:]%s*([%w_%.%-]+)", "kernel_name[=:]%s*([%w_%.%-]+)" },
     origin_op_name = { "origin_op_name %[([^%]]+)%]", "origin_op_name[=:]%s*([%w_%.%-/]+)" },
     error_code = { "%f[%w](E[ZEILK]%d%d%d%d)%f[%W]", "%f[%w](E%d%d%d%d%d)%f[%W]", "(retCode=0x%x+)", "(errcode:%(0x%x+)",
-                   "(error code = 0x%x+)" },
+                   "(error code = 0x%x+)", "(error code = %d+)" },
   },
   -- the order of the fields' columns in error_plog.csv (fields not listed follow, by name)
   field_order = { "device_id", "stream_id", "report_stream_id", "task_id", "kernel_name", "origin_op_name", "error_code" },

@@ -158,6 +158,9 @@ describe("diagnose", function()
     assert.equal(clash, warnings(s)[1]:sub(1, #clash))
     assert.truthy(out:find("[WARNING] (diagnose) " .. clash:sub(9), 1, true))
     assert.truthy(out:find("[ERROR] root card 1 (first to fail: ", 1, true))
+    -- the second root is a candidate, a WARNING, as in the anomaly list
+    assert.truthy(out:find("[WARNING] root card 3 (first to fail: ", 1, true), out)
+    assert.falsy(out:find("[ERROR] root card 3", 1, true), out)
     assert.truthy(out:find("dump time)", 1, true))
     -- a root card with no [ERROR] line under its number: the dump times, and why
     s = diagnose({ ["device-3/plog-1.log"] = "10" })

@@ -139,6 +139,23 @@ describe("plog", function()
     assert.equal("3", first.card)
   end)
 
+  it("reads the AI Core exception line in its other wording, and a decimal error code", function()
+    -- as CANN writes it in other versions (vllm-ascend issue 2630): "an exception of aivec error"
+    local exc = "ProcessStarsCoreErrorInfo:The error from device(chipId:5, dieId:0), serial number is 65, there is an "
+      .. "exception of %s error, core id is 44, error code = %s, dump info: pc start: 0x12c0c2e05000."
+    h.write(dir .. "/device-3/plog-1_2.log", table.concat({
+      line("ERROR", "RUNTIME", "00:01", exc:format("aivec", "0")),
+      line("ERROR", "RUNTIME", "00:02", exc:format("aicore", "0x800000")),
+    }, "\n") .. "\n")
+    local r = assert(plog.run(dir, {}))
+    assert.equal(2, r.categories.aicore_error_exception.count)
+    assert.equal(1, r.categories.bus_error_0x800000.count)
+    assert.equal(0, r.unclassified.count)
+    assert(plog.write(r, dir .. "/out", { formats = { "csv" } }))
+    local rows = h.csv_rows(dir .. "/out/error_plog.csv")
+    assert.same({ "error code = 0", "error code = 0x800000" }, { rows[1].error_code, rows[2].error_code })
+  end)
+
   it("counts lines per category, codes matched as codes, any-level classifiers on any level", function()
     tree(dir)
     local r = assert(plog.run(dir))

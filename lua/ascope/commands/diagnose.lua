@@ -155,9 +155,10 @@ local function print_verdict(v)
       print("[INFO] " .. t("diagnose.stuck", s.card, s.side, t("diagnose.stuck_waiting", s.waiting_cores)))
     end
   end
-  for _, r in ipairs(v.root_cards) do
+  for i, r in ipairs(v.root_cards) do
+    -- the first root started the hang; the others are candidates, as the anomaly list says
     local time = v.first_fail and v.first_fail[tostring(r)]
-    print("[ERROR] " .. t("diagnose.root", r, time and tostring(time) or t("moe.unknown_time"),
+    print((i == 1 and "[ERROR] " or "[WARNING] ") .. t("diagnose.root", r, time and tostring(time) or t("moe.unknown_time"),
       t(v.first_fail_from == "plog" and "moe.time_plog" or "moe.time_dump")))
     for _, a in ipairs(v.related) do
       if a.card == r then print(t("diagnose.points_at", r, a.source, a.message)) end
