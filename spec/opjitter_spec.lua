@@ -190,6 +190,42 @@ describe("opjitter", function()
     assert.equal(1.46, r.rows[1].jitter) -- 52.081 - 50.621
   end)
 
+  it("reads a rank exported as a database like its kernel_details.csv, and a rank exported both ways once", function()
+    -- the real level-0 database export: its compute tasks (COMPUTE_TASK_INFO + TASK) and HCCL
+    -- operators (COMMUNICATION_OP) are the 191 rows of the same model's text export, with the
+    -- same calls of every operator (the allreduces' names carry another number); durations are
+    -- the tasks' end - start (sqlite3: Conv2D1 324527 ns)
+    local db = h.real .. "/msinsight_pytorch_db_level0"
+    local r = assert(opjitter.run(db))
+    assert.same({ 0 }, r.found)
+    assert.same({}, r.failed)
+    assert.equal(82, #r.avg)
+    local function calls(rows, key)
+      local n = {}
+      for _, x in ipairs(rows) do
+        local k = x[key]:gsub("__%d+_", "__N_")
+        n[k] = (n[k] or 0) + 1
+      end
+      return n
+    end
+    local text = h.csv_rows(h.real .. "/msinsight_pytorch_text_level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv")
+    assert.equal(191, #r.rows)
+    assert.same(calls(text, "Name"), calls(r.rows, "type"))
+    assert.same({ "trans_TransData_0", "trans_TransData_1", "Conv2D1" }, { r.rows[1].type, r.rows[2].type, r.rows[3].type })
+    assert.near(324.527, r.rows[3].max, 1e-9)
+    -- diagnose on it: no finding (it was an ERROR, "no kernel_details.csv ... found", and exit 1)
+    local code, out = h.run("diagnose", "PROFILING_PATH=" .. db, "-o", dir .. "/diag")
+    assert.equal(0, code, out)
+    assert.truthy(out:find("summary: 0 finding(s)", 1, true), out)
+    -- a rank folder with both: its CSV is read, the database not a second time
+    local both = dir .. "/both/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"
+    h.copy(db .. "/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db", both .. "/ascend_pytorch_profiler_0.db")
+    h.copy(h.real .. "/msinsight_pytorch_text_level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+      both .. "/kernel_details.csv")
+    local files = assert(opjitter.find(dir .. "/both"))
+    assert.same({ both .. "/kernel_details.csv" }, files)
+  end)
+
   it("does not take a real row one field short for a duration, and says which row it is", function()
     -- line 17 of this real op_summary lacks its Duration: its next field, the Wait Time 1.8414,
     -- would stand as a 1.8 us FlashAttentionScore among calls of 7000 us

@@ -173,8 +173,9 @@ M.inputs = {
   timeline = { names = { "trace_view%.json", "ascend_pytorch_profiler.*%.db" }, deep = "msprof_.*%.json",
                reader = "ascope.ascend.timeline.read" },
   -- the field jobs' inputs, found anywhere under the path they are given
-  kernel_details = { names = { "kernel_details%.csv", "op_summary.*%.csv" }, walk = true,
-                     reader = "ascope.ascend.kernel_csv.read" },
+  -- (a database export's kernels: ascope.ascend.kernel_db, where the folder has no CSV of them)
+  kernel_details = { names = { "kernel_details%.csv", "op_summary.*%.csv", "ascend_pytorch_profiler.*%.db" },
+                     walk = true, reader = "ascope.ascend.kernel_csv.read" },
   -- plog and device logs: the names rules/plog.lua's files list (unanchored patterns)
   plog = { walk = true, as_is = true, reader = "ascope.ascend.plog.classifier",
            match = function(name, rules) return model.matches(name, rules.files) or nil end },

@@ -26,6 +26,18 @@ local function has_unnamed_type(types)
   return false
 end
 
+--- The type column an operator is known by: older CANN writes "N/A" as every Type (the
+-- database's opType likewise), and the operator's name is the type then.
+function M.type_key(types, names)
+  if not has_unnamed_type(types) then return types end
+  local pair_ids, pairs_ = column.group(types, names)
+  local keys = {}
+  for i, p in ipairs(pairs_) do
+    keys[i] = NO_TYPE[p[1] or ""] and (p[2] or "?") or p[1]
+  end
+  return pair_ids:lookup(keys)
+end
+
 --- Read one file (opened once: the columns of both variants are asked for as optional, the
 -- first variant whose type and duration columns are present is the file's); aiv_columns: the aiv
 -- columns wanted (those missing come back empty).
@@ -57,16 +69,8 @@ function M.read(path, aiv_columns)
     aiv[c] = r.columns[c]
     present[c] = r.present[c]
   end
-  -- older CANN writes "N/A" as every Type: the operator's name is the type then
   local key = r.columns[v.type]
-  if r.present[v.name] and has_unnamed_type(key) then
-    local pair_ids, pairs_ = column.group(key, r.columns[v.name])
-    local keys = {}
-    for i, p in ipairs(pairs_) do
-      keys[i] = NO_TYPE[p[1] or ""] and (p[2] or "?") or p[1]
-    end
-    key = pair_ids:lookup(keys)
-  end
+  if r.present[v.name] then key = M.type_key(key, r.columns[v.name]) end
   return { n = r.n, name = r.columns[v.name], type = key, duration = r.columns[v.duration],
            device = r.columns["Device_id"], aiv = aiv, aiv_present = present, bad_cells = r.bad_cells,
            first_bad = r.first_bad, ragged_rows = r.ragged_rows, first_ragged = r.first_ragged, cut = r.cut,

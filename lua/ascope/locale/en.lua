@@ -200,7 +200,7 @@ return {
   ["opjitter.missing_columns"] = "%s: missing columns: neither \"Type\" and \"Duration(us)\" nor \"OP Type\" and \"Task Duration(us)\"",
   ["opjitter.empty_file"] = "%s: the file is empty (no header line)",
   ["opjitter.no_input"] = "ascope opjitter needs PROFILING_PATH (opts.input)",
-  ["opjitter.no_files"] = "%s: no kernel_details.csv or op_summary_*.csv found",
+  ["opjitter.no_files"] = "%s: no kernel_details.csv, op_summary_*.csv or ascend_pytorch_profiler_*.db found",
   ["plog.all_moe"] = "every failing card failed on a dispatch/combine kernel",
   ["plog.category"] = "%s: %d line(s)",
   ["plog.doc_hint"] = "%s; look the codes up under \"GE Errors\" at %s for the cause and the fix",
@@ -643,8 +643,9 @@ N parts runs 6, 7 and 8 over every card and writes the outputs of the single run
   ["out.moe_summary.json"] = "everything above per card, cross-card results and anomalies",
   ["out.moe_report.html"] = "card x core grids of missing status slots, run counts",
   ["cmd.opjitter.summary"] = "operators whose duration jitters across cards (kernel_details.csv / op_summary_*.csv), and aiv outliers",
-  ["cmd.opjitter.details"] = [[Finds every card's kernel_details.csv or op_summary_*.csv under PROFILING_PATH (the card from
-the rank of its *_ascend_pt folder, Device_id, or a folder name), lines up the n-th call of each
+  ["cmd.opjitter.details"] = [[Finds every card's kernel_details.csv or op_summary_*.csv under PROFILING_PATH (a rank exported
+as a database only: its ascend_pytorch_profiler_*.db; the card from the rank of its *_ascend_pt
+folder, Device_id, or a folder name), lines up the n-th call of each
 operator type across cards with card 0 as the reference, and writes OUT/profiling_all_data.csv
 (max, min, jitter = max - min, one column per card, NA for missing values or cards),
 OUT/profiling_avg_data.csv (calls, valid calls - call 0 and calls with fewer than two values

@@ -200,7 +200,7 @@ return {
   ["opjitter.missing_columns"] = "%s：缺少列：既没有 \"Type\" 与 \"Duration(us)\"，也没有 \"OP Type\" 与 \"Task Duration(us)\"",
   ["opjitter.empty_file"] = "%s：文件为空（没有表头行）",
   ["opjitter.no_input"] = "ascope opjitter 需要 PROFILING_PATH（opts.input）",
-  ["opjitter.no_files"] = "%s：未找到 kernel_details.csv 或 op_summary_*.csv",
+  ["opjitter.no_files"] = "%s：未找到 kernel_details.csv、op_summary_*.csv 或 ascend_pytorch_profiler_*.db",
   ["plog.all_moe"] = "所有失败的卡都在 dispatch 或 combine 算子上执行失败",
   ["plog.category"] = "检测到 %s：%d 个",
   ["plog.doc_hint"] = "%s，请前往该网址，搜索GE Errors查询对应报错信息及解决方法：%s",
@@ -618,7 +618,8 @@ chrome://tracing 打开）。有 rank 无法读取或只读到一部分（如 tr
   ["out.moe_summary.json"] = "以上全部内容（按卡）、多卡结果与异常",
   ["out.moe_report.html"] = "卡 x 核的缺失状态位网格、运行次数",
   ["cmd.opjitter.summary"] = "按卡对比算子耗时抖动（kernel_details.csv / op_summary_*.csv），并检查 aiv 指标异常",
-  ["cmd.opjitter.details"] = [[在 PROFILING_PATH 下查找每张卡的 kernel_details.csv 或 op_summary_*.csv，以 0 卡为基准按调用次数对齐各卡
+  ["cmd.opjitter.details"] = [[在 PROFILING_PATH 下查找每张卡的 kernel_details.csv 或 op_summary_*.csv（仅以数据库导出的 rank：
+其 ascend_pytorch_profiler_*.db），以 0 卡为基准按调用次数对齐各卡
 同类算子耗时，输出 profiling_all_data.csv、profiling_avg_data.csv、opjitter_summary.json 与 opjitter_report.html，并对 dispatch/combine
 算子的 aiv 指标做均值 ±50% 检查。缺失的卡输出 NA 并报告。]],
   ["opt.opjitter.output"] = "结果的输出目录",
