@@ -89,6 +89,16 @@ describe("graph", function()
     assert.equal(0, code)
     assert.truthy(out:find("[ERROR] card 0 vs card 2: same nodes in another order; first difference at index 2", 1, true))
     assert.truthy(out:find("[ERROR] card 0 vs card 3: node counts differ: " .. C2 .. " 1 vs 0", 1, true))
+    -- a line names the first 20 nodes whose counts differ, by name, and counts the others
+    local many = {}
+    for i = 1, 25 do many[i] = ("MoeDistributeDispatchV2_%02d"):format(i) end
+    atc(dir .. "/graph_1_device3.json", many)
+    code, out = h.run("graph", "GRAPH_PATH=" .. dir, "-o", dir .. "/out") -- the folder of the run before: skipped
+    assert.equal(0, code)
+    local line = out:match("%[ERROR%] card 0 vs card 3: [^\n]*")
+    -- 29 differ (the reference's 4 nodes, none of them on card 3, and its 25): the first 20 by name
+    assert.truthy(line:find("MoeDistributeDispatchV2_17 0 vs 1; 9 more (graph_summary.json lists them all)", 1, true), line)
+    assert.falsy(line:find("MoeDistributeDispatchV2_18", 1, true), line)
     local s = core.json.load(dir .. "/out/graph_summary.json")
     assert.equal(4, #s.cards["2"])
     assert.equal("order", s.pairs[2].verdict)

@@ -273,6 +273,7 @@ return {
   ["graph.card_nodes"] = "card %d: %d nodes from %s",
   ["graph.identical"] = "card %d vs card %d: identical",
   ["graph.order_at"] = "card %d vs card %d: same nodes in another order; first difference at index %d (%s vs %s)",
+  ["graph.counts_more"] = "%d more (graph_summary.json lists them all)",
   ["graph.counts_differ"] = "card %d vs card %d: node counts differ: %s",
   ["graph.pairs_differ"] = "%d of %d card pair(s) differ",
   ["graph.missing_cards"] = "no graph file for card(s) %s, between cards that have one: their order is not compared",

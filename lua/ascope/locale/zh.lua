@@ -273,6 +273,7 @@ return {
   ["graph.card_nodes"] = "卡%d：%d 个节点，来自 %s",
   ["graph.identical"] = "卡%d <-> 卡%d：完全一致",
   ["graph.order_at"] = "卡%d <-> 卡%d：算子相同但执行顺序不同；首个不同在第%d个（%s 与 %s）",
+  ["graph.counts_more"] = "另有 %d 个（graph_summary.json 中列出全部）",
   ["graph.counts_differ"] = "卡%d <-> 卡%d：算子执行次数不同：%s",
   ["graph.pairs_differ"] = "%d/%d 组卡对比存在差异",
   ["graph.missing_cards"] = "卡 %s 没有图文件（其前后的卡都有）：未对比其执行顺序",

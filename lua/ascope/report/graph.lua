@@ -37,6 +37,9 @@ function M.write(res, out, formats)
   return w:close()
 end
 
+-- the nodes whose counts differ that a console line names
+M.COUNTS_SHOWN = 20
+
 --- The console summary, as lines: the cards, their nodes and files, each pair's verdict. Also
 -- returns the number of pairs that differ.
 function M.lines(res)
@@ -61,9 +64,17 @@ function M.lines(res)
       out[#out + 1] = "[ERROR] " .. t("graph.order_at", p.a, p.b, p.first_divergence, tostring(p.at[1]), tostring(p.at[2]))
     else
       bad = bad + 1
+      local names = {}
+      for n in pairs(p.counts) do names[#names + 1] = n end
+      table.sort(names)
+      -- the first few on the console (two cards of 2M nodes made one line of 95 MB); the
+      -- summary's counts hold them all
       local list = {}
-      for n, c in pairs(p.counts) do list[#list + 1] = ("%s %d vs %d"):format(n, c[1], c[2]) end
-      table.sort(list)
+      for i = 1, math.min(#names, M.COUNTS_SHOWN) do
+        local c = p.counts[names[i]]
+        list[i] = ("%s %d vs %d"):format(names[i], c[1], c[2])
+      end
+      if #names > M.COUNTS_SHOWN then list[#list + 1] = t("graph.counts_more", #names - M.COUNTS_SHOWN) end
       out[#out + 1] = "[ERROR] " .. t("graph.counts_differ", p.a, p.b, table.concat(list, "; "))
     end
   end
