@@ -407,6 +407,32 @@ describe("timeline on real samples agrees with the profiler's own step split", f
     end
   end)
 
+  it("names every bar of the reports in the language asked for, from lanes, a step split's row or tasks", function()
+    -- a key the catalogue lacks comes out as the key ("report.timeline.free" was the Free bar)
+    local dir = h.tmpdir()
+    for _, sample in ipairs({ "msinsight_pytorch_text_level0", "msinsight_pytorch_db_level0", "msinsight_pytorch_text_level1" }) do
+      for _, lang in ipairs({ "en", "zh" }) do
+        local out = ("%s/%s_%s"):format(dir, sample, lang)
+        local code, _, err = h.run("--lang", lang, "timeline", h.real .. "/" .. sample, "-o", out, "-q")
+        assert.equal(0, code, err)
+        for _, f in ipairs({ "timeline_report.html", "timeline_report.md" }) do
+          local text = h.read(out .. "/" .. f)
+          assert.falsy(text:find("report%.[%w_]+%.[%w_]+"), sample .. " " .. lang .. " " .. f .. ": "
+            .. tostring(text:match("report%.[%w_]+%.[%w_]+")))
+        end
+        local page = h.read(out .. "/timeline_report.html")
+        assert.truthy(page:find(lang == "en" and "free (no compute, no communication)" or "空闲（无计算、无通信）", 1, true), sample)
+      end
+    end
+    -- the level-1 rank has its step split alone: its Computing / Stage and Overlapped /
+    -- Communication (step_trace_time.csv: 8873.756 / 136581.0 and 4028.675 / 105991.878 us)
+    local r = assert(core.json.load(dir .. "/msinsight_pytorch_text_level1_en/timeline_metrics.json")).ranks[1]
+    assert.near(8873.756000000001 / 136581.0, r.op_util.op_utilization, 1e-12)
+    assert.near(4028.6750000000175 / 105991.87800000001, r.overlap.overlap_ratio, 1e-12)
+    assert.same({ 50, 1 }, { r.step.id, r.steps_found })
+    h.cleanup(dir)
+  end)
+
   it("a database export without its own step split: overlap and utilisation from the tasks", function()
     local dir = h.tmpdir()
     local db = "/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"

@@ -369,6 +369,7 @@ return {
   ["report.timeline.idle_ratio"] = "idle ratio",
   ["report.timeline.computing"] = "computing",
   ["report.timeline.communication"] = "communication",
+  ["report.timeline.free"] = "free (no compute, no communication)",
   ["report.timeline.not_overlapped"] = "communication not overlapped",
   ["report.timeline.off_path"] = "off the chain",
   ["report.timeline.overlap_note"] = "overlap_ratio %s, exposed communication %s (from %s).",

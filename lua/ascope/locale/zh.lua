@@ -369,6 +369,7 @@ return {
   ["report.timeline.idle_ratio"] = "空挡比例",
   ["report.timeline.computing"] = "计算",
   ["report.timeline.communication"] = "通信",
+  ["report.timeline.free"] = "空闲（无计算、无通信）",
   ["report.timeline.not_overlapped"] = "未被掩盖的通信",
   ["report.timeline.off_path"] = "链外",
   ["report.timeline.overlap_note"] = "overlap_ratio %s，暴露的通信 %s（来源：%s）。",
