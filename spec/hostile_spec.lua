@@ -148,6 +148,32 @@ describe("hostile input to memory", function()
     assert.same({ 0, 3 }, { tl.ranks[1].rank, tl.ranks[2].rank })
   end)
 
+  it("fails a role's only rank whose output folder it cannot read, and reads a rank past a locked raw folder", function()
+    rank(dir .. "/in/actor", "a", 0)
+    local b = rank(dir .. "/in/rollout", "b", 0)
+    local c = rank(dir .. "/in/ref", "c", 0)
+    local raw = c .. "/PROF_000001_x/device_0"
+    assert(core.fs.mkdirs(raw))
+    local locked = { b .. "/ASCEND_PROFILER_OUTPUT", raw }
+    assert(os.execute(("chmod -R a+rwX %s && chmod 000 %s %s"):format(dir, locked[1], locked[2])))
+    local as = io.popen("id -u"):read("l") == "0" and "setpriv --reuid=65534 --regid=65534 --clear-groups " or ""
+    local _, _, code = os.execute(("%s%s memory %s -o %s/out -q >%s/o 2>%s/e"):format(as, h.bin, dir .. "/in", dir, dir, dir))
+    local err = h.read(dir .. "/e")
+    assert(os.execute(("chmod 755 %s %s"):format(locked[1], locked[2])))
+    assert.equal(1, code, err)
+    -- the rollout role's one rank may have its file behind the lock: it fails with why (it was
+    -- left out as a role "profiled without memory", exit 0, the lock never named)
+    assert.truthy(err:find("rank 0 (rollout): " .. locked[1] .. ": Permission denied", 1, true), err)
+    assert.falsy(err:find("none of its", 1, true), err)
+    -- a raw folder holds none of memory's inputs: its own failure, and the rank is read
+    assert.truthy(err:find(raw .. ": Permission denied", 1, true), err)
+    local _, summary = ranks_in(dir .. "/out/memory_summary.json")
+    local read = {}
+    for _, r in ipairs(summary.ranks) do read[#read + 1] = r.role end
+    table.sort(read)
+    assert.same({ "actor", "ref" }, read)
+  end)
+
   it("names a folder tree too deep to read instead of skipping it in silence", function()
     rank(dir .. "/in", "a", 0)
     local deep = dir .. "/in" .. ("/d"):rep(70)

@@ -294,7 +294,8 @@ function M.unprofiled_roles(groups)
     end
     count[g.role] = (count[g.role] or 0) + 1
     for _, d in ipairs(g.dirs) do
-      if discover.find("operator_memory", d.dir, d.listing) then
+      -- a folder it could not read may hold the file: the rank fails with why, never left out
+      if d.unreadable or discover.find("operator_memory", d.dir, d.listing) then
         has[g.role], any = true, true
         break
       end

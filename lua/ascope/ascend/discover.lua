@@ -315,8 +315,9 @@ end
 
 --- Rank folders under input (a tree, one *_ascend_pt folder, or an ASCEND_PROFILER_OUTPUT
 -- folder), ordered by role, rank, then collection time. Returns the list or nil, message; the
--- list's field unreadable names the folders that could not be read outside every rank folder
--- (the caller reports them), a rank's own field unreadable those inside its folder.
+-- list's field unreadable names the folders that could not be read (the caller reports them),
+-- but for a rank's own folder and its ASCEND_PROFILER_OUTPUT: those are in the rank's own field
+-- unreadable (the rank fails with them).
 function M.rank_dirs(input)
   input = input:gsub("(.)/+$", "%1")
   local st, err = fs.stat(input)
@@ -366,14 +367,20 @@ function M.rank_dirs(input)
     if ta ~= tb then return ta < tb end
     return a.dir < b.dir
   end)
-  -- a folder inside a rank's that could not be read is that rank's to fail with (its files may
-  -- be there): not a rank of its own beside the rank, which would have its files missing
+  -- a rank's own folder or its ASCEND_PROFILER_OUTPUT that could not be read is that rank's to
+  -- fail with (its inputs are looked for there): not a failure of its own beside the rank, which
+  -- would have its files missing. Any other folder that could not be read (a raw PROF_* one)
+  -- stays a failure of its own, and the rank is read. A message is "<path>: <reason>"; the path
+  -- may hold ": " itself, so each place it could end is looked up.
+  local place = {}
+  for _, d in ipairs(found) do
+    place[d.dir], place[d.dir .. "/ASCEND_PROFILER_OUTPUT"] = d, d
+  end
   local loose = {}
   for _, why in ipairs(unreadable or {}) do
     local owner
-    for _, d in ipairs(found) do
-      local head = why:sub(1, #d.dir + 1)
-      if head == d.dir .. "/" or head == d.dir .. ":" then owner = d end
+    for at in why:gmatch("(): ") do
+      owner = owner or place[why:sub(1, at - 1)]
     end
     if owner then
       owner.unreadable = owner.unreadable or {}
