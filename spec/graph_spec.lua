@@ -121,8 +121,14 @@ describe("graph", function()
     assert.same({ "identical", "identical", "count" }, { r.pairs[1].verdict, r.pairs[2].verdict, r.pairs[3].verdict })
     -- a prefix, or the same names in another order, is no member of the group
     local analysis = require "ascope.analysis.graph"
-    local ref = analysis.reference({ 1, 2, 3, 4 }, { { nodes = { D, C } }, { nodes = { D } }, { nodes = { C, D } },
-                                                     { nodes = { D, C } } })
+    local by_card = { { nodes = { D, C } }, { nodes = { D } }, { nodes = { C, D } }, { nodes = { D, C } } }
+    assert.same({ card = 1, cards = { 1, 4 }, tie = 0 }, analysis.reference({ 1, 2, 3, 4 }, by_card))
+    -- every sequence ending in the same name looked up under one number: still told apart
+    local factor = analysis.KEY_FACTOR
+    analysis.KEY_FACTOR = 0
+    local ok, ref = pcall(analysis.reference, { 1, 2, 3, 4 }, by_card)
+    analysis.KEY_FACTOR = factor
+    assert(ok, ref)
     assert.same({ card = 1, cards = { 1, 4 }, tie = 0 }, ref)
   end)
 

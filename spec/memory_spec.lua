@@ -598,6 +598,30 @@ describe("ascope memory command line", function()
   before_each(function() dir = h.tmpdir() end)
   after_each(function() h.cleanup(dir) end)
 
+  it("puts a peak that several rows show at the earliest of their instants, in either file", function()
+    -- rows in allocation order: b's release (60 us) shows the 500 MB that a's allocation shows at
+    -- 100 us; memory_record.csv shows its 900 MB at 300 us and, written after it, at 100 us
+    local out = dir .. "/in/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/"
+    h.write(out .. "operator_memory.csv", "Name,Size(KB),Allocation Time(us),Release Time(us),"
+      .. "Active Release Time(us),Duration(us),Active Duration(us),Allocation Total Allocated(MB),"
+      .. "Allocation Total Reserved(MB),Allocation Total Active(MB),Release Total Allocated(MB),"
+      .. "Release Total Reserved(MB),Release Total Active(MB),Stream Ptr,Device Type\n"
+      .. "aten::b,1,10,60,60,50,50,200,700,200,500,700,500,1,NPU:0\n"
+      .. "aten::a,1,100,200,200,100,100,500,700,500,300,600,300,1,NPU:0\n")
+    h.write(out .. "memory_record.csv", "Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),"
+      .. "Total Active(MB),Stream Ptr,Device Type\nPTA,300,900,950,900,1,NPU:0\nPTA,100,900,950,900,1,NPU:0\n"
+      .. "PTA,200,400,950,400,1,NPU:0\n")
+    assert.equal(0, (h.run("memory", dir .. "/in", "-o", dir .. "/out", "-q")))
+    local s = core.json.load(dir .. "/out/memory_summary.json").ranks[1]
+    local pta = s.components[1]
+    assert.same({ 500, "release", "0.06" }, { pta.peak.allocated_mb, pta.peak.seen_at, pta.peak.time_ms })
+    -- reserved: 700 at b's allocation (10 us), its release and a's allocation after it
+    assert.same({ 700, "0.01" }, { pta.peak_reserved.reserved_mb, pta.peak_reserved.time_ms })
+    local rec = s.memory_record[1]
+    assert.same({ 900, "0.1", 950, "0.1" }, { rec.peak_allocated_mb, rec.peak_allocated_time_ms, rec.peak_reserved_mb,
+                                              rec.peak_reserved_time_ms })
+  end)
+
   it("takes the reference tool's spelling and --rank-list / --role filters", function()
     local code, out = h.run("memory", "--input-path", h.real .. "/msinsight_pytorch_text_level0",
       "--input-type", "ascend_memory", "--profiler-type", "memory", "--output-path", dir, "--rank-list", "1", "-q")

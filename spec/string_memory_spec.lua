@@ -81,7 +81,7 @@ describe("strings past the table's memory", function()
   it("say when ASCOPE_STRING_MEMORY is no whole number of MiB, and keep 16", function()
     local script = dir .. "/nothing.lua"
     H.write(script, "")
-    for _, v in ipairs({ "abc", "-1", "1.5", "8", "" }) do
+    for _, v in ipairs({ "abc", "-1", "1.5", " 8", "+8", "99999999999999999999", "8", "" }) do
       local code, _, err = H.run({ ASCOPE_STRING_MEMORY = v }, "run", script)
       local warned = err:find("ASCOPE_STRING_MEMORY=" .. v .. " is no whole number of MiB: 16 MiB is used", 1, true)
       assert.are.equal(0, code, err)

@@ -430,6 +430,10 @@ describe("timeline on real samples agrees with the profiler's own step split", f
     assert.near(8873.756000000001 / 136581.0, r.op_util.op_utilization, 1e-12)
     assert.near(4028.6750000000175 / 105991.87800000001, r.overlap.overlap_ratio, 1e-12)
     assert.same({ 50, 1 }, { r.step.id, r.steps_found })
+    -- a step the split does not have fails the rank, as for a trace without it
+    local code, _, err = h.run("timeline", h.real .. "/msinsight_pytorch_text_level1", "--step", "99", "-o", dir .. "/s99")
+    assert.equal(1, code)
+    assert.truthy(err:find("step_trace_time.csv: step 99 is not in the step split (steps: 50 to 50)", 1, true), err)
     h.cleanup(dir)
   end)
 
@@ -449,6 +453,22 @@ describe("timeline on real samples agrees with the profiler's own step split", f
       .. "50,rank,0,8843.91,85881.122,3999.454,89880.576,25900.158,120625.19\n"
       .. "50,rank,1,8000,86000,4000,90000,26000,121000\n")
     check(analyse(dir, { step_trace = csv }))
+    -- one rank's step split given for a tree of ranks (--step-trace) is no rank's composition:
+    -- each keeps its own analysis.db's row, or its tasks
+    h.write(csv, "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage\n"
+      .. "50,8000,1000,5000,6000,1000,10000\n")
+    local out = "/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/"
+    for _, f in ipairs({ "ascend_pytorch_profiler_0.db", "analysis.db" }) do
+      h.write(dir .. out .. f, h.read(h.real .. "/msinsight_pytorch_db_level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/" .. f))
+    end
+    local res = assert(timeline.run(dir, { step_trace = csv, jobs = 1 }))
+    assert.equal(2, #res.ranks)
+    assert.same({ "tasks", "tasks" }, { res.ranks[1].overlap.source, res.ranks[1].op_util.source })
+    assert.near(90.247863, res.ranks[1].overlap.communication_ms, 1e-6)
+    assert.same({ "tasks", "tasks" }, { res.ranks[2].overlap.source, res.ranks[2].op_util.source })
+    -- given for the one rank of a run, it is that rank's
+    local one = assert(timeline.run(dir .. "/rank0_ascend_pt", { step_trace = csv, jobs = 1 })).ranks[1]
+    assert.same({ csv, 5000 / 6000 }, { one.overlap.source, one.overlap.overlap_ratio })
     h.cleanup(dir)
   end)
 

@@ -79,13 +79,17 @@ struct asc_strtab {
   unsigned next_win;
 };
 
+/* ASCOPE_STRING_MEMORY: digits only (no sign, no blank: the front end warns about anything else
+ * by the same rule), at most SIZE_MAX >> 21 MiB; else the default */
 static size_t env_memory(void) {
   const char *v = getenv("ASCOPE_STRING_MEMORY");
   if (!v || !*v) return MEMORY_DEFAULT;
+  for (const char *p = v; *p; p++)
+    if (*p < '0' || *p > '9') return MEMORY_DEFAULT;
   char *end;
   errno = 0;
   unsigned long long mib = strtoull(v, &end, 10);
-  if (errno || *end || v[0] == '-' || mib > ((size_t)-1 >> 21)) return MEMORY_DEFAULT;
+  if (errno || *end || mib > ((size_t)-1 >> 21)) return MEMORY_DEFAULT;
   return (size_t)mib << 20;
 }
 

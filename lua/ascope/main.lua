@@ -142,9 +142,12 @@ local function dispatch(argv, ctx)
     return 0
   end
   if opts.output then cli.check_output(opts.output) end
-  -- the string tables read it in C, where a value that is no whole number of MiB keeps 16
+  -- the string tables read it in C (strtab.c), where digits only, up to SIZE_MAX >> 21 MiB, are
+  -- a number of MiB; anything else keeps 16
   local memory = os.getenv("ASCOPE_STRING_MEMORY")
-  if memory and memory ~= "" and not memory:match("^%d+$") then log.warn("%s", i18n.t("env.string_memory_bad", memory)) end
+  if memory and memory ~= "" and not (memory:match("^%d+$") and tonumber(memory) <= (math.maxinteger >> 20)) then
+    log.warn("%s", i18n.t("env.string_memory_bad", memory))
+  end
   -- --fail-on error|warning: exit 3 when a finding at or above it exists (1 and 2 win over it)
   local code, found = call(command, opts, words, ctx)
   return require("ascope.findings").exit_code(code or 0, found, ctx.fail_on)

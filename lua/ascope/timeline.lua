@@ -1,7 +1,8 @@
 --- Timeline geometry for scripts and embedding: read each rank's timeline (trace_view.json,
 -- msprof_*.json or ascend_pytorch_profiler_*.db) and step_trace_time.csv, and compute the eight
 -- dimensions with the expert rules' findings. A rank with only the profiler's step split
--- (step_trace_time.csv or analysis.db) gets its jitter dimension.
+-- (step_trace_time.csv or analysis.db) gets its jitter, and the overlap and utilisation of one
+-- step from the split's own columns.
 --
 --     local timeline = require "ascope.timeline"
 --     local res = assert(timeline.run({ input = "prof_dir", step = 12, pp = 4, microbatches = 8 }))
@@ -103,10 +104,7 @@ local function loose_traces(input, opts)
   return out
 end
 
---- The ranks to analyse: {role, rank, trace, step_trace, dir} each, or nil, message (and
--- "usage" when the rank list is not one).
-function M.inputs(input, opts)
-  opts = opts or {}
+local function inputs(input, opts)
   local ranks, rerr = ranks_mod.parse(opts.rank_list)
   if rerr then return nil, rerr, "usage" end
   local st = fs.stat(input)
@@ -161,6 +159,19 @@ function M.inputs(input, opts)
   return out, missing
 end
 
+--- The ranks to analyse: {role, rank, trace, step_trace, own_split, dir} each, or nil, message
+-- (and "usage" when the rank list is not one). own_split: the step split is the rank's own (found
+-- beside its trace or in its folder, or the run's one rank): its row may stand for the rank's
+-- composition of the step, where a --step-trace file given for a tree of ranks may not.
+function M.inputs(input, opts)
+  opts = opts or {}
+  local out, missing, usage = inputs(input, opts)
+  for _, e in ipairs(out or {}) do
+    e.own_split = e.step_trace ~= nil and (e.step_trace ~= opts.step_trace or #out == 1)
+  end
+  return out, missing, usage
+end
+
 --- One rank: read, analyse, evaluate the rules. re: the compiled patterns (patterns.compile).
 -- Returns the result or nil, message.
 function M.analyse(entry, rules, re, opts)
@@ -177,6 +188,7 @@ function M.analyse(entry, rules, re, opts)
   local steps, split_err
   if entry.step_trace then
     steps, split_err = step_trace.read(entry.step_trace)
+    if steps then steps.own = entry.own_split end
     if not steps and not tl then return nil, split_err end
   end
   local r, aerr = analysis.analyse(tl, rules, re, steps, opts)
@@ -211,7 +223,7 @@ function M.plan(a, b)
   for i, e in ipairs(entries) do
     local files = {}
     -- every slice of an msprof timeline (their bytes weigh the shards, a change to any is caught
-    -- at merge); a step_trace_time.csv alone gives the jitter only
+    -- at merge), and the step split
     for _, p in ipairs(e.trace and reader.slices(e.trace) or {}) do files[#files + 1] = p end
     if e.step_trace then files[#files + 1] = e.step_trace end
     units[i] = { key = ("%s/%s"):format(e.role, tostring(e.rank)), files = files }
@@ -242,7 +254,7 @@ end
 --- Analyse every rank under opts.input. Prints nothing (stages and progress go to
 -- ascope.log), writes nothing.
 -- @tparam table opts `input` (a `trace_view.json`, an `msprof_*.json`, an
--- `ascend_pytorch_profiler_*.db`, a `step_trace_time.csv` or `analysis.db` (jitter only), or a
+-- `ascend_pytorch_profiler_*.db`, a `step_trace_time.csv` or `analysis.db` (a rank with its step split alone), or a
 -- profiling tree), `rank_list`, `jobs` (worker processes, forked; default 1: see
 -- ascope.workers), `rules` (a user rule file), `step`, `compare_step`, `pp`, `microbatches`,
 -- `top`, `device_regex`, `comm_regex` (extended regular expressions), `step_trace`. The form

@@ -108,10 +108,11 @@ describe("column.group_sum and argmax over some rows", function()
 
   it("argmax takes, of equal values, the row whose `earliest` value is smallest", function()
     local total = column.new("number", { 5, 9, 9, 9, 2 })
-    -- nanosecond instants 256 ns apart, as one double they would be the same number
+    -- nanosecond instants 1 ns apart: as doubles (256 ns apart there) they would be one number
     local base = 1779785665728627910
+    assert.equal(base + 1 + 0.0, base + 2 + 0.0)
     local at = column.new("integer")
-    for _, v in ipairs({ base, base + 512, base + 256, false, base }) do at:push(v or nil) end
+    for _, v in ipairs({ base, base + 2, base + 1, false, base }) do at:push(v or nil) end
     assert.same({ 3, 9 }, { total:argmax(nil, nil, at) })
     assert.same({ 4, 9 }, { total:argmax(nil, nil, column.new("number", { 1, 2, 3, 0.5, 0 })) })
     assert.same({ 2, 9 }, { total:argmax(column.new("integer", { 4, 2 }), nil, at) }) -- no instant: after any

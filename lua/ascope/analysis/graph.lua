@@ -38,10 +38,10 @@ function M.compare(a, b)
   return { verdict = "count", counts = diff, first_divergence = first }
 end
 
---- The reference of cards (sorted): the cards grouped by identical sequences, the largest group
--- the majority; of groups of the same size the one holding the lowest card, so that the choice
--- does not depend on reading order. Returns {card (its lowest card), cards (the group), tie (the
--- number of other groups as large: no majority then)}, or nil when there is no card.
+-- the factor of the number a sequence is looked up by (a spec sets 0 to make every sequence
+-- ending in the same name meet in one bucket)
+M.KEY_FACTOR = 1000003
+
 local function same(a, b)
   if #a ~= #b then return false end
   for i = 1, #a do
@@ -50,6 +50,10 @@ local function same(a, b)
   return true
 end
 
+--- The reference of cards (sorted): the cards grouped by identical sequences, the largest group
+-- the majority; of groups of the same size the one holding the lowest card, so that the choice
+-- does not depend on reading order. Returns {card (its lowest card), cards (the group), tie (the
+-- number of other groups as large: no majority then)}, or nil when there is no card.
 function M.reference(cards, by_card)
   -- a card joins the group whose first card has the same sequence: looked for among the groups
   -- of the same number, made from the sequence's names (each distinct name numbered once;
@@ -65,7 +69,7 @@ function M.reference(cards, by_card)
         names = names + 1
         id, number[n] = names, names
       end
-      key = key * 1000003 + id
+      key = key * M.KEY_FACTOR + id
     end
     local bucket = by_key[key] or {}
     by_key[key] = bucket

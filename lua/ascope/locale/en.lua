@@ -502,6 +502,7 @@ return {
   ["timeline.negative_durations"] = "%d slice(s) end before they start (a negative duration): left out as slices without a duration are; first: %s on %s at %s ms",
   ["timeline.db_bad_times"] = "%d start or end time(s) are no whole numbers or none, their rows are left out; first: %s",
   ["timeline.db_unnamed_types"] = "%d task(s) have a task type STRING_IDS does not name: shown as the number, no rule classes them",
+  ["timeline.no_step_in_split"] = "step %d is not in the step split (steps: %s to %s)",
   ["timeline.no_step"] = "step %d is not in the trace (steps: %d to %d)",
   ["input.db_no_table"] = "%s: no %s table (is this an ascend_pytorch_profiler .db?)",
   ["step_trace.no_step_column"] = "%s: missing column \"Step\" in the header",
@@ -681,8 +682,9 @@ word after SCRIPT.lua goes to the script untouched (global options go before it)
 the script returns is the exit code (default 0); an error ends the run with exit code 1.]],
   ["cmd.timeline.summary"] = "swimlane geometry of Ascend timelines: critical path, overlap, idle lanes, host-bound gaps, bubbles, jitter",
   ["cmd.timeline.details"] = [[INPUT is a trace_view.json, an msprof_*.json (msprof_slice_<n>_*.json: all slices
-together), an ascend_pytorch_profiler_*.db, a step_trace_time.csv or analysis.db (jitter only), or a profiling
-tree (every rank found).
+together), an ascend_pytorch_profiler_*.db, a step_trace_time.csv or analysis.db (a rank with its step split alone: the
+jitter, and the overlap and utilisation of one step from the split's own columns), or a profiling tree (every
+rank found).
 step_trace_time.csv (else analysis.db) beside the trace is the profiler's own step split. Writes
 OUT/timeline_metrics.json, timeline_report.md and timeline_report.html and prints a summary: the eight dimensions
 of the typical (median) step, the expert rules that fire (rules/timeline.lua), and the metrics

@@ -502,6 +502,7 @@ return {
   ["timeline.negative_durations"] = "%d 个切片的结束早于开始（持续时间为负）：与无持续时间的切片一样不计入；第一个：%s，位于 %s，时刻 %s ms",
   ["timeline.db_bad_times"] = "有 %d 个开始或结束时间缺失或不是整数，相应的行已略去；第一个：%s",
   ["timeline.db_unnamed_types"] = "有 %d 个任务的任务类型在 STRING_IDS 中没有名称：显示为编号，任何规则都无法归类",
+  ["timeline.no_step_in_split"] = "step 划分中没有 step %d（step 范围：%s 到 %s）",
   ["timeline.no_step"] = "trace 中没有 step %d（step 范围：%d 到 %d）",
   ["input.db_no_table"] = "%s：没有 %s 表（这是 ascend_pytorch_profiler 的 .db 吗？）",
   ["step_trace.no_step_column"] = "%s：表头缺少 \"Step\" 列",
@@ -648,7 +649,8 @@ SCRIPT.lua，arg[1..] 为其参数（与 lua5.4 相同）；SCRIPT.lua 之后的
 脚本返回的整数即退出码（默认 0）；脚本出错时退出码为 1。]],
   ["cmd.timeline.summary"] = "Ascend timeline 泳道几何分析：关键路径、重叠率、泳道空挡、Host 下发、bubble、抖动",
   ["cmd.timeline.details"] = [[INPUT 可为 trace_view.json、msprof_*.json（msprof_slice_<n>_*.json：所有分片一并读取）、
-ascend_pytorch_profiler_*.db 或 profiling 目录树（所有 rank）。
+ascend_pytorch_profiler_*.db、step_trace_time.csv 或 analysis.db（仅有 step 划分的 rank：抖动，以及由划分本身的列
+得出的一个 step 的重叠与利用率）或 profiling 目录树（所有 rank）。
 同目录的 step_trace_time.csv 用于 step 抖动分析。输出 OUT/timeline_metrics.json、timeline_report.md 与 timeline_report.html：
 典型（中位）step 的八个维度、命中的专家规则（rules/timeline.lua，每条附举证视图）和指标看板（未测得的键不输出）。
 退出码：有 rank 读取失败为 1，用法错误（含无效的正则表达式）为 2。]],

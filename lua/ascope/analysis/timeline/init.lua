@@ -180,13 +180,15 @@ end
 -- are the unions of the compute and communication operators it lists, which the tasks do not
 -- give exactly (a communication stream also runs event waits and records: on the real database
 -- exports the tasks' communication was 0.3% more). Only a row of this rank's alone: a cluster
--- file's step is its slowest rank's. s: the tasks' split of the step, when there is a trace.
-local function split_composition(row, source, s)
+-- file's step is its slowest rank's, and a file given for a tree of ranks (own = false) is no
+-- rank's own. s: the tasks' split of the step, when there is a trace.
+local function split_composition(step_trace, row, s)
   local function us(x) return x and x * 1000 end
-  if not (row and row.ranks == 1 and row.computing_us and row.comm_us and row.comm_not_overlapped_us) then
+  if not (row and row.ranks == 1 and step_trace.own ~= false and row.computing_us and row.comm_us
+          and row.comm_not_overlapped_us) then
     return nil
   end
-  return { source = source, stage = us(row.stage_us) or (s and s.stage), span = s and s.span,
+  return { source = step_trace.source, stage = us(row.stage_us) or (s and s.stage), span = s and s.span,
            bubble = us(row.bubble_us) or 0, computing = us(row.computing_us), communication = us(row.comm_us),
            not_overlapped = us(row.comm_not_overlapped_us), free = us(row.free_us) }
 end
@@ -204,18 +206,25 @@ local function split_step(step_trace, want)
 end
 
 -- A rank with only its step split: the profiler's composition of one step (ctx.comp_lanes) and
--- the step itself (r.step), for the dimensions that read them.
+-- the step itself (r.step), for the dimensions that read them. nil, message when the step asked
+-- for is not in the split (as for a trace without it).
 local function split_only(ctx)
   local r, step_trace = ctx.r, ctx.step_trace
   r.steps_found = step_trace and #step_trace.steps or 0
   local row = split_step(step_trace, ctx.opts.step)
-  ctx.comp_lanes = split_composition(row, step_trace and step_trace.source)
-  if not ctx.comp_lanes then return end
+  if ctx.opts.step and not row then
+    local steps = step_trace and step_trace.steps or {}
+    return nil, t("timeline.no_step_in_split", ctx.opts.step, steps[1] and steps[1].step or "-",
+      steps[#steps] and steps[#steps].step or "-")
+  end
+  ctx.comp_lanes = step_trace and split_composition(step_trace, row)
+  if not ctx.comp_lanes then return true end
   ctx.step_row = row
   local function from_us(us) return us and us / 1000 end
   r.step = { id = tonumber(row.step) or row.step, stage_ms = from_us(row.stage_us),
              preparing_ms = from_us(row.preparing_us),
              wall_ms = row.stage_us and row.preparing_us and from_us(row.time_us) or nil }
+  return true
 end
 
 -- The typical step: its split (ctx.s), the stage it spans (ctx.step_lo, from the split or the
@@ -273,7 +282,8 @@ function M.analyse(tl, rules, re, step_trace, opts)
   local ctx = { r = r, rules = rules, opts = opts, top_n = opts.top_n or rules.top_n or 10, step_trace = step_trace }
   if not tl then
     ctx.no_trace = t("timeline.why.no_trace")
-    split_only(ctx)
+    local ok, err = split_only(ctx)
+    if not ok then return nil, err end
     for _, d in ipairs(dimensions.list) do
       if d.without_trace then d.compute(ctx) end
     end
@@ -305,7 +315,7 @@ function M.analyse(tl, rules, re, step_trace, opts)
   ctx.comp_lanes = lanes_composition(m, ctx.sets, w.d0, w.d1)
   typical_step(ctx)
   if not ctx.comp_lanes and ctx.step_lo then
-    ctx.comp_lanes = split_composition(ctx.step_row, step_trace and step_trace.source, ctx.s)
+    ctx.comp_lanes = step_trace and split_composition(step_trace, ctx.step_row, ctx.s)
   end
   r.step = r.step or { id = w.id }
   for _, d in ipairs(dimensions.list) do d.compute(ctx) end
