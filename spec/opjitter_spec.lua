@@ -224,6 +224,12 @@ describe("opjitter", function()
       both .. "/kernel_details.csv")
     local files = assert(opjitter.find(dir .. "/both"))
     assert.same({ both .. "/kernel_details.csv" }, files)
+    -- a database of odd kinds (hostile/timeline_odd.db: 'abc' times in rows 10-14 of TASK, no
+    -- end in rows 20-22, COMPUTE_TASK_INFO with each row twice): each task once, its bad times
+    -- counted and the first named
+    local odd = assert(require("ascope.ascend.kernel_db").read(h.fixtures .. "/hostile/timeline_odd.db"))
+    assert.equal(191, odd.n)
+    assert.same({ 5, "table TASK, row 10, column startNs: 'abc'" }, { odd.bad_cells, odd.first_bad })
   end)
 
   it("does not take a real row one field short for a duration, and says which row it is", function()

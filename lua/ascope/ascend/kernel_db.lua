@@ -7,7 +7,8 @@
 -- deviceId), the HCCL operators COMMUNICATION_OP (opName, opType, start and end; no device
 -- column: the rank's folder gives the card). On a real run the 187 compute tasks of
 -- COMPUTE_TASK_INFO are the text export's 187 rows of Accelerator Core N/A, its 4 allreduces the
--- 4 rows of HCCL. The database keeps no aiv_* columns (the PMU's): they come back empty.
+-- 4 rows of HCCL. The database keeps no aiv_* columns (the PMU's): they come back empty. A
+-- COMPUTE_TASK_INFO without its key may name a task twice: the task is one row all the same.
 local core = require "ascope_core"
 local column = core.column
 local profdb = require "ascope.ascend.profdb"
@@ -20,7 +21,9 @@ local W = profdb.whole
 local COMPUTE = ([[
 SELECT n.value AS name, ty.value AS type, (%s - %s) / 1000.0 AS duration, CAST(%s AS TEXT) AS device,
        %s AS start, t.rowid AS k
-  FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId
+  FROM TASK t
+  JOIN (SELECT globalTaskId, MIN(name) AS name, MIN(opType) AS opType FROM COMPUTE_TASK_INFO GROUP BY globalTaskId) c
+    ON c.globalTaskId = t.globalTaskId
   LEFT JOIN S n ON n.id = c.name LEFT JOIN S ty ON ty.id = c.opType]]):format(W("t.endNs"), W("t.startNs"),
   W("t.deviceId"), W("t.startNs"))
 local COMMUNICATION = ([[
@@ -46,18 +49,10 @@ function M.read(path, aiv_columns)
     .. (comm and "\nUNION ALL\n" .. COMMUNICATION or "") .. ")\n ORDER BY start IS NULL, start, k"
   local r, qerr = h:query(sql)
   local bad, first = 0, nil
-  for _, t in ipairs({ "TASK", comm and "COMMUNICATION_OP" or nil }) do
-    if r then
-      local n, f = profdb.not_whole(h, t, { "startNs", "endNs" })
-      if not n then
-        h:close()
-        return nil, f
-      end
-      bad, first = bad + n, first or f
-    end
-  end
+  if r then bad, first = profdb.times_not_whole(h, { "TASK", comm and "COMMUNICATION_OP" }) end
   h:close()
   if not r then return nil, qerr end
+  if not bad then return nil, first end
   local c = r.columns
   for name, kind in pairs({ name = "string", type = "string", duration = "number", device = "string" }) do
     if c[name]:kind() ~= kind then c[name] = column.fill(kind, nil, r.n) end

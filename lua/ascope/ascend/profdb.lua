@@ -43,6 +43,21 @@ function M.not_whole(h, tbl, columns, nulls)
   return n, ("table %s, row %d, column %s: %s"):format(tbl, f.columns.r[1], f.columns.c[1], f.columns.v[1])
 end
 
+--- The startNs and endNs cells of the tables (a list; a false entry is skipped) that are no whole
+-- number (with nulls, or none), over all of them: how many and the first (see M.not_whole); or
+-- nil, message. h stays open either way.
+function M.times_not_whole(h, tables, nulls)
+  local bad, first = 0, nil
+  for _, t in ipairs(tables) do
+    if t then
+      local n, f = M.not_whole(h, t, { "startNs", "endNs" }, nulls)
+      if not n then return nil, f end
+      bad, first = bad + n, first or f
+    end
+  end
+  return bad, first
+end
+
 --- How many rows of tbl name, in column, a string id STRING_IDS does not hold (their names
 -- come out empty or as the number); nil, message when the query fails.
 function M.unnamed(h, tbl, column)

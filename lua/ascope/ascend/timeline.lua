@@ -166,14 +166,15 @@ function M.read_db(path)
   local r, qerr = h:query(table.concat(sql, "\n"))
   -- the rows left out for a start or end that is no whole number, and the first of them
   local bad, first = 0, nil
-  for _, t in ipairs({ "TASK", "COMMUNICATION_OP", "PYTORCH_API", "CANN_API", "STEP_TIME" }) do
-    if r and (t == "TASK" or has[t]) then
-      local n, f = profdb.not_whole(h, t, { "startNs", "endNs" }, true)
-      if not n then
-        h:close()
-        return nil, f
-      end
-      bad, first = bad + n, first or f
+  if r then
+    local tables = { "TASK" }
+    for _, t in ipairs({ "COMMUNICATION_OP", "PYTORCH_API", "CANN_API", "STEP_TIME" }) do
+      if has[t] then tables[#tables + 1] = t end
+    end
+    bad, first = profdb.times_not_whole(h, tables, true)
+    if not bad then
+      h:close()
+      return nil, first
     end
   end
   -- task types STRING_IDS does not name: shown as their ids, and no rule knows them
