@@ -622,6 +622,25 @@ describe("ascope memory command line", function()
                                               rec.peak_reserved_time_ms })
   end)
 
+  it("the rank's peak is the pool's that reached it first; a row without its time shows no peak", function()
+    -- PTA reaches 500 MB at 900 us, listed before GE (cann::) reaching 500 MB at 400 us; a
+    -- 700 MB row without an Allocation Time shows it at no instant: PTA's peak is its 500
+    local out = dir .. "/in/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/"
+    h.write(out .. "operator_memory.csv", "Name,Size(KB),Allocation Time(us),Release Time(us),"
+      .. "Active Release Time(us),Duration(us),Active Duration(us),Allocation Total Allocated(MB),"
+      .. "Allocation Total Reserved(MB),Allocation Total Active(MB),Release Total Allocated(MB),"
+      .. "Release Total Reserved(MB),Release Total Active(MB),Stream Ptr,Device Type\n"
+      .. "aten::x,1,,,,,,700,800,700,,,,1,NPU:0\n"
+      .. "aten::a,1,900,1000,1000,100,100,500,800,500,400,800,400,1,NPU:0\n"
+      .. "cann::b,1,400,1000,1000,600,600,500,600,500,100,600,100,,NPU:0\n")
+    assert.equal(0, (h.run("memory", dir .. "/in", "-o", dir .. "/out", "-q")))
+    local s = core.json.load(dir .. "/out/memory_summary.json").ranks[1]
+    local peaks = {}
+    for _, c in ipairs(s.components) do peaks[c.component] = c.peak and { c.peak.allocated_mb, c.peak.time_ms } end
+    assert.same({ PTA = { 500, "0.9" }, GE = { 500, "0.4" } }, peaks)
+    assert.same({ 500, "GE", "0.4" }, { s.peak.allocated_mb, s.peak.component, s.peak.time_ms })
+  end)
+
   it("takes the reference tool's spelling and --rank-list / --role filters", function()
     local code, out = h.run("memory", "--input-path", h.real .. "/msinsight_pytorch_text_level0",
       "--input-type", "ascend_memory", "--profiler-type", "memory", "--output-path", dir, "--rank-list", "1", "-q")

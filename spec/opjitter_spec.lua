@@ -225,11 +225,21 @@ describe("opjitter", function()
     local files = assert(opjitter.find(dir .. "/both"))
     assert.same({ both .. "/kernel_details.csv" }, files)
     -- a database of odd kinds (hostile/timeline_odd.db: 'abc' times in rows 10-14 of TASK, no
-    -- end in rows 20-22, COMPUTE_TASK_INFO with each row twice): each task once, its bad times
-    -- counted and the first named
-    local odd = assert(require("ascope.ascend.kernel_db").read(h.fixtures .. "/hostile/timeline_odd.db"))
+    -- end in rows 20-22, COMPUTE_TASK_INFO with each row twice): each task once; the 8 kernels
+    -- without a duration counted and the first in start order named (a start that is no number
+    -- sorts last)
+    local kernel_db = require "ascope.ascend.kernel_db"
+    local odd = assert(kernel_db.read(h.fixtures .. "/hostile/timeline_odd.db"))
     assert.equal(191, odd.n)
-    assert.same({ 5, "table TASK, row 10, column startNs: 'abc'" }, { odd.bad_cells, odd.first_bad })
+    assert.same({ 8, "trans_TransData_7 (kernel 13, in start order)" }, { odd.bad_cells, odd.first_bad })
+    -- kernels whose name STRING_IDS lacks (hostile/kernels_unnamed.db: 2) are said to be, with the file
+    local plain = assert(kernel_db.read(db .. "/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"))
+    assert.same({}, plain.notes)
+    local unnamed = dir .. "/unnamed/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"
+    h.copy(h.fixtures .. "/hostile/kernels_unnamed.db", unnamed)
+    local u = assert(opjitter.run(dir .. "/unnamed"))
+    assert.same({ unnamed .. ": 2 row(s) of COMPUTE_TASK_INFO hold in column name a string id STRING_IDS does not name: "
+      .. "those names are empty" }, u.warnings)
   end)
 
   it("does not take a real row one field short for a duration, and says which row it is", function()

@@ -437,6 +437,41 @@ describe("timeline on real samples agrees with the profiler's own step split", f
     h.cleanup(dir)
   end)
 
+  it("takes a step split's odd rows as they are: text times, no step id, rows that do not add up", function()
+    local dir = h.tmpdir()
+    -- hostile/steptrace_text.db: step 50 with Computing 'abc' (SQLite would read it as 0), then
+    -- the same row without a step id: the first is warned about and has no time, the second is
+    -- the step, which has no id to name
+    local db = dir .. "/r_ascend_pt/ASCEND_PROFILER_OUTPUT/analysis.db"
+    h.copy(h.fixtures .. "/hostile/steptrace_text.db", db)
+    local code, out, err = h.run("timeline", db, "-o", dir .. "/o1")
+    assert.equal(0, code, err)
+    assert.truthy(err:find("[WARNING] rank 0: " .. db .. ": 1 value(s) are not numbers and were left empty; first: "
+      .. "table StepTraceTime, row 1, column computing", 1, true), err)
+    assert.falsy((out .. err):find("nil", 1, true), out .. err)
+    local r = core.json.load(dir .. "/o1/timeline_metrics.json").ranks[1]
+    assert.near(8843.91 / 120625.19, r.op_util.op_utilization, 1e-12)
+    assert.is_nil(r.step.id)
+    assert.truthy(out:find("op_util_low: AI Core busy only 7.3% of the step [open the Timeline view]", 1, true), out)
+    -- steps out of order: a step it lacks is named with the split's lowest and highest; a row
+    -- with more not overlapped than communication gives an overlap of 0, not below; a time past
+    -- an integer's range is written in the report as a number (its %d raised)
+    local csv = dir .. "/step_trace_time.csv"
+    h.write(csv, "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage\n"
+      .. "5,10,50,0,10,5,65\n1,10,50,0,10,5,65\n9,1e22,50,0,10,5,1e22\n3,10,50,0,10,5,65\n")
+    local c2, _, e2 = h.run("timeline", csv, "--step", "7", "-o", dir .. "/o2")
+    assert.equal(1, c2)
+    assert.truthy(e2:find("step 7 is not in the step split (steps: 1 to 9)", 1, true), e2)
+    for _, step in ipairs({ "5", "9" }) do
+      local c3, _, e3 = h.run("timeline", csv, "--step", step, "-o", dir .. "/o" .. step)
+      assert.equal(0, c3, e3)
+      local m = core.json.load(dir .. "/o" .. step .. "/timeline_metrics.json").ranks[1]
+      assert.equal(0, m.overlap.overlap_ratio)
+      assert.truthy(h.read(dir .. "/o" .. step .. "/timeline_report.html"):find("</html>", 1, true))
+    end
+    h.cleanup(dir)
+  end)
+
   it("a database export without its own step split: overlap and utilisation from the tasks", function()
     local dir = h.tmpdir()
     local db = "/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"

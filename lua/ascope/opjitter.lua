@@ -150,6 +150,7 @@ function M.assemble(context, outcomes, rules)
     local data, card = got.data, got.card
     if data then csv_notes(p, data, warnings) end
     if data and data.cut then warnings[#warnings + 1] = data.cut end
+    for _, note in ipairs(data and data.notes or {}) do warnings[#warnings + 1] = p .. ": " .. note end
     if not data then
       failed[#failed + 1] = { path = p, reason = tostring(got.error or o.error), card = card }
     else

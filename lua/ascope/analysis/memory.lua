@@ -101,12 +101,13 @@ end
 
 -- The largest of a total over the rows, at the first instant it was seen: at an allocation
 -- (at, start_ns) or at a release (rel, release_ns), whichever came first where both show it. A
--- release total counts only where the row gives a release time: a total without its instant was
--- seen at no instant the file gives. Rows are in allocation order, so their releases are not in
--- time order, and a total stays as it is until the next row changes it: several rows show it.
+-- total counts only where the row gives its time: a total without its instant was seen at no
+-- instant the file gives (it used to take the peak away: the largest total with one is the
+-- peak). Rows are in allocation order, so their releases are not in time order, and a total
+-- stays as it is until the next row changes it: several rows show it.
 -- Returns row, value, time_ns, "allocation"|"release"; nil when no row has the total.
 local function largest(at, rel, start_ns, release_ns, rows)
-  local row, v = at:argmax(rows, nil, start_ns)
+  local row, v = at:argmax(rows, start_ns, start_ns) -- a row without its time shows no instant
   local rrow, rv = nil, nil
   if rel then rrow, rv = rel:argmax(rows, release_ns, release_ns) end
   if rrow and (not row or rv > v or (rv == v and (not start_ns[row] or release_ns[rrow] < start_ns[row]))) then
@@ -213,7 +214,9 @@ function M.summarize(ev, top_n)
     local s = M.summarize_component(ev, part.rows, top_n, #part.rows == ev.n and { sites = sites, leaks = leaks } or nil)
     s.component = part.name or "?"
     components[#components + 1] = s
-    if s.peak and (not peak or s.peak.allocated_mb > peak.allocated_mb) then
+    -- of pools that reach the same peak, the one that reached it first
+    if s.peak and (not peak or s.peak.allocated_mb > peak.allocated_mb
+        or (s.peak.allocated_mb == peak.allocated_mb and s.peak.time_ns < peak.time_ns)) then
       peak = { allocated_mb = s.peak.allocated_mb, time_ns = s.peak.time_ns, component = s.component }
     end
   end

@@ -11,6 +11,7 @@
 -- COMPUTE_TASK_INFO without its key may name a task twice: the task is one row all the same.
 local core = require "ascope_core"
 local column = core.column
+local i18n = require "ascope.i18n"
 local profdb = require "ascope.ascend.profdb"
 local kernel_csv = require "ascope.ascend.kernel_csv"
 
@@ -48,14 +49,30 @@ function M.read(path, aiv_columns)
   local sql = profdb.STRINGS .. "SELECT name, type, duration, device FROM (\n" .. COMPUTE
     .. (comm and "\nUNION ALL\n" .. COMMUNICATION or "") .. ")\n ORDER BY start IS NULL, start, k"
   local r, qerr = h:query(sql)
-  local bad, first = 0, nil
-  if r then bad, first = profdb.times_not_whole(h, { "TASK", comm and "COMMUNICATION_OP" }) end
+  -- names and types STRING_IDS lacks: those kernels would all be one type "?" without a word
+  local notes = {}
+  for _, col in ipairs(r and { "name", "opType" } or {}) do
+    local n, uerr = profdb.unnamed(h, "COMPUTE_TASK_INFO", col)
+    if not n then
+      h:close()
+      return nil, uerr
+    end
+    if n > 0 then notes[#notes + 1] = i18n.t("input.db_unnamed", n, "COMPUTE_TASK_INFO", col) end
+  end
   h:close()
   if not r then return nil, qerr end
-  if not bad then return nil, first end
   local c = r.columns
   for name, kind in pairs({ name = "string", type = "string", duration = "number", device = "string" }) do
     if c[name]:kind() ~= kind then c[name] = column.fill(kind, nil, r.n) end
+  end
+  -- the kernels whose start or end is no whole number, or none: their duration is left empty
+  local timed = c.duration:stats()
+  local bad, first = r.n - timed, nil
+  for i = 1, bad > 0 and r.n or 0 do
+    if c.duration[i] == nil then
+      first = ("%s (kernel %d, in start order)"):format(tostring(c.name[i] or "?"), i)
+      break
+    end
   end
   local aiv, present = {}, {}
   for _, a in ipairs(aiv_columns or {}) do
@@ -63,7 +80,7 @@ function M.read(path, aiv_columns)
   end
   return { n = r.n, name = c.name, type = kernel_csv.type_key(c.type, c.name), duration = c.duration,
            device = c.device, aiv = aiv,
-           aiv_present = present, bad_cells = bad, first_bad = first, ragged_rows = 0, path = path }
+           aiv_present = present, bad_cells = bad, first_bad = first, ragged_rows = 0, notes = notes, path = path }
 end
 
 return M

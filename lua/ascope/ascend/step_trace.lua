@@ -88,24 +88,51 @@ local function read_csv(path)
                                     ragged_rows = r.ragged_rows, first_ragged = r.first_ragged })
 end
 
+-- a cell of column c that holds a number (a text such as 'abc' is none: SQLite would read it as 0)
+local function number(c) return ([[(CASE WHEN typeof("%s") IN ('integer', 'real') THEN "%s" END)]]):format(c, c) end
+
 local function read_db(path)
   local h, err = profdb.open(path, { "StepTraceTime" }, function(p) return i18n.t("step_trace.no_table", p) end)
   if not h then return nil, err end
-  local r, qerr = h:query("SELECT * FROM StepTraceTime")
+  local info, ierr = h:query("PRAGMA table_info(StepTraceTime)")
+  if not info then
+    h:close()
+    return nil, ierr
+  end
+  local present = {}
+  for i = 1, info.n do present[info.columns.name[i]] = true end
+  if not (present.step and present.computing and present.free) then
+    h:close()
+    return nil, i18n.t("step_trace.no_columns", path)
+  end
+  -- the times that are no numbers are left empty, counted and the first named, as the CSV's are
+  local cols, bad, first = { "step", present.type and "type" or "NULL AS type" }, 0, nil
+  for _, f in ipairs(FIELDS) do
+    if present[f[2]] then
+      cols[#cols + 1] = number(f[2]) .. ' AS "' .. f[2] .. '"'
+      local q = h:query(([[SELECT COUNT(*) AS n, MIN(rowid) AS r FROM StepTraceTime
+ WHERE "%s" IS NOT NULL AND %s IS NULL]]):format(f[2], number(f[2])))
+      local n = q and q.columns.n[1] or 0
+      if n > 0 then
+        bad = bad + n
+        first = first or ("table StepTraceTime, row %d, column %s"):format(q.columns.r[1], f[2])
+      end
+    end
+  end
+  local r, qerr = h:query("SELECT " .. table.concat(cols, ", ") .. " FROM StepTraceTime ORDER BY rowid")
   h:close()
   if not r then return nil, qerr end
   local c = r.columns
-  if not (c.step and c.computing and c.free) then
-    return nil, i18n.t("step_trace.no_columns", path)
-  end
   local steps, has = {}, {}
-  for _, f in ipairs(FIELDS) do has[f[3]] = c[f[2]] ~= nil end
+  for _, f in ipairs(FIELDS) do has[f[3]] = present[f[2]] or false end
   for i = 1, r.n do
-    local s = { step = tostring(c.step[i]), kind = c.type and c.type[i] ~= nil and tostring(c.type[i]) or nil }
+    -- a step without an id is a step of its own, as a CSV row without one is
+    local s = { step = c.step[i] ~= nil and tostring(c.step[i]) or "",
+                kind = c.type[i] ~= nil and tostring(c.type[i]) or nil }
     for _, f in ipairs(FIELDS) do s[f[3]] = c[f[2]] and c[f[2]][i] end
     steps[#steps + 1] = s
   end
-  return finish(steps, has, path)
+  return finish(steps, has, path, { bad_cells = bad, first_bad = first })
 end
 
 local function head(path)

@@ -39,7 +39,11 @@ function M.finish(res, opts)
   print(t("timeline.results", #res.ranks, opts.output, table.concat(recipe.formats(timeline.spec, opts.format), ", ")))
   for _, r in ipairs(res.ranks) do
     if r.warning then log.warn("%s", t("timeline.trace_warning", tostring(r.rank), r.trace, r.warning)) end
-    for _, w in ipairs(r.warnings or {}) do log.warn("%s", t("timeline.rank_warning", tostring(r.rank), r.trace, w)) end
+    for _, w in ipairs(r.warnings or {}) do
+      -- a rank with its step split alone has no trace: its warnings name the split themselves
+      log.warn("%s", r.trace and t("timeline.rank_warning", tostring(r.rank), r.trace, w)
+        or t("timeline.split_warning", tostring(r.rank), w))
+    end
   end
   local unread = 0
   for _, r in ipairs(res.ranks) do

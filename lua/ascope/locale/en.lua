@@ -492,6 +492,7 @@ return {
   ["moe.bad_soc"] = "SOC_VERSION %q is not one of %s",
   ["plog.rules_error"] = "rules: %s",
   ["timeline.trace_warning"] = "rank %s: %s: %s (left empty)",
+  ["timeline.split_warning"] = "rank %s: %s",
   ["timeline.rank_warning"] = "rank %s: %s: %s",
   ["timeline.split_unread"] = "rank %s: %s; the rank is analysed with the steps of its trace",
   ["timeline.reading"] = "rank %s: reading %s",

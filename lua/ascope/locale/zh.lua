@@ -492,6 +492,7 @@ return {
   ["moe.bad_soc"] = "SOC_VERSION %q 不是 %s 之一",
   ["plog.rules_error"] = "规则：%s",
   ["timeline.trace_warning"] = "rank %s：%s：%s（留空）",
+  ["timeline.split_warning"] = "rank %s：%s",
   ["timeline.rank_warning"] = "rank %s：%s：%s",
   ["timeline.split_unread"] = "rank %s：%s；该 rank 改用其 trace 自身的 step 分析",
   ["timeline.reading"] = "rank %s：读取 %s",

@@ -41,7 +41,9 @@ function M.table(header, rows)
     for i = 1, #header do
       local v = r[i]
       if type(v) == "number" then
-        out[#out + 1] = '<td class="num">' .. esc(v == math.floor(v) and ("%d"):format(v) or ("%.3f"):format(v)) .. "</td>"
+        -- a whole number as one, where it has an integer form (1e22 has none: %d would raise)
+        local whole = math.tointeger(v)
+        out[#out + 1] = '<td class="num">' .. esc(whole and ("%d"):format(whole) or ("%.3f"):format(v)) .. "</td>"
       else
         out[#out + 1] = "<td>" .. esc(v == nil and "" or v) .. "</td>"
       end

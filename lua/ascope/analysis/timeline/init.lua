@@ -213,15 +213,18 @@ local function split_only(ctx)
   r.steps_found = step_trace and #step_trace.steps or 0
   local row = split_step(step_trace, ctx.opts.step)
   if ctx.opts.step and not row then
-    local steps = step_trace and step_trace.steps or {}
-    return nil, t("timeline.no_step_in_split", ctx.opts.step, steps[1] and steps[1].step or "-",
-      steps[#steps] and steps[#steps].step or "-")
+    local lo, hi -- the split's rows need not be in step order
+    for _, s in ipairs(step_trace and step_trace.steps or {}) do
+      local id = tonumber(s.step)
+      if id then lo, hi = math.min(lo or id, id), math.max(hi or id, id) end
+    end
+    return nil, t("timeline.no_step_in_split", ctx.opts.step, lo and tostring(lo) or "-", hi and tostring(hi) or "-")
   end
   ctx.comp_lanes = step_trace and split_composition(step_trace, row)
   if not ctx.comp_lanes then return true end
   ctx.step_row = row
   local function from_us(us) return us and us / 1000 end
-  r.step = { id = tonumber(row.step) or row.step, stage_ms = from_us(row.stage_us),
+  r.step = { id = tonumber(row.step) or (row.step ~= "" and row.step or nil), stage_ms = from_us(row.stage_us),
              preparing_ms = from_us(row.preparing_us),
              wall_ms = row.stage_us and row.preparing_us and from_us(row.time_us) or nil }
   return true

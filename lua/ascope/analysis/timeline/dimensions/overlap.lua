@@ -16,7 +16,9 @@ function M.compute(ctx)
   if not (ctx.step_lo or ctx.no_trace) then return end -- without a trace: the step split's row
   local comm = lanes and lanes.communication and lanes.communication - lanes.bubble
   if comm and comm > 0 then
-    local not_overlapped = math.max((lanes.not_overlapped or 0) - lanes.bubble, 0)
+    -- within [0, comm]: a split whose row does not add up (more not overlapped than there is
+    -- communication) gives no ratio outside 0..1
+    local not_overlapped = math.min(math.max((lanes.not_overlapped or 0) - lanes.bubble, 0), comm)
     r.overlap = { source = lanes.source, overlap_ratio = 1 - not_overlapped / comm, exposed_ratio = not_overlapped / comm,
                   communication_ms = ms(comm), not_overlapped_ms = ms(not_overlapped),
                   receive_wait_ms = lanes.bubble > 0 and ms(lanes.bubble) or nil,
