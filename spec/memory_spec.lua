@@ -602,10 +602,7 @@ describe("ascope memory command line", function()
     -- rows in allocation order: b's release (60 us) shows the 500 MB that a's allocation shows at
     -- 100 us; memory_record.csv shows its 900 MB at 300 us and, written after it, at 100 us
     local out = dir .. "/in/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/"
-    h.write(out .. "operator_memory.csv", "Name,Size(KB),Allocation Time(us),Release Time(us),"
-      .. "Active Release Time(us),Duration(us),Active Duration(us),Allocation Total Allocated(MB),"
-      .. "Allocation Total Reserved(MB),Allocation Total Active(MB),Release Total Allocated(MB),"
-      .. "Release Total Reserved(MB),Release Total Active(MB),Stream Ptr,Device Type\n"
+    h.write(out .. "operator_memory.csv", HEADER
       .. "aten::b,1,10,60,60,50,50,200,700,200,500,700,500,1,NPU:0\n"
       .. "aten::a,1,100,200,200,100,100,500,700,500,300,600,300,1,NPU:0\n")
     h.write(out .. "memory_record.csv", "Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),"
@@ -626,10 +623,7 @@ describe("ascope memory command line", function()
     -- PTA reaches 500 MB at 900 us, listed before GE (cann::) reaching 500 MB at 400 us; a
     -- 700 MB row without an Allocation Time shows it at no instant: PTA's peak is its 500
     local out = dir .. "/in/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/"
-    h.write(out .. "operator_memory.csv", "Name,Size(KB),Allocation Time(us),Release Time(us),"
-      .. "Active Release Time(us),Duration(us),Active Duration(us),Allocation Total Allocated(MB),"
-      .. "Allocation Total Reserved(MB),Allocation Total Active(MB),Release Total Allocated(MB),"
-      .. "Release Total Reserved(MB),Release Total Active(MB),Stream Ptr,Device Type\n"
+    h.write(out .. "operator_memory.csv", HEADER
       .. "aten::x,1,,,,,,700,800,700,,,,1,NPU:0\n"
       .. "aten::a,1,900,1000,1000,100,100,500,800,500,400,800,400,1,NPU:0\n"
       .. "cann::b,1,400,1000,1000,600,600,500,600,500,100,600,100,,NPU:0\n")
