@@ -15,6 +15,7 @@ local discover = require "ascope.ascend.discover"
 local memory_csv = require "ascope.ascend.memory_csv"
 local memory_record = require "ascope.ascend.memory_record"
 local memory_db = require "ascope.ascend.memory_db"
+local profdb = require "ascope.ascend.profdb"
 local csv_notes = require "ascope.ascend.csv_notes"
 local trace = require "ascope.ascend.trace"
 local analysis = require "ascope.analysis.memory"
@@ -102,7 +103,7 @@ local function read_inputs(d, listing, split, required)
   local threads = split and (workers.scan_threads or core.fs.workers()) or nil
   local function read(what, beside)
     log.stage("%s", t("memory.reading", tostring(d.rank), d.role, paths[what]))
-    if memory_db.is_db(paths[what]) then
+    if profdb.is_db(paths[what]) then
       local v, err = (what == "csv" and memory_db.mem or what == "trace" and memory_db.call_stacks
                       or memory_db.record)(paths[what])
       if beside then beside() end

@@ -13,6 +13,7 @@ local core = require "ascope_core"
 local discover = require "ascope.ascend.discover"
 local kernel_csv = require "ascope.ascend.kernel_csv"
 local kernel_db = require "ascope.ascend.kernel_db"
+local profdb = require "ascope.ascend.profdb"
 local csv_notes = require "ascope.ascend.csv_notes"
 local analysis = require "ascope.analysis.opjitter"
 local rules_mod = require "ascope.rules"
@@ -97,11 +98,11 @@ function M.find(path)
   -- holds no kernel CSV
   local csv_in = {}
   for _, f in ipairs(list) do
-    if not kernel_db.is_db(f.path) then csv_in[discover.dirname(f.path)] = true end
+    if not profdb.is_db(f.path) then csv_in[discover.dirname(f.path)] = true end
   end
   local found = {}
   for _, f in ipairs(list) do
-    if not (kernel_db.is_db(f.path) and csv_in[discover.dirname(f.path)]) then found[#found + 1] = f.path end
+    if not (profdb.is_db(f.path) and csv_in[discover.dirname(f.path)]) then found[#found + 1] = f.path end
   end
   return found, problems
 end
@@ -133,7 +134,7 @@ end
 -- file cannot be read).
 function M.work(plan, i)
   local p = plan.context.files[i]
-  local data, err = (kernel_db.is_db(p) and kernel_db or kernel_csv).read(p, plan.rules.aiv_columns)
+  local data, err = (profdb.is_db(p) and kernel_db or kernel_csv).read(p, plan.rules.aiv_columns)
   if not data then return { card = card_of(p), error = err } end
   return { card = card_of(p, data), data = data }
 end

@@ -32,9 +32,6 @@ SELECT n.value, ty.value, (%s - %s) / 1000.0, NULL, %s, -1
   FROM COMMUNICATION_OP o LEFT JOIN S n ON n.id = o.opName LEFT JOIN S ty ON ty.id = o.opType]]):format(
   W("o.endNs"), W("o.startNs"), W("o.startNs"))
 
---- Is path a database (by its name, as discovery found it)?
-function M.is_db(path) return path ~= nil and path:match("%.db$") ~= nil end
-
 --- Read one database; aiv_columns: the aiv columns asked for (they come back empty). Returns the
 -- shape of kernel_csv.read, or nil, message.
 function M.read(path, aiv_columns)

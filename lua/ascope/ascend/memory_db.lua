@@ -18,9 +18,6 @@ local profdb = require "ascope.ascend.profdb"
 
 local M = {}
 
---- Is path a database (by its name, as discovery found it)?
-function M.is_db(path) return path ~= nil and path:match("%.db$") ~= nil end
-
 -- the kind each column must have; a column all null has no kind of its own in SQLite
 local function kinds(r, want)
   local c = r.columns

@@ -18,6 +18,9 @@ function M.whole(x)
     :gsub("@", x))
 end
 
+--- Is path a database (by its name, as discovery found it)?
+function M.is_db(path) return path ~= nil and path:match("%.db$") ~= nil end
+
 --- The names, one a key: a STRING_IDS without a primary key may name an id twice, and a join
 -- on it would count each row twice. Put before a query as its WITH clause; join on S.
 M.STRINGS = "WITH S AS (SELECT id, MIN(value) AS value FROM STRING_IDS GROUP BY id)\n"
