@@ -169,6 +169,10 @@ int asc_json_scan_parallel(const char *path, const asc_json_spec *spec, asc_json
   atomic_init(&stop, 0);
   int rc = 1;
   memset(res, 0, sizeof *res);
+  /* the ranges share the caller's memory for text while they are read side by side (each a
+   * table of its own would hold the whole of it: n times the text at the scan's end); the
+   * caller's table gets all of it back for the join */
+  size_t memory = asc_strtab_memory(spec->strings);
   if (!w || !dropped || !proved || !done || !th || !started) goto out;
   for (size_t k = 0; k < n; k++) {
     atomic_init(&dropped[k], 0);
@@ -191,6 +195,7 @@ int asc_json_scan_parallel(const char *path, const asc_json_spec *spec, asc_json
     rg->report = k == 0;
     rg->strings = k ? asc_strtab_new() : spec->strings;
     if (!rg->strings) goto out;
+    asc_strtab_set_memory(rg->strings, memory / n);
   }
   for (size_t k = 1; k < n; k++) started[k] = pthread_create(&th[k], NULL, run, &w[k]) == 0;
   run(&w[0]);
@@ -200,6 +205,7 @@ int asc_json_scan_parallel(const char *path, const asc_json_spec *spec, asc_json
     else if (!atomic_load(&dropped[k]) && !atomic_load(&stop))
       run(&w[k]); /* no thread for it: read it here */
   }
+  asc_strtab_set_memory(spec->strings, memory);
   if (atomic_load(&stop)) {
     /* the progress callback said stop: with partial, the first range's rows are kept */
     rc = asc_fail(err, path, -1, 0, 0, "interrupted");
@@ -224,6 +230,7 @@ int asc_json_scan_parallel(const char *path, const asc_json_spec *spec, asc_json
   res->bytes = total;
   if (spec->progress) spec->progress(spec->progress_ud, total, total);
 out:
+  asc_strtab_set_memory(spec->strings, memory);
   if (w)
     for (size_t k = 0; k < n; k++) {
       if (w[k].ran && (w[k].rc == 0 || spec->partial)) asc_json_result_free(&w[k].res, spec->nfields);

@@ -73,14 +73,14 @@ static int l_index(lua_State *L) {
 
 typedef int64_t (*lookup)(const asc_match_index *, uint64_t, int64_t);
 
-/* One answer of a query: 1-based row or null, counted as matched and, when the operator had
- * ended before t, as ended. */
-static void put(asc_col *out, size_t i, int64_t r, int64_t t, const asc_match_index *ix, lua_Integer *matched,
+/* One answer of a query, entry `at` of the index (-1: none): 1-based row or null, counted as
+ * matched and, when the operator had ended before t, as ended. */
+static void put(asc_col *out, size_t i, int64_t at, int64_t t, const asc_match_index *ix, lua_Integer *matched,
                 lua_Integer *ended) {
-  out->v.i[i] = r < 0 ? ASC_NULL_I64 : r + 1;
-  if (r < 0) return;
+  out->v.i[i] = at < 0 ? ASC_NULL_I64 : asc_match_row(ix, at) + 1;
+  if (at < 0) return;
   (*matched)++;
-  int64_t end = ix->row_end[r];
+  int64_t end = asc_match_end(ix, at);
   if (end != ASC_NULL_I64 && end < t) (*ended)++;
 }
 
@@ -110,8 +110,8 @@ static int query(lua_State *L, lookup fn) {
   return 3;
 }
 
-static int m_latest(lua_State *L) { return query(L, asc_match_latest); }
-static int m_within(lua_State *L) { return query(L, asc_match_within); }
+static int m_latest(lua_State *L) { return query(L, asc_match_latest_at); }
+static int m_within(lua_State *L) { return query(L, asc_match_within_at); }
 
 /* ix:within_or_latest(keys, times): within where an operator was still running, else latest;
  * the same three results as latest, then how many rows get another row than latest gives, then
@@ -134,10 +134,10 @@ static int m_within_or_latest(lua_State *L) {
   lua_Integer bm = 0, be = 0, lm = 0, le = 0, changed = 0;
   for (size_t i = 0; i < nt; i++) {
     int64_t l = -1, w = -1;
-    if (t[i] != ASC_NULL_I64) asc_match_both(ix, k[i], t[i], &l, &w);
+    if (t[i] != ASC_NULL_I64) asc_match_both_at(ix, k[i], t[i], &l, &w);
     put(both, i, w >= 0 ? w : l, t[i], ix, &bm, &be);
     put(latest, i, l, t[i], ix, &lm, &le);
-    if (w >= 0 && w != l) changed++;
+    if (w >= 0 && w != l) changed++; /* entries, as rows, are one to one */
   }
   both->n = latest->n = nt;
   lua_pushvalue(L, -2);

@@ -61,11 +61,9 @@ void asc_match_free(asc_match_index *ix) {
   free(ix->endtree);
   free(ix->runmax);
   free(ix->row);
-  free(ix->row_end);
   free(ix->group);
   ix->group = NULL;
   ix->ngroup = 0;
-  ix->row_end = NULL;
   ix->key = NULL;
   ix->start = ix->end = ix->endtree = ix->runmax = ix->row = NULL;
   ix->n = 0;
@@ -95,12 +93,17 @@ static int sort_range(asc_match_index *ix, item *it, size_t lo, size_t hi) {
   return 0;
 }
 
+/* start + dur of input row i, INT64_MIN when either is unknown */
+static int64_t end_of(const int64_t *starts, const int64_t *durs, size_t i) {
+  return starts[i] != ASC_NULL_I64 && durs && durs[i] != ASC_NULL_I64 ? asc_sat_add(starts[i], durs[i]) : ASC_NULL_I64;
+}
+
 /* Entries with dense keys: a counting sort by key straight into the index's arrays, stable, so
  * that each key's entries are in row order, which for a trace written in time order is already
  * start order; only a key whose entries are not is sorted, on its own. Two linear passes for
  * the usual trace where the full radix sort takes one per varying byte (seven or eight). */
-static int build_dense(asc_match_index *ix, const uint64_t *keys, const int64_t *starts, size_t n, size_t k,
-                       uint64_t max) {
+static int build_dense(asc_match_index *ix, const uint64_t *keys, const int64_t *starts, const int64_t *durs,
+                       size_t n, size_t k, uint64_t max) {
   ix->ngroup = max + 1;
   ix->group = asc_alloc_array((size_t)ix->ngroup + 1, sizeof *ix->group);
   size_t *pos = asc_alloc_array((size_t)ix->ngroup, sizeof *pos);
@@ -120,7 +123,7 @@ static int build_dense(asc_match_index *ix, const uint64_t *keys, const int64_t 
     size_t p = pos[keys[i]]++;
     ix->key[p] = keys[i];
     ix->start[p] = starts[i];
-    ix->end[p] = ix->row_end[i];
+    ix->end[p] = end_of(starts, durs, i);
     ix->row[p] = (int64_t)i;
   }
   free(pos);
@@ -163,24 +166,20 @@ int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *st
   ix->endtree = asc_alloc_array(m, sizeof *ix->endtree);
   ix->runmax = asc_alloc_array(m, sizeof *ix->runmax);
   ix->row = asc_alloc_array(m, sizeof *ix->row);
-  ix->row_end = asc_alloc_array(m, sizeof *ix->row_end);
   ix->nrows = n;
-  if (!ix->key || !ix->start || !ix->end || !ix->endtree || !ix->runmax || !ix->row || !ix->row_end) {
+  if (!ix->key || !ix->start || !ix->end || !ix->endtree || !ix->runmax || !ix->row) {
     asc_match_free(ix);
     return -1;
   }
   size_t k = 0;
   uint64_t max = 0;
   for (size_t i = 0; i < n; i++) {
-    int64_t e = starts[i] != ASC_NULL_I64 && durs && durs[i] != ASC_NULL_I64 ? asc_sat_add(starts[i], durs[i])
-                                                                             : ASC_NULL_I64;
-    ix->row_end[i] = e;
     if (starts[i] == ASC_NULL_I64) continue;
     k++;
     if (keys[i] > max) max = keys[i];
   }
   if (k > 0 && dense_keys(max, k)) {
-    if (build_dense(ix, keys, starts, n, k, max)) {
+    if (build_dense(ix, keys, starts, durs, n, k, max)) {
       asc_match_free(ix);
       return -1;
     }
@@ -191,7 +190,7 @@ int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *st
       if (starts[i] == ASC_NULL_I64) continue;
       ix->key[j] = keys[i];
       ix->start[j] = starts[i];
-      ix->end[j] = ix->row_end[i];
+      ix->end[j] = end_of(starts, durs, i);
       ix->row[j++] = (int64_t)i;
     }
     int rc = it ? sort_range(ix, it, 0, k) : -1;
@@ -209,6 +208,10 @@ int asc_match_build(asc_match_index *ix, const uint64_t *keys, const int64_t *st
   for (size_t v = k; v-- > 1;) { /* every node after its children */
     int64_t a = node_max(ix, 2 * v), b = node_max(ix, 2 * v + 1);
     ix->endtree[v] = a > b ? a : b;
+  }
+  if (ix->group) { /* the table by key finds a key's entries: their keys are not read again */
+    free(ix->key);
+    ix->key = NULL;
   }
   return 0;
 }
@@ -249,14 +252,18 @@ static size_t upper(const asc_match_index *ix, uint64_t key, int64_t t, size_t *
 }
 
 int64_t asc_match_latest(const asc_match_index *ix, uint64_t key, int64_t t) {
+  return asc_match_row(ix, asc_match_latest_at(ix, key, t));
+}
+
+int64_t asc_match_latest_at(const asc_match_index *ix, uint64_t key, int64_t t) {
   size_t g, u = upper(ix, key, t, &g);
-  return u > g ? ix->row[u - 1] : -1;
+  return u > g ? (int64_t)u - 1 : -1;
 }
 
 /* The entry under node v that is the last to reach t (node v's max reaches it). */
 static int64_t last_under(const asc_match_index *ix, size_t v, int64_t t) {
   while (v < ix->n) v = node_max(ix, 2 * v + 1) >= t ? 2 * v + 1 : 2 * v;
-  return ix->row[v - ix->n];
+  return (int64_t)(v - ix->n);
 }
 
 /* The latest entry before u (in its group from g) still running at t. The few entries just
@@ -270,7 +277,7 @@ static int64_t within_from(const asc_match_index *ix, size_t g, size_t u, int64_
   if (u == g || ix->runmax[u - 1] < t) return -1;
   size_t j = u;
   for (int steps = 0; j > g && steps < 8; j--, steps++)
-    if (ix->end[j - 1] >= t) return ix->row[j - 1];
+    if (ix->end[j - 1] >= t) return (int64_t)j - 1;
   /* the runs [g, j) is made of: nodes taken from the left end come in order, those from the
    * right end in reverse order, so the latest match is in the first right node that reaches t
    * or else the last left node that does */
@@ -285,15 +292,29 @@ static int64_t within_from(const asc_match_index *ix, size_t g, size_t u, int64_
 }
 
 int64_t asc_match_within(const asc_match_index *ix, uint64_t key, int64_t t) {
+  return asc_match_row(ix, asc_match_within_at(ix, key, t));
+}
+
+int64_t asc_match_within_at(const asc_match_index *ix, uint64_t key, int64_t t) {
   size_t g, u = upper(ix, key, t, &g);
   return within_from(ix, g, u, t);
 }
 
 void asc_match_both(const asc_match_index *ix, uint64_t key, int64_t t, int64_t *latest, int64_t *within) {
+  asc_match_both_at(ix, key, t, latest, within);
+  *latest = asc_match_row(ix, *latest);
+  *within = asc_match_row(ix, *within);
+}
+
+void asc_match_both_at(const asc_match_index *ix, uint64_t key, int64_t t, int64_t *latest, int64_t *within) {
   size_t g, u = upper(ix, key, t, &g);
-  *latest = u > g ? ix->row[u - 1] : -1;
+  *latest = u > g ? (int64_t)u - 1 : -1;
   *within = within_from(ix, g, u, t);
 }
+
+int64_t asc_match_row(const asc_match_index *ix, int64_t at) { return at < 0 ? -1 : ix->row[at]; }
+
+int64_t asc_match_end(const asc_match_index *ix, int64_t at) { return at < 0 ? ASC_NULL_I64 : ix->end[at]; }
 
 typedef struct {
   uint64_t key;

@@ -118,6 +118,8 @@ asc_strtab *asc_strtab_new(void) {
 
 void asc_strtab_set_memory(asc_strtab *t, size_t bytes) { t->memory = bytes; }
 
+size_t asc_strtab_memory(const asc_strtab *t) { return t->memory; }
+
 /* room for `size` bytes (2 MiB and over: rounded up to whole pages, in *size), mapped and
  * aligned to 2 MiB; less allocated */
 static char *chunk_alloc(size_t *size) {

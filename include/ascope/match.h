@@ -8,13 +8,12 @@
 
 typedef struct asc_match_index {
   size_t n;
-  uint64_t *key; /* sorted by (key, start, row) */
+  uint64_t *key; /* sorted by (key, start, row); NULL once built when group finds a key's entries */
   int64_t *start;
   int64_t *end;     /* start + dur, INT64_MIN when unknown */
   int64_t *endtree; /* a max tree of the ends: [v] = max of nodes 2v and 2v + 1 (see match.c) */
   int64_t *runmax;  /* running max of end within the key's group */
   int64_t *row;     /* 0-based row in the input */
-  int64_t *row_end; /* by input row: start + dur, INT64_MIN when unknown */
   size_t nrows;     /* input rows */
   /* key k's entries are [group[k], group[k + 1]) when k < ngroup; NULL when the keys are too
    * sparse for a table by key (they are string ids, dense, as a rule) and a search finds them */
@@ -32,6 +31,14 @@ int64_t asc_match_latest(const asc_match_index *ix, uint64_t key, int64_t t);
 int64_t asc_match_within(const asc_match_index *ix, uint64_t key, int64_t t);
 /* Both answers from one search: *latest and *within as the two functions above give them. */
 void asc_match_both(const asc_match_index *ix, uint64_t key, int64_t t, int64_t *latest, int64_t *within);
+/* The same three as entries of the index (0-based places, -1 when none), whose row and end
+ * asc_match_row and asc_match_end give: the index keeps no end by input row. */
+int64_t asc_match_latest_at(const asc_match_index *ix, uint64_t key, int64_t t);
+int64_t asc_match_within_at(const asc_match_index *ix, uint64_t key, int64_t t);
+void asc_match_both_at(const asc_match_index *ix, uint64_t key, int64_t t, int64_t *latest, int64_t *within);
+/* Entry at's 0-based input row (-1 for at -1), and its start + dur (INT64_MIN: unknown, or at -1). */
+int64_t asc_match_row(const asc_match_index *ix, int64_t at);
+int64_t asc_match_end(const asc_match_index *ix, int64_t at);
 
 /* For each of m query keys q[j], the 0-based place of the last of the n keys equal to it, or -1
  * (a flow end's start: the last start with its id). Keys equal to `none` (a missing value) are

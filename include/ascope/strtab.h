@@ -35,6 +35,8 @@ int asc_strtab_resident(const asc_strtab *t, uint32_t id);
 int asc_strtab_length(const asc_strtab *t, uint32_t id, size_t *n);
 /* The bytes of text the table keeps in memory from now on (0: every chunk that fills). */
 void asc_strtab_set_memory(asc_strtab *t, size_t bytes);
+/* That number of bytes. */
+size_t asc_strtab_memory(const asc_strtab *t);
 uint32_t asc_strtab_count(const asc_strtab *t);
 /* The table's memory: text in memory, the windows it reads text back into, and its index. */
 size_t asc_strtab_bytes(const asc_strtab *t);

@@ -28,15 +28,19 @@ static int sorted_as_compared(size_t n, unsigned seed, int mode) {
   for (size_t i = 0; ok && i < n; i++) with_start += st[i] != ASC_NULL_I64;
   asc_match_index ix;
   ok = ok && asc_match_build(&ix, k, st, NULL, n) == 0 && ix.n == with_start && (mode == 0 || ix.group);
+  /* an entry's key: the index's own, or, once a table by key finds the entries (which frees
+   * the keys), its input row's */
+#define KEY(i) (ix.key ? ix.key[i] : k[ix.row[i]])
+  ok = ok && (ix.group != NULL) == (ix.key == NULL);
   for (size_t i = 1; ok && i < ix.n; i++) {
-    int before =
-        ix.key[i - 1] < ix.key[i] ||
-        (ix.key[i - 1] == ix.key[i] &&
-         (ix.start[i - 1] < ix.start[i] || (ix.start[i - 1] == ix.start[i] && ix.row[i - 1] < ix.row[i])));
-    ok = before && ix.key[i] == k[ix.row[i]] && ix.start[i] == st[ix.row[i]];
+    int before = KEY(i - 1) < KEY(i) ||
+                 (KEY(i - 1) == KEY(i) &&
+                  (ix.start[i - 1] < ix.start[i] || (ix.start[i - 1] == ix.start[i] && ix.row[i - 1] < ix.row[i])));
+    ok = before && KEY(i) == k[ix.row[i]] && ix.start[i] == st[ix.row[i]];
   }
   for (size_t i = 0; ok && ix.group && i < ix.n; i++) /* each entry inside its key's range */
-    ok = ix.group[ix.key[i]] <= i && i < ix.group[ix.key[i] + 1];
+    ok = ix.group[KEY(i)] <= i && i < ix.group[KEY(i) + 1];
+#undef KEY
   if (k && st) asc_match_free(&ix);
   free(k);
   free(st);

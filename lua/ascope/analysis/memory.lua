@@ -12,6 +12,7 @@
 local core = require "ascope_core"
 local match, column, stacktree = core.match, core.column, core.stacktree
 local LABEL_MAX = require("ascope.fmt").LABEL_MAX
+local heap = require "ascope.heap"
 
 local M = {}
 
@@ -24,6 +25,24 @@ M.MODES = { "latest", "within", "within-or-latest" }
 -- suspects are the latest matches whose operator had already ended (ts + dur < Allocation
 -- Time); changed_by_fallback is how many rows within-or-latest would attribute differently
 -- from the mode used (within-or-latest itself: from latest, the rows it changed).
+-- The matched rows of mem in trace, and the counts attribute returns. The index and the
+-- answers not kept are this function's locals: garbage once it returns.
+local function match_rows(mem, trace, mode)
+  local ix = match.index(trace.name, trace.ts, trace.dur)
+  if mode == "within" then
+    local _, latest_matched, suspects = ix:latest(mem.name, mem.alloc_ns)
+    local rows, matched = ix:within(mem.name, mem.alloc_ns)
+    -- within-or-latest matches every row latest matches (a within match is a latest one too),
+    -- and differs from within on the rows only latest matches
+    return rows, matched, latest_matched - matched, latest_matched, suspects
+  end
+  -- one pass gives latest and the count of changed rows, which decides whether "latest"
+  -- suggests the other mode
+  local w_rows, w_matched, _, changed, latest, latest_matched, suspects = ix:within_or_latest(mem.name, mem.alloc_ns)
+  if mode == "within-or-latest" then return w_rows, w_matched, changed, latest_matched, suspects end
+  return latest, latest_matched, changed, latest_matched, suspects
+end
+
 function M.attribute(mem, trace, mode)
   local n = mem.n
   if not trace or trace.n == 0 then
@@ -31,25 +50,14 @@ function M.attribute(mem, trace, mode)
     return { rows = column.fill("integer", nil, n), call_stack = none, top = none, matched = 0,
              suspects = 0, latest_matched = 0, changed_by_fallback = 0 }
   end
-  local ix = match.index(trace.name, trace.ts, trace.dur)
-  local rows, matched, changed, latest_matched, suspects, _
-  if mode == "within" then
-    _, latest_matched, suspects = ix:latest(mem.name, mem.alloc_ns)
-    rows, matched = ix:within(mem.name, mem.alloc_ns)
-    -- within-or-latest matches every row latest matches (a within match is a latest one too),
-    -- and differs from within on the rows only latest matches
-    changed = latest_matched - matched
-  else -- one pass gives latest and the count of changed rows, which decides whether "latest"
-    -- suggests the other mode
-    local w_rows, w_matched, latest
-    w_rows, w_matched, _, changed, latest, latest_matched, suspects = ix:within_or_latest(mem.name, mem.alloc_ns)
-    rows, matched = latest, latest_matched
-    if mode == "within-or-latest" then rows, matched = w_rows, w_matched end
-  end
+  local rows, matched, changed, latest_matched, suspects = match_rows(mem, trace, mode)
+  -- the index (seven words an event) goes before the stacks' columns and top frames are made:
+  -- a rank whose every operator has a stack of its own peaked here
+  heap.release(trace.n)
   local call_stack = trace.stack:take(rows)
   return { rows = rows, call_stack = call_stack, top = stacktree.top(call_stack, false),
            matched = matched, suspects = suspects, latest_matched = latest_matched,
-           changed_by_fallback = changed or 0 }
+           changed_by_fallback = changed }
 end
 
 --- A function name -> component from the rules' components table
