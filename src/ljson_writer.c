@@ -281,7 +281,8 @@ static int m_frames(lua_State *L) {
   asc_stacktree *t = lasc_checkstacktree(L, 2);
   lua_Integer max = luaL_optinteger(L, 3, -1);
   luaL_argcheck(L, max >= 0 || lua_isnoneornil(L, 3), 3, "not negative");
-  asc_stacktree_write(t, max < 0 ? SIZE_MAX : (size_t)max, put_piece, w);
+  if (asc_stacktree_write(t, max < 0 ? SIZE_MAX : (size_t)max, put_piece, w))
+    return luaL_error(L, "json writer: out of memory");
   return 0;
 }
 

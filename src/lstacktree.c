@@ -100,7 +100,8 @@ static int tree_json(lua_State *L) {
   luaL_argcheck(L, max >= 0 || lua_isnoneornil(L, 2), 2, "not negative");
   luaL_Buffer b; /* the tree's writer leaves the Lua stack alone, as the buffer needs */
   luaL_buffinit(L, &b);
-  asc_stacktree_write(t, max < 0 ? SIZE_MAX : (size_t)max, put_lua, &b);
+  if (asc_stacktree_write(t, max < 0 ? SIZE_MAX : (size_t)max, put_lua, &b))
+    return luaL_error(L, "stacktree: out of memory");
   luaL_pushresult(&b);
   return 1;
 }

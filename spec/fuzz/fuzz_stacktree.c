@@ -124,8 +124,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   buf want = {0}, got_plain = {0}, got_interned = {0};
   model_write(&want);
-  asc_stacktree_write(plain, SIZE_MAX, put, &got_plain);
-  asc_stacktree_write(interned, SIZE_MAX, put, &got_interned);
+  if (asc_stacktree_write(plain, SIZE_MAX, put, &got_plain)) abort();
+  if (asc_stacktree_write(interned, SIZE_MAX, put, &got_interned)) abort();
   if (got_plain.n != want.n || (want.n && memcmp(got_plain.p, want.p, want.n) != 0)) abort();
   if (got_interned.n != want.n || (want.n && memcmp(got_interned.p, want.p, want.n) != 0)) abort();
   free(want.p);
