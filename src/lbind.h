@@ -30,6 +30,12 @@ int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n);
 /* Room for n items of size bytes in a userdata pushed on the stack, freed by Lua; raises when
  * n * size overflows or memory is short. */
 void *lasc_newarray(lua_State *L, size_t n, size_t size);
+/* The same, freed as soon as the calling C function returns or raises: its slot on the stack
+ * is to be closed. For scratch the size of the string table or of the rows, which as garbage
+ * would wait for the collector's next cycle, and the collector does not count C memory: the
+ * scratch of a few calls over a million rows added up at a command's peak. The caller marks
+ * no other slot to be closed below it and removes nothing below it but by lua_settop/lua_pop. */
+void *lasc_scratch(lua_State *L, size_t n, size_t size);
 /* Integers from a column or a Lua sequence, read with asc_col_int: an integer column (I64 or
  * U32) as it is, anything else converted into a new I64 column. Pushes the column it returns,
  * so the values live as long as the call's stack. Row lists are U32 columns: their readers take
@@ -57,8 +63,8 @@ int lasc_progress_init(lua_State *L, int opts, lasc_progress *p);
 int lasc_progress_call(void *ud, long long done, long long total);
 /* Raises the callback's error if it raised one. */
 void lasc_progress_rethrow(lasc_progress *p);
-/* A map of the string ids of a column of n rows (ascope/idmap.h), pushed on the stack as a
- * userdata, when the string table (nstr ids) is much larger than the column; then *slots
+/* A map of the string ids of a column of n rows (ascope/idmap.h), pushed on the stack as
+ * scratch (lasc_scratch), when the string table (nstr ids) is much larger than the column; then *slots
  * becomes n + 1 (the numbers it gives and 0). NULL, with nothing pushed and *slots left as it
  * is, when an array by id (nstr slots) is the better scratch. */
 asc_idmap *lasc_push_idmap(lua_State *L, size_t nstr, size_t n, size_t *slots);

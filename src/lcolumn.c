@@ -406,7 +406,7 @@ asc_idmap *lasc_push_idmap(lua_State *L, size_t nstr, size_t n, size_t *slots) {
   if (!asc_idmap_wanted(nstr, n)) return NULL;
   size_t bytes = asc_idmap_bytes(n);
   if (bytes == SIZE_MAX || bytes > SIZE_MAX - sizeof(asc_idmap)) luaL_error(L, "too many rows");
-  asc_idmap *map = lua_newuserdatauv(L, sizeof *map + bytes, 0);
+  asc_idmap *map = lasc_scratch(L, 1, sizeof *map + bytes);
   asc_idmap_init(map, map + 1, n);
   *slots = n + 1;
   return map;
@@ -454,7 +454,7 @@ static int col_map(lua_State *L) {
   size_t nstr = (size_t)asc_strtab_count(st) + 1, slots = nstr, bytes;
   asc_idmap *map = lasc_push_idmap(L, nstr, c->n, &slots); /* 5: the map, when wanted */
   if (asc_size_mul(slots, sizeof(map_memo), &bytes)) return luaL_error(L, "map: too many strings");
-  map_memo *memo = lua_newuserdatauv(L, bytes, 0); /* freed by the collector even on error */
+  map_memo *memo = lasc_scratch(L, 1, bytes);
   memset(memo, 0, bytes);
   int kind = -1;
   if (asc_col_reserve(out, c->n ? c->n : 1)) return lasc_oom(L);
@@ -544,6 +544,32 @@ void *lasc_newarray(lua_State *L, size_t n, size_t size) {
   size_t bytes;
   if (asc_size_mul(n ? n : 1, size, &bytes)) lasc_oom(L);
   return lua_newuserdatauv(L, bytes, 0);
+}
+
+#define SCRATCH_MT "ascope.scratch"
+
+static int scratch_free(lua_State *L) {
+  void **box = luaL_checkudata(L, 1, SCRATCH_MT);
+  free(*box);
+  *box = NULL;
+  return 0;
+}
+
+void *lasc_scratch(lua_State *L, size_t n, size_t size) {
+  size_t bytes;
+  if (asc_size_mul(n ? n : 1, size, &bytes)) lasc_oom(L);
+  void **box = lua_newuserdatauv(L, sizeof *box, 0);
+  *box = NULL;
+  if (luaL_newmetatable(L, SCRATCH_MT)) {
+    lua_pushcfunction(L, scratch_free);
+    lua_setfield(L, -2, "__close");
+    lua_pushcfunction(L, scratch_free);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  lua_toclose(L, -1);
+  if (!(*box = malloc(bytes))) lasc_oom(L);
+  return *box;
 }
 
 int64_t *lasc_toint64s(lua_State *L, int idx, size_t *n) {
@@ -837,12 +863,12 @@ static int column_group_sum(lua_State *L) {
   if (keys && top >= 0 && asc_idmap_wanted(nk, nrows)) { /* groups by first meeting: only the top is listed */
     size_t bytes = asc_idmap_bytes(nrows);
     if (bytes == SIZE_MAX) return luaL_error(L, "group_sum: too many rows");
-    asc_idmap_init(&map, lua_newuserdatauv(L, bytes, 0), nrows);
+    asc_idmap_init(&map, lasc_scratch(L, 1, bytes), nrows);
     names.map = &map;
     nk = nrows + 1;
   }
-  double *sum = lua_newuserdatauv(L, nk * sizeof *sum, 0);
-  int64_t *cnt = lua_newuserdatauv(L, nk * sizeof *cnt, 0);
+  double *sum = lasc_scratch(L, nk, sizeof *sum);
+  int64_t *cnt = lasc_scratch(L, nk, sizeof *cnt);
   memset(sum, 0, nk * sizeof *sum);
   memset(cnt, 0, nk * sizeof *cnt);
   double total = 0;

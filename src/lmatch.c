@@ -23,7 +23,7 @@ static uint64_t *to_keys(lua_State *L, int idx, size_t *n) {
   asc_strtab *own = c && c->kind == ASC_STR ? lasc_column_strings(L, idx) : NULL;
   asc_strtab *shared = lasc_pushstrings(L);
   size_t m = c ? c->n : (size_t)lua_rawlen(L, idx);
-  uint64_t *out = lasc_newarray(L, m, sizeof *out);
+  uint64_t *out = lasc_scratch(L, m, sizeof *out);
   for (size_t i = 0; i < m; i++) {
     if (c && c->kind == ASC_STR) {
       uint32_t id = c->v.s[i];
@@ -75,8 +75,8 @@ typedef int64_t (*lookup)(const asc_match_index *, uint64_t, int64_t);
 
 /* One answer of a query, entry `at` of the index (-1: none): 1-based row or null, counted as
  * matched and, when the operator had ended before t, as ended. */
-static void put(asc_col *out, size_t i, int64_t at, int64_t t, const asc_match_index *ix, lua_Integer *matched,
-                lua_Integer *ended) {
+static void put(asc_col *out, size_t i, int64_t at, int64_t t, const asc_match_index *ix,
+                lua_Integer *matched, lua_Integer *ended) {
   out->v.i[i] = at < 0 ? ASC_NULL_I64 : asc_match_row(ix, at) + 1;
   if (at < 0) return;
   (*matched)++;

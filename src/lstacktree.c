@@ -59,7 +59,7 @@ static int tree_ids(lua_State *L) {
   size_t nstr = (size_t)asc_strtab_count(st) + 1, slots = nstr, bytes;
   asc_idmap *map = lasc_push_idmap(L, nstr, c->n, &slots); /* the leaves by string id, or by its number */
   if (asc_size_mul(slots, sizeof(int64_t), &bytes)) return luaL_error(L, "stacktree: too many strings");
-  int64_t *leaf_of = lua_newuserdatauv(L, bytes, 0); /* freed by the collector even on error */
+  int64_t *leaf_of = lasc_scratch(L, 1, bytes);
   for (size_t i = 0; i < slots; i++) leaf_of[i] = -1;
   asc_col out;
   asc_col_init(&out, ASC_I64);
@@ -122,7 +122,7 @@ static int stack_top(lua_State *L) {
   size_t nstr = (size_t)asc_strtab_count(st) + 1, slots = nstr, bytes;
   asc_idmap *map = lasc_push_idmap(L, nstr, c->n, &slots); /* the tops by string id, or by its number */
   if (asc_size_mul(slots, sizeof(uint32_t), &bytes)) return luaL_error(L, "stacktree: too many strings");
-  uint32_t *top_of = lua_newuserdatauv(L, bytes, 0); /* 0 = not seen yet */
+  uint32_t *top_of = lasc_scratch(L, 1, bytes); /* 0 = not seen yet */
   memset(top_of, 0, bytes);
   asc_col out;
   asc_col_init(&out, ASC_STR);

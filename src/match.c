@@ -95,7 +95,8 @@ static int sort_range(asc_match_index *ix, item *it, size_t lo, size_t hi) {
 
 /* start + dur of input row i, INT64_MIN when either is unknown */
 static int64_t end_of(const int64_t *starts, const int64_t *durs, size_t i) {
-  return starts[i] != ASC_NULL_I64 && durs && durs[i] != ASC_NULL_I64 ? asc_sat_add(starts[i], durs[i]) : ASC_NULL_I64;
+  return starts[i] != ASC_NULL_I64 && durs && durs[i] != ASC_NULL_I64 ? asc_sat_add(starts[i], durs[i])
+                                                                      : ASC_NULL_I64;
 }
 
 /* Entries with dense keys: a counting sort by key straight into the index's arrays, stable, so

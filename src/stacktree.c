@@ -53,7 +53,7 @@ struct asc_stacktree {
   size_t cap;      /* a power of two */
   pieces stack;    /* the frames of the stack being added */
   pieces seg;      /* the frames of a segment's text, as it is walked or written */
-  char *copy; /* a stack read back from the table's file, held while its frames are looked up */
+  char *copy;      /* a stack read back from the table's file, held while its frames are looked up */
   size_t copycap;
 };
 

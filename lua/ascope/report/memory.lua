@@ -6,6 +6,7 @@ local md = require "ascope.report.md"
 local writer = require "ascope.report.writer"
 local analysis = require "ascope.analysis.memory"
 local labels = require "ascope.labels"
+local heap = require "ascope.heap"
 local json = core.json
 local t = require("ascope.i18n").t
 local header = require("ascope.report.html").header
@@ -279,8 +280,9 @@ function M.trace_json(result, path)
   -- the frames in C, once per distinct stack, the rows pointing at them by id
   local tree, has_frames = core.stacktree.new(), false
   local ranks = result.ranks
-  local first = true
+  local first, rows = true, 0
   for pid, r in ipairs(ranks) do
+    rows = rows + r.n
     w:write(first and "" or ",\n", ('{"ph":"M","name":"process_name","pid":%d,"tid":0,"args":{"name":%s}},\n'
       .. '{"ph":"M","name":"process_sort_index","pid":%d,"tid":0,"args":{"sort_index":%d}}')
       :format(pid, json.encode(("rank %s (%s)"):format(r.rank, r.role)), pid, pid))
@@ -290,23 +292,31 @@ function M.trace_json(result, path)
     end
     for _, e in ipairs(r.summary.record) do counters(w, pid, e.component, r.record.ts_ns, r.record, e.rows) end
   end
+  -- Each step below leaves columns of a row or a stack each behind (the counters' time orders,
+  -- the tree's scratch): gone before the next, a rank whose every operator has a stack of its
+  -- own is not the sum of them at the writer's peak.
+  heap.release(rows)
   if #ranks > 0 then
-    local pids = {}
-    for pid, r in ipairs(ranks) do pids[pid] = core.column.fill("integer", pid, r.n) end
     local sfs = {}
     for i, r in ipairs(ranks) do
       sfs[i] = tree:ids(r.call_stack)
       has_frames = has_frames or sfs[i]:stats() > 0
     end
+    heap.release(rows)
+    local pid = "1" -- one rank: its pid is written as text, not a column of it
+    if #ranks > 1 then
+      local pids = {}
+      for p, r in ipairs(ranks) do pids[p] = core.column.fill("integer", p, r.n) end
+      pid = { core.column.concat(pids) }
+    end
     local ends = {}
     for i, r in ipairs(ranks) do ends[i] = analysis.end_ns(r) end
     local start, size = all_ranks(ranks, "start_ns"), all_ranks(ranks, "size_kb")
     local stop = #ranks == 1 and ends[1] or core.column.concat(ends)
-    local pid = #ranks == 1 and pids[1] or core.column.concat(pids)
     local sf = #ranks == 1 and sfs[1] or core.column.concat(sfs)
     local head = { ',"cat":', { all_ranks(ranks, "component"), string = true }, ',"name":',
                    { all_ranks(ranks, "name"), string = true },
-                   ',"id":', { start:order():order() }, ',"pid":', { pid } } -- id: the row's place in time order
+                   ',"id":', { start:order():order() }, ',"pid":', pid } -- id: the row's place in time order
     local function event(ph, ts, tail)
       local parts = { '{"ph":"' .. ph .. '"' }
       for _, p in ipairs(head) do parts[#parts + 1] = p end
