@@ -34,7 +34,8 @@ void *lasc_newarray(lua_State *L, size_t n, size_t size);
  * is to be closed. For scratch the size of the string table or of the rows, which as garbage
  * would wait for the collector's next cycle, and the collector does not count C memory: the
  * scratch of a few calls over a million rows added up at a command's peak. The caller marks
- * no other slot to be closed below it and removes nothing below it but by lua_settop/lua_pop. */
+ * no other slot to be closed below it, removes or moves nothing below it, and leaves the slot
+ * on the stack until it returns (Lua 5.4.4's lua_settop over a slot to be closed is unsafe). */
 void *lasc_scratch(lua_State *L, size_t n, size_t size);
 /* Integers from a column or a Lua sequence, read with asc_col_int: an integer column (I64 or
  * U32) as it is, anything else converted into a new I64 column. Pushes the column it returns,

@@ -826,6 +826,8 @@ static const char *group_name(void *ud, size_t k, size_t *len) {
  * table or string is made for the other groups. key_max = B cuts the keys of the list to
  * labels of at most B bytes (see ascope/label.h). */
 static int column_group_sum(lua_State *L) {
+  /* with every option its columns, scratch and results pass the 20 slots Lua promises */
+  luaL_checkstack(L, 32, "column.group_sum");
   asc_col *keys = lua_isnil(L, 1) ? NULL : lasc_checkcolumn(L, 1);
   asc_col *vals = lasc_checkcolumn(L, 2);
   luaL_argcheck(L, !keys || keys->kind == ASC_STR, 1, "keys must be a string column");

@@ -49,15 +49,20 @@ describe("match index", function()
       -- the same pass gives latest's own three results
       assert.same({ l_matched, l_ended }, { l_matched2, l_ended2 })
       for i = 1, 100 do assert.equal(latest[i], latest2[i]) end
-      local differ = 0
+      local differ, matched, ended = 0, 0, 0
       for i = 1, 100 do
         local l, w = brute_latest(keys, starts, qk[i], qt[i]), brute_within(keys, starts, durs, qk[i], qt[i])
         assert.equal(l, latest[i])
         assert.equal(w, within[i])
         assert.equal(w or l, both[i])
         if w and w ~= l then differ = differ + 1 end
+        if l then -- the operator latest gives had ended before t: its own start + dur, not the query's
+          matched = matched + 1
+          if starts[l] + durs[l] < qt[i] then ended = ended + 1 end
+        end
       end
       assert.equal(differ, changed)
+      assert.same({ matched, ended }, { l_matched, l_ended })
     end
   end)
 
