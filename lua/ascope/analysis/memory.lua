@@ -18,13 +18,6 @@ local M = {}
 
 M.MODES = { "latest", "within", "within-or-latest" }
 
---- Attribute each memory row to a trace event.
--- mem: {n, name, alloc_ns}; trace: {n, name, ts, dur, stack} or nil.
--- Returns {rows (column of 1-based trace rows, null = none), call_stack (string column),
---          top (string column), matched, suspects, latest_matched, changed_by_fallback}:
--- suspects are the latest matches whose operator had already ended (ts + dur < Allocation
--- Time); changed_by_fallback is how many rows within-or-latest would attribute differently
--- from the mode used (within-or-latest itself: from latest, the rows it changed).
 -- The matched rows of mem in trace, and the counts attribute returns. The index and the
 -- answers not kept are this function's locals: garbage once it returns.
 local function match_rows(mem, trace, mode)
@@ -43,6 +36,13 @@ local function match_rows(mem, trace, mode)
   return latest, latest_matched, changed, latest_matched, suspects
 end
 
+--- Attribute each memory row to a trace event.
+-- mem: {n, name, alloc_ns}; trace: {n, name, ts, dur, stack} or nil.
+-- Returns {rows (column of 1-based trace rows, null = none), call_stack (string column),
+--          top (string column), matched, suspects, latest_matched, changed_by_fallback}:
+-- suspects are the latest matches whose operator had already ended (ts + dur < Allocation
+-- Time); changed_by_fallback is how many rows within-or-latest would attribute differently
+-- from the mode used (within-or-latest itself: from latest, the rows it changed).
 function M.attribute(mem, trace, mode)
   local n = mem.n
   if not trace or trace.n == 0 then
@@ -51,7 +51,7 @@ function M.attribute(mem, trace, mode)
              suspects = 0, latest_matched = 0, changed_by_fallback = 0 }
   end
   local rows, matched, changed, latest_matched, suspects = match_rows(mem, trace, mode)
-  -- the index (seven words an event) goes before the stacks' columns and top frames are made:
+  -- the index (five words an event) goes before the stacks' columns and top frames are made:
   -- a rank whose every operator has a stack of its own peaked here
   heap.release(trace.n)
   local call_stack = trace.stack:take(rows)
